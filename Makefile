@@ -1,0 +1,63 @@
+# mugen: plain Makefile. `make` builds build/mugen and build/libmugen.a; `make test` runs the
+# unit tests, the program corpus and the whole suite again under ASan+UBSan; `make bench`
+# builds and runs the CPU benchmarks. WERROR=1 turns warnings into errors (CI).
+CC      ?= cc
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+ifeq ($(WERROR),1)
+WARN    += -Werror
+endif
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude
+LDLIBS  := -lcjson -lm
+B       ?= build
+
+LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/*.c)
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
+TEST_SRC := $(wildcard tests/unit/*.c)
+
+.PHONY: all test test-unit test-programs test-asan bench clean deps
+all: $(B)/mugen $(B)/unit
+
+$(B)/%.o: %.c $(HDRS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(B)/libmugen.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(B)/mugen: $(B)/cli/mugen.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(B)/bench/eval.o: CFLAGS += -Isrc
+$(B)/bench-eval: $(B)/bench/eval.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(TEST_SRC:%.c=$(B)/%.o): CFLAGS += -Isrc
+
+deps:
+	@sh tools/deps.sh
+
+test: deps
+	$(MAKE) test-unit test-programs
+	$(MAKE) test-asan
+
+test-unit: $(B)/unit
+	MUGEN_CHECK=1 $(B)/unit
+
+test-programs: $(B)/mugen
+	MUGEN_CHECK=1 sh tests/programs/run.sh $(B)/mugen $(QUICK)
+
+# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build dir.
+test-asan:
+	$(MAKE) B=build/asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    test-unit test-programs QUICK=quick
+
+bench: $(B)/bench-eval
+	$(B)/bench-eval examples/rmsnorm_linear_b8.mu
+
+clean:
+	rm -rf build

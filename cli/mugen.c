@@ -1,0 +1,422 @@
+/* mugen: the command-line tool, a thin user of include/mugen.h.
+ *   mugen check F      parse, infer shapes, say whether it is Lax, print the program
+ *   mugen eval F       evaluate on seeded random inputs or inputs from files
+ *   mugen dot F        Graphviz dot
+ *   mugen partition F  maximal Lax subprograms, cut at non-Lax operators
+ * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "mugen.h"
+
+static const char *USAGE =
+    "usage: mugen COMMAND [options] FILE\n"
+    "\n"
+    "commands:\n"
+    "  check      parse FILE, infer shapes, report whether it is Lax, print the program\n"
+    "  eval       evaluate FILE on seeded random inputs or inputs from files\n"
+    "  dot        print FILE as a Graphviz graph\n"
+    "  partition  cut FILE into maximal Lax subprograms at non-Lax operators\n"
+    "\n"
+    "FILE is a .mu program or its JSON form; '-' reads standard input.\n"
+    "'mugen COMMAND --help' describes each command. Exit status: 0 success,\n"
+    "1 an error in the program or its inputs, 2 a bad command line.\n";
+
+static const char *HELP_CHECK =
+    "usage: mugen check [--json] FILE\n"
+    "Parses FILE, infers every shape, reports whether the program is Lax (Mirage\n"
+    "Definition 5.1) and prints it back in canonical .mu form (or JSON with --json).\n";
+static const char *HELP_EVAL =
+    "usage: mugen eval [options] FILE\n"
+    "Evaluates FILE with a reference evaluator and prints each output.\n"
+    "  --seed N         seed for random inputs (default 1)\n"
+    "  --in NAME=PATH   read input NAME from PATH: raw little-endian values of its dtype,\n"
+    "                   or whitespace-separated numbers if PATH ends in .txt\n"
+    "  --f64            compute in f64 instead of f32\n"
+    "  --field          evaluate in Z_p x Z_q (random field inputs; Lax programs only)\n"
+    "  --show N         values printed per output (default 8)\n"
+    "  --out DIR        also write each output to DIR/NAME.bin (its dtype; with --field,\n"
+    "                   DIR/NAME.p.u32 and DIR/NAME.q.u32)\n"
+    "Random float inputs are uniform in [-1, 1), rounded to each input's dtype.\n";
+static const char *HELP_DOT = "usage: mugen dot FILE\nPrints FILE as a Graphviz digraph.\n";
+static const char *HELP_PART =
+    "usage: mugen partition FILE\n"
+    "Cuts FILE into maximal Lax subprograms at non-Lax operators (relu, max) and where a\n"
+    "path would pass two exponentiations; prints each part as a standalone program.\n";
+
+typedef struct opts {
+    const char *cmd, *file, *out_dir;
+    int json, f64, field, show;
+    uint64_t seed;
+    const char *in_name[64], *in_path[64];
+    int n_in;
+} opts;
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "mugen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see 'mugen --help')\n");
+    return 2;
+}
+
+static int fail(mg_ctx *ctx, mg_status rc) {
+    const char *m = mg_ctx_error(ctx);
+    fprintf(stderr, "mugen: %s%s\n", m && *m ? "" : mg_status_name(rc), m ? m : "");
+    return 1;
+}
+
+static int parse_u64(const char *s, uint64_t *v) {
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-') return -1;
+    *v = x;
+    return 0;
+}
+
+static int parse_args(int argc, char **argv, opts *o) {
+    o->show = 8, o->seed = 1;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        uint64_t v;
+        if (!strcmp(a, "--json")) o->json = 1;
+        else if (!strcmp(a, "--f64")) o->f64 = 1;
+        else if (!strcmp(a, "--field")) o->field = 1;
+        else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
+                 !strcmp(a, "--in")) {
+            if (!val) return usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--out")) o->out_dir = val;
+            else if (!strcmp(a, "--in")) {
+                const char *eq = strchr(val, '=');
+                if (!eq || eq == val || !eq[1]) return usage_error("--in wants NAME=PATH, got '%s'", val);
+                if (o->n_in == 64) return usage_error("%s: at most 64 --in options", a);
+                o->in_name[o->n_in] = val, o->in_path[o->n_in++] = eq + 1;
+            } else if (parse_u64(val, &v) || (!strcmp(a, "--show") && v > 1000000))
+                return usage_error("bad number '%s'", val);
+            else if (!strcmp(a, "--seed")) o->seed = v;
+            else o->show = (int)v;
+        } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
+        else if (o->file) return usage_error("more than one FILE ('%s')", a);
+        else o->file = a;
+    }
+    if (!o->file) return usage_error("%s needs a FILE", o->cmd);
+    return 0;
+}
+
+static int cmd_check(mg_ctx *ctx, mg_program *p, const opts *o) {
+    int lax = 0;
+    const char *why = "";
+    mg_status rc = mg_program_lax(ctx, p, &lax, &why);
+    if (rc) return fail(ctx, rc);
+    char *text = NULL;
+    if (o->json) {
+        if ((rc = mg_program_format(ctx, p, MG_FMT_JSON, &text))) return fail(ctx, rc);
+        fputs(text, stdout);
+        mg_free(text);
+        return 0;
+    }
+    printf("# %s: %d input%s, %d output%s; %s%s%s\n", o->file, mg_program_n_inputs(p),
+           mg_program_n_inputs(p) == 1 ? "" : "s", mg_program_n_outputs(p),
+           mg_program_n_outputs(p) == 1 ? "" : "s", lax ? "Lax" : "not Lax: ", lax ? "" : why, "");
+    if ((rc = mg_program_format(ctx, p, MG_FMT_TEXT, &text))) return fail(ctx, rc);
+    fputs(text, stdout);
+    mg_free(text);
+    return 0;
+}
+
+static int cmd_render(mg_ctx *ctx, mg_program *p, mg_format fmt) {
+    char *text = NULL;
+    mg_status rc = mg_program_format(ctx, p, fmt, &text);
+    if (rc) return fail(ctx, rc);
+    fputs(text, stdout);
+    mg_free(text);
+    return 0;
+}
+
+/* ---- eval ---- */
+
+static uint16_t rd16(const unsigned char *b) { return (uint16_t)(b[0] | b[1] << 8); }
+
+static float half_to_float(uint16_t h) { /* f16 -> f32, exact */
+    int e = (h >> 10) & 31, m = h & 1023;
+    float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY)
+                                                       : ldexpf((float)(m | 1024), e - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static int read_input(const char *path, const mg_tensor_desc *d, double *dst) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "mugen: %s: cannot open: %s\n", path, strerror(errno));
+        return 1;
+    }
+    size_t len = strlen(path);
+    int64_t n = 0;
+    if (len > 4 && !strcmp(path + len - 4, ".txt")) {
+        double x;
+        int r;
+        while (n <= d->numel && (r = fscanf(f, "%lf", &x)) == 1) {
+            if (n < d->numel) dst[n] = x;
+            n++;
+        }
+        if (n <= d->numel && !feof(f)) {
+            fprintf(stderr, "mugen: %s: not a number after value %" PRId64 "\n", path, n);
+            fclose(f);
+            return 1;
+        }
+    } else {
+        size_t es = d->dtype == MG_F32 ? 4 : 2;
+        unsigned char b[4];
+        while (n <= d->numel && fread(b, 1, es, f) == es) {
+            if (n < d->numel) {
+                if (d->dtype == MG_F32) {
+                    uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+                    float x;
+                    memcpy(&x, &u, 4);
+                    dst[n] = x;
+                } else if (d->dtype == MG_F16) dst[n] = half_to_float(rd16(b));
+                else {
+                    uint32_t u = (uint32_t)rd16(b) << 16;
+                    float x;
+                    memcpy(&x, &u, 4);
+                    dst[n] = x;
+                }
+            }
+            n++;
+        }
+    }
+    fclose(f);
+    if (n != d->numel) {
+        fprintf(stderr, "mugen: %s: input '%s' needs %" PRId64 " values, the file has %s%" PRId64
+                "\n", path, d->name, d->numel, n > d->numel ? "more than " : "", n > d->numel ? d->numel : n);
+        return 1;
+    }
+    return 0;
+}
+
+static void print_dims(const mg_tensor_desc *d) {
+    static const char *dt[] = {"f16", "bf16", "f32"};
+    printf("%s %s[", d->name, dt[d->dtype]);
+    for (int k = 0; k < d->ndim; k++) printf("%s%" PRId64, k ? ", " : "", d->dims[k]);
+    printf("]");
+}
+
+static int write_file(const char *dir, const char *name, const char *ext, const void *data, size_t n) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%s", dir, name, ext);
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(data, 1, n, f) != n || fclose(f)) {
+        fprintf(stderr, "mugen: %s: cannot write: %s\n", path, strerror(errno));
+        if (f) fclose(f);
+        return 1;
+    }
+    return 0;
+}
+
+static int save_float(const char *dir, const mg_tensor_desc *d, const double *v) {
+    size_t es = d->dtype == MG_F32 ? 4 : 2;
+    unsigned char *buf = malloc((size_t)d->numel * es + 1);
+    if (!buf) return 1;
+    for (int64_t t = 0; t < d->numel; t++) {
+        float x = (float)v[t];
+        uint32_t u;
+        memcpy(&u, &x, 4);
+        if (es == 4) memcpy(buf + 4 * t, &u, 4);
+        else if (d->dtype == MG_BF16) buf[2 * t] = (unsigned char)(u >> 16), buf[2 * t + 1] = (unsigned char)(u >> 24);
+        else { /* values are already f16-representable: exact conversion */
+            uint16_t h = 0;
+            float a = fabsf(x);
+            int e;
+            if (isnan(x)) h = 0x7e00;
+            else if (isinf(x)) h = 0x7c00;
+            else if (a < 0x1p-14f) h = (uint16_t)lrintf(a * 0x1p24f);
+            else {
+                float m = frexpf(a, &e); /* a = m 2^e, m in [0.5, 1) */
+                h = (uint16_t)(((e + 14) << 10) | ((uint16_t)lrintf(m * 2048.0f) & 1023));
+            }
+            if (signbit(x)) h |= 0x8000;
+            buf[2 * t] = (unsigned char)h, buf[2 * t + 1] = (unsigned char)(h >> 8);
+        }
+    }
+    int r = write_file(dir, d->name, ".bin", buf, (size_t)d->numel * es);
+    free(buf);
+    return r;
+}
+
+static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
+    int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
+    double **in = calloc((size_t)ni + 1, sizeof *in), **out = calloc((size_t)no + 1, sizeof *out);
+    uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 12345;
+    for (int i = 0; i < ni && !rc; i++) {
+        mg_tensor_desc d;
+        mg_program_input(p, i, &d);
+        in[i] = malloc((size_t)d.numel * sizeof(double) + 1);
+        if (!in[i]) {
+            fprintf(stderr, "mugen: out of memory for input '%s'\n", d.name);
+            rc = 1;
+            break;
+        }
+        const char *path = NULL;
+        for (int k = 0; k < o->n_in; k++)
+            if (!strncmp(o->in_name[k], d.name, strlen(d.name)) && o->in_name[k][strlen(d.name)] == '=')
+                path = o->in_path[k];
+        if (path) rc = read_input(path, &d, in[i]);
+        else
+            for (int64_t t = 0; t < d.numel; t++) { /* splitmix64 -> [-1, 1) */
+                uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+                z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+                z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+                in[i][t] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-52 - 1.0;
+            }
+    }
+    for (int k = 0; k < o->n_in && !rc; k++) {
+        int found = 0;
+        for (int i = 0; i < ni; i++) {
+            mg_tensor_desc d;
+            mg_program_input(p, i, &d);
+            found |= !strncmp(o->in_name[k], d.name, strlen(d.name)) && o->in_name[k][strlen(d.name)] == '=';
+        }
+        if (!found) {
+            fprintf(stderr, "mugen: --in %s: the program has no input of that name\n", o->in_name[k]);
+            rc = 1;
+        }
+    }
+    for (int k = 0; k < no && !rc; k++) {
+        mg_tensor_desc d;
+        mg_program_output(p, k, &d);
+        out[k] = malloc((size_t)d.numel * sizeof(double) + 1);
+        if (!out[k]) rc = 1;
+        else for (int64_t t = 0; t < d.numel; t++) out[k][t] = NAN; /* poison */
+    }
+    mg_status st = MG_OK;
+    if (!rc && (st = mg_eval_float(ctx, p, o->f64, (const double *const *)in, out))) rc = fail(ctx, st);
+    for (int k = 0; k < no && !rc; k++) {
+        mg_tensor_desc d;
+        mg_program_output(p, k, &d);
+        double mn = INFINITY, mx = -INFINITY, sum = 0;
+        for (int64_t t = 0; t < d.numel; t++) {
+            mn = fmin(mn, out[k][t]), mx = fmax(mx, out[k][t]), sum += out[k][t];
+        }
+        print_dims(&d);
+        printf(": min %.6g max %.6g mean %.6g\n ", mn, mx, sum / (double)d.numel);
+        for (int64_t t = 0; t < d.numel && t < o->show; t++) printf(" %.6g", out[k][t]);
+        printf("%s\n", d.numel > o->show ? " ..." : "");
+        if (o->out_dir) rc = save_float(o->out_dir, &d, out[k]);
+    }
+    for (int i = 0; i < ni; i++) free(in[i]);
+    for (int k = 0; k < no; k++) free(out[k]);
+    free(in), free(out);
+    return rc;
+}
+
+static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
+    if (o->n_in) return usage_error("%s: --in reads float inputs; --field draws random field inputs", "eval");
+    int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
+    uint32_t P, Q;
+    mg_field_primes(&P, &Q);
+    uint32_t **ip = calloc((size_t)ni + 1, sizeof *ip), **iq = calloc((size_t)ni + 1, sizeof *iq);
+    uint32_t **op = calloc((size_t)no + 1, sizeof *op), **oq = calloc((size_t)no + 1, sizeof *oq);
+    uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 777;
+    for (int i = 0; i < ni && !rc; i++) {
+        mg_tensor_desc d;
+        mg_program_input(p, i, &d);
+        ip[i] = malloc((size_t)d.numel * 4 + 1), iq[i] = malloc((size_t)d.numel * 4 + 1);
+        if (!ip[i] || !iq[i]) rc = 1;
+        for (int64_t t = 0; t < d.numel && !rc; t++) {
+            uint64_t z = (s += 0x9e3779b97f4a7c15ull);
+            z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+            z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+            z ^= z >> 31;
+            ip[i][t] = (uint32_t)((z >> 32) % P), iq[i][t] = (uint32_t)((z & 0xffffffffu) % Q);
+        }
+    }
+    for (int k = 0; k < no && !rc; k++) {
+        mg_tensor_desc d;
+        mg_program_output(p, k, &d);
+        op[k] = malloc((size_t)d.numel * 4 + 1), oq[k] = malloc((size_t)d.numel * 4 + 1);
+        if (!op[k] || !oq[k]) rc = 1;
+        else memset(op[k], 0xAB, (size_t)d.numel * 4), memset(oq[k], 0xAB, (size_t)d.numel * 4);
+    }
+    if (rc) fprintf(stderr, "mugen: out of memory\n");
+    uint32_t omega = mg_field_omega(o->seed);
+    mg_status st = MG_OK;
+    if (!rc && (st = mg_eval_field(ctx, p, omega, (const uint32_t *const *)ip,
+                                   (const uint32_t *const *)iq, op, oq)))
+        rc = fail(ctx, st);
+    if (!rc) printf("# Z_p x Z_q with p = %u, q = %u, omega = %u\n", P, Q, omega);
+    for (int k = 0; k < no && !rc; k++) {
+        mg_tensor_desc d;
+        mg_program_output(p, k, &d);
+        uint64_t h = 1469598103934665603ull;
+        for (int64_t t = 0; t < d.numel; t++) h = (h ^ op[k][t]) * 1099511628211ull ^ oq[k][t];
+        print_dims(&d);
+        printf(": fingerprint %016" PRIx64 "\n ", h);
+        for (int64_t t = 0; t < d.numel && t < o->show; t++) {
+            if (oq[k][t] == MG_FIELD_NONE) printf(" (%u, -)", op[k][t]);
+            else printf(" (%u, %u)", op[k][t], oq[k][t]);
+        }
+        printf("%s\n", d.numel > o->show ? " ..." : "");
+        if (o->out_dir)
+            rc = write_file(o->out_dir, d.name, ".p.u32", op[k], (size_t)d.numel * 4) ||
+                 write_file(o->out_dir, d.name, ".q.u32", oq[k], (size_t)d.numel * 4);
+    }
+    for (int i = 0; i < ni; i++) free(ip[i]), free(iq[i]);
+    for (int k = 0; k < no; k++) free(op[k]), free(oq[k]);
+    free(ip), free(iq), free(op), free(oq);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        fputs(USAGE, argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    opts o = {.cmd = argv[1]};
+    const char *help = !strcmp(o.cmd, "check")       ? HELP_CHECK
+                       : !strcmp(o.cmd, "eval")      ? HELP_EVAL
+                       : !strcmp(o.cmd, "dot")       ? HELP_DOT
+                       : !strcmp(o.cmd, "partition") ? HELP_PART
+                                                     : NULL;
+    if (!help) return usage_error("unknown command '%s'", o.cmd);
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(help, stdout);
+            return 0;
+        }
+    int r = parse_args(argc, argv, &o);
+    if (r) return r;
+    if ((o.json && strcmp(o.cmd, "check")) ||
+        ((o.f64 || o.field || o.n_in || o.out_dir) && strcmp(o.cmd, "eval")))
+        return usage_error("option not valid for '%s'", o.cmd);
+    if (o.field && o.f64) return usage_error("%s: --field and --f64 exclude each other", "eval");
+    if (o.out_dir) {
+        struct stat st;
+        if (stat(o.out_dir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "mugen: --out %s: not a directory\n", o.out_dir);
+            return 1;
+        }
+    }
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    if (!ctx) {
+        fprintf(stderr, "mugen: out of memory\n");
+        return 1;
+    }
+    mg_status st = mg_program_load(ctx, o.file, &p);
+    if (st) r = fail(ctx, st);
+    else if (!strcmp(o.cmd, "check")) r = cmd_check(ctx, p, &o);
+    else if (!strcmp(o.cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
+    else if (!strcmp(o.cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
+    else r = o.field ? eval_field(ctx, p, &o) : eval_float(ctx, p, &o);
+    mg_program_free(p);
+    mg_ctx_free(ctx);
+    if (fflush(stdout)) r = 1;
+    return r;
+}

@@ -1,0 +1,109 @@
+/* mugen: a superoptimizing compiler for GPU tensor programs.
+ *
+ * The only public header. C11, opaque handles, every fallible call returns an mg_status and
+ * leaves a one-line message in its mg_ctx (mg_ctx_error). Nothing here aborts on user input.
+ * Pipeline so far: parse (.mu text or JSON) -> shape inference -> Lax check / partition ->
+ * reference evaluation (float, or finite field Z_p x Z_q).
+ */
+#ifndef MUGEN_H
+#define MUGEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum mg_status {
+    MG_OK = 0,
+    MG_ERR_PARSE,       /* program text or JSON is malformed */
+    MG_ERR_SHAPE,       /* shapes or attributes do not fit an operator */
+    MG_ERR_IO,          /* a file could not be read or written */
+    MG_ERR_NOMEM,       /* an allocation failed or a tensor is too large */
+    MG_ERR_UNSUPPORTED, /* e.g. a non-Lax operator in the finite-field evaluator */
+    MG_ERR_DIV_ZERO,    /* division by zero in the finite field */
+    MG_ERR_INVALID,     /* bad argument to an API call */
+    MG_ERR_LIMIT        /* a size limit of the IR was exceeded */
+} mg_status;
+
+typedef enum mg_dtype { MG_F16 = 0, MG_BF16, MG_F32 } mg_dtype;
+
+enum { MG_MAX_DIMS = 4 };
+
+typedef struct mg_ctx mg_ctx;         /* error message holder; one per thread */
+typedef struct mg_program mg_program; /* a parsed, shape-checked kernel graph */
+
+/* Describes one input or output tensor. `name` is owned by the program. */
+typedef struct mg_tensor_desc {
+    const char *name;
+    mg_dtype dtype;
+    int ndim;
+    int64_t dims[MG_MAX_DIMS];
+    int64_t numel;
+} mg_tensor_desc;
+
+/* Output formats of mg_program_format. */
+typedef enum mg_format { MG_FMT_TEXT = 0, MG_FMT_JSON, MG_FMT_DOT, MG_FMT_PARTITION } mg_format;
+
+/* Context. mg_ctx_new returns NULL only when out of memory; mg_ctx_free(NULL) is a no-op.
+ * mg_ctx_error returns the message of the last failed call (owned by ctx, valid until the
+ * next call on ctx), or "" if none. */
+mg_ctx *mg_ctx_new(void);
+void mg_ctx_free(mg_ctx *ctx);
+const char *mg_ctx_error(const mg_ctx *ctx);
+const char *mg_status_name(mg_status s);
+
+/* Host allocation hook: every allocation of the library goes through it. Passing NULL restores
+ * malloc/realloc/free. Used by tests to fail the N-th allocation. Not thread-safe to change. */
+typedef void *(*mg_realloc_fn)(void *ptr, size_t size, void *user);
+void mg_set_allocator(mg_realloc_fn fn, void *user);
+/* Frees memory returned by the library (strings from mg_program_format). NULL is a no-op. */
+void mg_free(void *p);
+
+/* Parses `len` bytes of program text (.mu, or JSON when the first non-blank byte is '{').
+ * `filename` is used in messages. On success *out owns a new program (mg_program_free). */
+mg_status mg_program_parse(mg_ctx *ctx, const char *text, size_t len, const char *filename,
+                           mg_program **out);
+/* Reads and parses a file; "-" reads standard input. */
+mg_status mg_program_load(mg_ctx *ctx, const char *path, mg_program **out);
+void mg_program_free(mg_program *prog);
+
+int mg_program_n_inputs(const mg_program *prog);
+int mg_program_n_outputs(const mg_program *prog);
+/* Fills *d for input/output i (0 <= i < n); returns MG_ERR_INVALID for a bad index. */
+mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d);
+mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d);
+
+/* Renders the program as .mu text, JSON, Graphviz dot, or its Lax partition (as .mu text, one
+ * subprogram per part). *out is a NUL-terminated string the caller frees with mg_free. */
+mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, char **out);
+
+/* Lax check (Mirage Definition 5.1). *is_lax is 1 or 0; when 0 and why != NULL, *why gets a
+ * one-line reason owned by ctx (valid until the next call on ctx). */
+mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const char **why);
+
+/* Float reference evaluation. inputs[i] holds input i row-major (numel doubles); the values
+ * are first rounded to the input's dtype. Computation is in f32 (or f64 when f64 != 0); each
+ * output is rounded to its dtype and written to outputs[i] (numel doubles, caller-owned). */
+mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const double *const *inputs,
+                        double *const *outputs);
+
+/* Finite-field reference evaluation over Z_p x Z_q (Mirage Table 3). Input i is given as its
+ * Z_p parts in_p[i] (< p) and Z_q parts in_q[i] (< q). omega must be a q-th root of unity
+ * other than 1 (mg_field_omega). Output parts go to out_p/out_q; an out_q entry equal to
+ * MG_FIELD_NONE means "no exponent component" (the value came out of exp). Fails with
+ * MG_ERR_UNSUPPORTED on non-Lax programs and MG_ERR_DIV_ZERO on division by zero. */
+#define MG_FIELD_NONE 0xFFFFFFFFu
+mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
+                        const uint32_t *const *in_p, const uint32_t *const *in_q,
+                        uint32_t *const *out_p, uint32_t *const *out_q);
+/* The primes in use: q prime, p = 2q + 1 prime, both < 2^32 (docs/verify.md). */
+void mg_field_primes(uint32_t *p, uint32_t *q);
+/* A pseudo-random q-th root of unity != 1 in Z_p, determined by seed. */
+uint32_t mg_field_omega(uint64_t seed);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,170 @@
+/* api: the public entry points of include/mugen.h over the internal stages. Each call checks
+ * its arguments, runs the stage, and (with MUGEN_CHECK=1) re-verifies the IR afterwards. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval/eval.h"
+#include "eval/ff.h"
+#include "ir/ir.h"
+
+struct mg_program {
+    ir_graph *g;
+};
+
+enum { MAX_FILE = 256 << 20 };
+
+/* MUGEN_CHECK=1: a failed IR check after a stage is a bug in that stage. */
+static void check_stage(const ir_graph *g, const char *stage) {
+    const char *e = getenv("MUGEN_CHECK");
+    if (!e || !*e || !strcmp(e, "0")) return;
+    mg_ctx c = {{0}};
+    if (ir_check(g, &c)) {
+        fprintf(stderr, "mugen: IR check failed after %s: %s\n", stage, c.msg);
+        MG_ASSERT(!"IR check failed");
+    }
+}
+
+mg_status mg_program_parse(mg_ctx *ctx, const char *text, size_t len, const char *filename,
+                           mg_program **out) {
+    if (!text || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_parse: NULL argument");
+    size_t i = 0;
+    while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+        i++;
+    mg_program *p = base_calloc(1, sizeof *p);
+    if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = i < len && text[i] == '{' ? ir_parse_json(ctx, text, len, filename, &p->g)
+                                             : ir_parse_text(ctx, text, len, filename, &p->g);
+    if (rc) {
+        base_free(p);
+        return rc;
+    }
+    check_stage(p->g, "parse");
+    *out = p;
+    return MG_OK;
+}
+
+mg_status mg_program_load(mg_ctx *ctx, const char *path, mg_program **out) {
+    if (!path || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_load: NULL argument");
+    int is_stdin = !strcmp(path, "-");
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
+    if (!f) return ctx_err(ctx, MG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    strbuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && !b.oom && b.len <= MAX_FILE) {
+        if (b.len + n > b.cap) {
+            size_t cap = b.cap ? b.cap : 65536;
+            while (cap < b.len + n + 1) cap *= 2;
+            char *s = base_realloc(b.s, cap);
+            if (!s) b.oom = 1;
+            else b.s = s, b.cap = cap;
+        }
+        if (!b.oom) memcpy(b.s + b.len, chunk, n), b.len += n;
+    }
+    int err = ferror(f);
+    if (!is_stdin) fclose(f);
+    mg_status rc;
+    if (err) rc = ctx_err(ctx, MG_ERR_IO, "%s: read error", path);
+    else if (b.oom) rc = ctx_err(ctx, MG_ERR_NOMEM, "%s: out of memory reading the file", path);
+    else if (b.len > MAX_FILE) rc = ctx_err(ctx, MG_ERR_LIMIT, "%s: file is larger than 256 MiB", path);
+    else rc = mg_program_parse(ctx, b.s ? b.s : "", b.len, is_stdin ? "<stdin>" : path, out);
+    sb_free(&b);
+    return rc;
+}
+
+void mg_program_free(mg_program *prog) {
+    if (!prog) return;
+    ir_graph_free(prog->g);
+    base_free(prog);
+}
+
+static int count_inputs(const ir_graph *g) {
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++) n += g->nodes[i].op == IR_OP_INPUT;
+    return n;
+}
+int mg_program_n_inputs(const mg_program *prog) { return prog ? count_inputs(prog->g) : 0; }
+int mg_program_n_outputs(const mg_program *prog) { return prog ? prog->g->n_outputs : 0; }
+
+static void describe(const ir_graph *g, int i, mg_tensor_desc *d) {
+    const ir_node *n = &g->nodes[i];
+    d->name = n->name, d->dtype = n->dtype, d->ndim = n->shape.ndim;
+    for (int k = 0; k < MG_MAX_DIMS; k++) d->dims[k] = k < n->shape.ndim ? n->shape.d[k] : 1;
+    d->numel = ir_numel(&n->shape);
+}
+
+mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d) {
+    if (!prog || !d || i < 0) return MG_ERR_INVALID;
+    for (int k = 0; k < prog->g->n_nodes; k++)
+        if (prog->g->nodes[k].op == IR_OP_INPUT && i-- == 0) {
+            describe(prog->g, k, d);
+            return MG_OK;
+        }
+    return MG_ERR_INVALID;
+}
+
+mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d) {
+    if (!prog || !d || i < 0 || i >= prog->g->n_outputs) return MG_ERR_INVALID;
+    describe(prog->g, prog->g->outputs[i], d);
+    return MG_OK;
+}
+
+mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, char **out) {
+    if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_format: NULL argument");
+    strbuf sb = {0};
+    mg_status rc = MG_OK;
+    switch (fmt) {
+    case MG_FMT_TEXT: ir_print_text(prog->g, &sb); break;
+    case MG_FMT_JSON: rc = ir_print_json(prog->g, ctx, &sb); break;
+    case MG_FMT_DOT: ir_print_dot(prog->g, &sb); break;
+    case MG_FMT_PARTITION: rc = ir_print_partition(prog->g, ctx, &sb); break;
+    default: rc = ctx_err(ctx, MG_ERR_INVALID, "unknown format %d", (int)fmt);
+    }
+    char *s = rc ? NULL : sb_take(&sb);
+    if (!rc && !s) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    sb_free(&sb);
+    if (!rc) *out = s;
+    return rc;
+}
+
+mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const char **why) {
+    if (!prog || !is_lax) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_lax: NULL argument");
+    char buf[1024] = "";
+    int r = ir_is_lax(prog->g, buf, sizeof buf);
+    if (r < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    *is_lax = r;
+    ctx_err(ctx, MG_OK, "%s", buf);
+    if (why) *why = ctx ? ctx->msg : "";
+    return MG_OK;
+}
+
+mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const double *const *inputs,
+                        double *const *outputs) {
+    if (!prog || (!inputs && count_inputs(prog->g)) || !outputs)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_float: NULL argument");
+    return ev_float(prog->g, ctx, f64, inputs, outputs);
+}
+
+mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
+                        const uint32_t *const *in_p, const uint32_t *const *in_q,
+                        uint32_t *const *out_p, uint32_t *const *out_q) {
+    if (!prog || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
+    return ev_field(prog->g, ctx, omega, in_p, in_q, out_p, out_q);
+}
+
+void mg_field_primes(uint32_t *p, uint32_t *q) {
+    if (p) *p = FF_P;
+    if (q) *q = FF_Q;
+}
+
+uint32_t mg_field_omega(uint64_t seed) {
+    rng r = {seed ^ 0x6d75676e656e0001ull};
+    for (;;) { /* the q-th roots of unity are the squares: omega = x^2 for x != 0, +-1 */
+        uint32_t x = 2 + rng_below(&r, FF_P - 3);
+        uint32_t w = ff_mulp(x, x);
+        if (w != 1) return w;
+    }
+}

@@ -1,0 +1,110 @@
+/* eval/common: index views shared by the float and finite-field evaluators. */
+#include <stdlib.h>
+
+#include "eval.h"
+
+static void pad4(const ir_shape *s, int64_t d[4]) {
+    int off = 4 - s->ndim;
+    for (int i = 0; i < 4; i++) d[i] = i < off ? 1 : s->d[i - off];
+}
+
+static void strides4(const int64_t d[4], int64_t st[4]) {
+    st[3] = 1;
+    for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * d[i + 1];
+}
+
+void ev_bcast_init(ev_bcast *v, const ir_shape *out, const ir_shape *a, const ir_shape *b) {
+    int64_t da[4], db[4], ta[4], tb[4];
+    pad4(out, v->n), pad4(a, da), pad4(b, db);
+    strides4(da, ta), strides4(db, tb);
+    for (int i = 0; i < 4; i++) {
+        v->sa[i] = da[i] == 1 ? 0 : ta[i];
+        v->sb[i] = db[i] == 1 ? 0 : tb[i];
+    }
+}
+
+void ev_reduce_init(ev_reduce *v, const ir_node *n, const ir_shape *in) {
+    v->outer = v->inner = 1;
+    for (int i = 0; i < n->dim; i++) v->outer *= in->d[i];
+    for (int i = n->dim + 1; i < in->ndim; i++) v->inner *= in->d[i];
+    v->group = n->group;
+    v->n_out = in->d[n->dim] / n->group;
+}
+
+mg_status ev_matmul_init(ev_matmul *v, const ir_shape *out, const ir_shape *a, const ir_shape *b) {
+    int r = out->ndim;
+    v->m = out->d[r - 2], v->n = out->d[r - 1], v->k = a->d[r - 1];
+    v->batch = 1;
+    for (int i = 0; i < r - 2; i++) v->batch *= out->d[i];
+    v->a_off = base_alloc((size_t)v->batch * sizeof(int64_t));
+    v->b_off = base_alloc((size_t)v->batch * sizeof(int64_t));
+    if (!v->a_off || !v->b_off) {
+        ev_matmul_free(v);
+        return MG_ERR_NOMEM;
+    }
+    for (int64_t t = 0; t < v->batch; t++) {
+        int64_t rem = t, oa = 0, ob = 0, sa = v->m * v->k, sb = v->k * v->n;
+        for (int i = r - 3; i >= 0; i--) {
+            int64_t idx = rem % out->d[i];
+            rem /= out->d[i];
+            oa += (a->d[i] == 1 ? 0 : idx) * sa, sa *= a->d[i];
+            ob += (b->d[i] == 1 ? 0 : idx) * sb, sb *= b->d[i];
+        }
+        v->a_off[t] = oa, v->b_off[t] = ob;
+    }
+    return MG_OK;
+}
+
+void ev_matmul_free(ev_matmul *v) {
+    base_free(v->a_off), base_free(v->b_off);
+    v->a_off = v->b_off = NULL;
+}
+
+int64_t *ev_layout_map(const ir_graph *g, const ir_node *n) {
+    int64_t total = ir_numel(&n->shape), od[4], os[4], id[4], is[4];
+    int64_t *map = base_alloc((size_t)total * sizeof *map);
+    if (!map) return NULL;
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    pad4(&n->shape, od), strides4(od, os);
+    pad4(a, id), strides4(id, is);
+    int cd = n->op == IR_OP_CONCAT ? n->dim + (4 - n->shape.ndim) : -1;
+    int64_t bd[4], bs[4];
+    if (cd >= 0) {
+        pad4(&g->nodes[n->in[1]].shape, bd), strides4(bd, bs);
+    }
+    for (int64_t t = 0; t < total; t++) {
+        int64_t src = 0, rem = t;
+        int second = 0;
+        int64_t c[4];
+        for (int i = 0; i < 4; i++) c[i] = rem / os[i], rem %= os[i];
+        if (cd >= 0 && c[cd] >= id[cd]) second = 1, c[cd] -= id[cd];
+        for (int i = 0; i < 4; i++)
+            src += (second ? bs[i] : is[i]) * (cd >= 0 ? c[i] : c[i] % id[i]);
+        map[t] = second ? -src - 1 : src;
+    }
+    return map;
+}
+
+int *ev_last_use(const ir_graph *g) {
+    int *last = base_alloc(((size_t)g->n_nodes + 1) * sizeof *last);
+    if (!last) return NULL;
+    for (int i = 0; i < g->n_nodes; i++) last[i] = i;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) last[g->nodes[i].in[k]] = i;
+    for (int k = 0; k < g->n_outputs; k++) last[g->outputs[k]] = g->n_nodes;
+    return last;
+}
+
+mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size) {
+    static double limit_gb = -1;
+    if (limit_gb < 0) {
+        const char *e = getenv("MUGEN_EVAL_MAX_GB");
+        limit_gb = e && atof(e) > 0 ? atof(e) : 8.0;
+    }
+    double gb = (double)ir_numel(&g->nodes[i].shape) * (double)elem_size / 1e9;
+    if (gb <= limit_gb) return MG_OK;
+    char lb[128];
+    return ctx_err(ctx, MG_ERR_NOMEM, "tensor '%s' needs %.1f GB to evaluate, over the limit "
+                   "of %.1f GB (MUGEN_EVAL_MAX_GB)", ir_node_label(g, i, lb, sizeof lb), gb,
+                   limit_gb);
+}

@@ -1,0 +1,48 @@
+/* eval: the two reference interpreters, "the living definition" of what a program means.
+ *   float: every op in f32 (or f64), inputs and outputs rounded to their dtype (feval.c)
+ *   field: every value a pair in Z_p x Z_q, Mirage Table 3 (ffeval.c, ff.h)
+ * Both walk the graph in node order, index tensors through the same helpers below and free
+ * each intermediate after its last use. */
+#ifndef MG_EVAL_H
+#define MG_EVAL_H
+
+#include "../ir/ir.h"
+
+/* Views shared by both evaluators; every shape is padded on the left to 4 dims. */
+typedef struct ev_bcast { /* elementwise binary op with numpy broadcasting */
+    int64_t n[4];         /* output sizes */
+    int64_t sa[4], sb[4]; /* element strides of a and b (0 on broadcast dims) */
+} ev_bcast;
+void ev_bcast_init(ev_bcast *v, const ir_shape *out, const ir_shape *a, const ir_shape *b);
+
+typedef struct ev_reduce { /* in viewed as [outer, n_out * group, inner] */
+    int64_t outer, n_out, group, inner;
+} ev_reduce;
+void ev_reduce_init(ev_reduce *v, const ir_node *n, const ir_shape *in);
+
+typedef struct ev_matmul {   /* out[b] = a[ba] x b[bb] for b over the flattened batch */
+    int64_t batch, m, k, n;  /* batch = product of leading dims of the output */
+    int64_t *a_off, *b_off;  /* per output batch: element offset into a and b (owned) */
+} ev_matmul;
+mg_status ev_matmul_init(ev_matmul *v, const ir_shape *out, const ir_shape *a, const ir_shape *b);
+void ev_matmul_free(ev_matmul *v);
+
+/* Source index for each output element of a layout op (repeat, concat: which operand and
+ * where). For REPEAT src[i] indexes the operand; for CONCAT src[i] >= 0 indexes operand 0 and
+ * src[i] < 0 means operand 1 at -src[i]-1. RESHAPE is the identity. Caller frees. */
+int64_t *ev_layout_map(const ir_graph *g, const ir_node *n);
+
+/* Index of the last node reading each node (or n_nodes for outputs); caller frees. */
+int *ev_last_use(const ir_graph *g);
+
+/* Refuses tensors the host cannot hold: MG_ERR_NOMEM naming the tensor when a tensor of
+ * numel elements of elem_size bytes exceeds the evaluator's limit (MUGEN_EVAL_MAX_GB). */
+mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size);
+
+/* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. */
+mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const *in,
+                   double *const *out);
+mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
+                   const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);
+
+#endif

@@ -1,0 +1,159 @@
+/* feval: the float reference evaluator. Each op's result is computed in double and rounded
+ * to f32 after every arithmetic step (or kept in f64 on request); inputs are rounded to their
+ * dtype on entry and outputs on exit. Plain loops, obviously right, no reassociation tricks
+ * beyond the accumulation order stated per op. */
+#include <math.h>
+#include <string.h>
+
+#include "eval.h"
+
+typedef struct fctx {
+    int f64;
+} fctx;
+
+static inline double rnd(const fctx *c, double x) { return c->f64 ? x : (double)(float)x; }
+
+static double unary(ir_op op, double x) {
+    switch (op) {
+    case IR_OP_EXP: return exp(x);
+    case IR_OP_SQR: return x * x;
+    case IR_OP_SQRT: return sqrt(x);
+    case IR_OP_SILU: return x / (1.0 + exp(-x));
+    case IR_OP_RELU: return x > 0 ? x : 0.0 * x; /* keeps NaN */
+    default: MG_ASSERT(!"not a unary op");
+    }
+    return 0;
+}
+
+static double binary(ir_op op, double a, double b) {
+    switch (op) {
+    case IR_OP_ADD: return a + b;
+    case IR_OP_SUB: return a - b;
+    case IR_OP_MUL: return a * b;
+    case IR_OP_DIV: return a / b;
+    default: MG_ASSERT(!"not a binary op");
+    }
+    return 0;
+}
+
+static void run_binary(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {
+    ev_bcast b;
+    ev_bcast_init(&b, &n->shape, &g->nodes[n->in[0]].shape, &g->nodes[n->in[1]].shape);
+    const double *x = v[n->in[0]], *y = v[n->in[1]];
+    int64_t t = 0;
+    for (int64_t i0 = 0; i0 < b.n[0]; i0++)
+        for (int64_t i1 = 0; i1 < b.n[1]; i1++)
+            for (int64_t i2 = 0; i2 < b.n[2]; i2++) {
+                const double *xr = x + i0 * b.sa[0] + i1 * b.sa[1] + i2 * b.sa[2];
+                const double *yr = y + i0 * b.sb[0] + i1 * b.sb[1] + i2 * b.sb[2];
+                for (int64_t i3 = 0; i3 < b.n[3]; i3++)
+                    o[t++] = rnd(c, binary(n->op, xr[i3 * b.sa[3]], yr[i3 * b.sb[3]]));
+            }
+}
+
+/* sum adds in index order; max keeps the first NaN it meets */
+static void run_reduce(const fctx *c, const ir_graph *g, const ir_node *n, const double *x, double *o) {
+    ev_reduce r;
+    ev_reduce_init(&r, n, &g->nodes[n->in[0]].shape);
+    for (int64_t a = 0; a < r.outer; a++)
+        for (int64_t j = 0; j < r.n_out; j++)
+            for (int64_t i = 0; i < r.inner; i++) {
+                const double *src = x + (a * r.n_out * r.group + j * r.group) * r.inner + i;
+                double acc = src[0];
+                for (int64_t k = 1; k < r.group; k++) {
+                    double e = src[k * r.inner];
+                    if (n->op == IR_OP_SUM) acc = rnd(c, acc + e);
+                    else if (e > acc || isnan(e)) acc = isnan(acc) ? acc : e;
+                }
+                o[(a * r.n_out + j) * r.inner + i] = acc;
+            }
+}
+
+/* out[i][j] = sum over k in increasing order of a[i][k] * b[k][j] (one rounding per step) */
+static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {
+    ev_matmul m;
+    if (ev_matmul_init(&m, &n->shape, &g->nodes[n->in[0]].shape, &g->nodes[n->in[1]].shape))
+        return MG_ERR_NOMEM;
+    for (int64_t t = 0; t < m.batch; t++) {
+        const double *a = v[n->in[0]] + m.a_off[t], *b = v[n->in[1]] + m.b_off[t];
+        double *out = o + t * m.m * m.n;
+        for (int64_t i = 0; i < m.m * m.n; i++) out[i] = 0;
+        for (int64_t i = 0; i < m.m; i++)
+            for (int64_t k = 0; k < m.k; k++) {
+                double aik = a[i * m.k + k];
+                const double *brow = b + k * m.n;
+                double *orow = out + i * m.n;
+                for (int64_t j = 0; j < m.n; j++) orow[j] = rnd(c, orow[j] + aik * brow[j]);
+            }
+    }
+    ev_matmul_free(&m);
+    return MG_OK;
+}
+
+static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, double *o,
+                          const double *const *in, int *n_in) {
+    const ir_node *n = &g->nodes[i];
+    int64_t total = ir_numel(&n->shape);
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_SOURCE:
+        if (n->op == IR_OP_CONST) o[0] = rnd(c, n->value);
+        else {
+            const double *src = in[(*n_in)++];
+            for (int64_t t = 0; t < total; t++) o[t] = base_round_dtype(src[t], n->dtype);
+        }
+        return MG_OK;
+    case IR_KIND_UNARY:
+        for (int64_t t = 0; t < total; t++) o[t] = rnd(c, unary(n->op, v[n->in[0]][t]));
+        return MG_OK;
+    case IR_KIND_BINARY: run_binary(c, g, n, v, o); return MG_OK;
+    case IR_KIND_REDUCE: run_reduce(c, g, n, v[n->in[0]], o); return MG_OK;
+    case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
+    case IR_KIND_LAYOUT: {
+        if (n->op == IR_OP_RESHAPE) {
+            memcpy(o, v[n->in[0]], (size_t)total * sizeof *o);
+            return MG_OK;
+        }
+        int64_t *map = ev_layout_map(g, n);
+        if (!map) return MG_ERR_NOMEM;
+        const double *x = v[n->in[0]], *y = n->n_in > 1 ? v[n->in[1]] : NULL;
+        for (int64_t t = 0; t < total; t++) o[t] = map[t] >= 0 ? x[map[t]] : y[-map[t] - 1];
+        base_free(map);
+        return MG_OK;
+    }
+    }
+    return MG_OK;
+}
+
+mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const *in,
+                   double *const *out) {
+    fctx c = {.f64 = f64};
+    double **v = base_calloc((size_t)g->n_nodes + 1, sizeof *v);
+    int *last = ev_last_use(g);
+    mg_status rc = MG_OK;
+    int n_in = 0;
+    if (!v || !last) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        if ((rc = ev_check_size(g, ctx, i, sizeof(double)))) break;
+        v[i] = base_alloc((size_t)ir_numel(&g->nodes[i].shape) * sizeof(double));
+        if (!v[i]) {
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
+            break;
+        }
+        if ((rc = run_node(&c, g, i, v, v[i], in, &n_in))) {
+            ctx_err(ctx, rc, "out of memory evaluating node %d", i);
+            break;
+        }
+        for (int k = 0; k < g->nodes[i].n_in; k++) /* free operands at their last use */
+            if (last[g->nodes[i].in[k]] == i) base_free(v[g->nodes[i].in[k]]), v[g->nodes[i].in[k]] = NULL;
+    }
+    for (int k = 0; k < g->n_outputs && !rc; k++) {
+        const ir_node *n = &g->nodes[g->outputs[k]];
+        int64_t total = ir_numel(&n->shape);
+        for (int64_t t = 0; t < total; t++)
+            out[k][t] = base_round_dtype(v[g->outputs[k]][t], n->dtype);
+    }
+    for (int i = 0; v && i < g->n_nodes; i++) base_free(v[i]);
+    base_free(v);
+    base_free(last);
+    return rc;
+}

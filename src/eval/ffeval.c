@@ -1,0 +1,323 @@
+/* ffeval: the finite-field reference evaluator (Mirage §5.2, Table 3). Every value is a pair
+ * (x_p, x_q) in Z_p x Z_q; + - * / act on both parts; exp(x) = (omega^x_q mod p, none), where
+ * "none" (FF_NONE) marks a value with no exponent part, which a Lax program never feeds to a
+ * second exp. silu(x) = x / (1 + exp(-x)) is evaluated the same way; 1 + omega^k is never 0
+ * because omega has odd order q. Division by zero in Z_p is an error naming the tensor and
+ * index; in Z_q it only removes the exponent part (an error if that part is later used). */
+#include <string.h>
+
+#include "ff.h"
+#include "eval.h"
+
+typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */
+    uint32_t *p, *q;
+} fv;
+
+typedef struct ffctx {
+    const ir_graph *g;
+    mg_ctx *ctx;
+    uint32_t omega;
+    uint32_t *pow_lo, *pow_hi; /* omega^i and omega^(i * 2^16): exp in one multiplication */
+} ffctx;
+
+static uint32_t ff_exp(const ffctx *c, uint32_t xq) {
+    return ff_mulp(c->pow_hi[xq >> 16], c->pow_lo[xq & 0xffff]);
+}
+
+static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, fv *o) {
+    int64_t total = ir_numel(&n->shape);
+    for (int64_t t = 0; t < total; t++) {
+        uint32_t xp = x->p[t], xq = x->q[t];
+        switch (n->op) {
+        case IR_OP_SQR:
+            o->p[t] = ff_mulp(xp, xp);
+            o->q[t] = xq == FF_NONE ? FF_NONE : ff_mulq(xq, xq);
+            break;
+        case IR_OP_SQRT:
+            o->p[t] = ff_sqrt(xp, FF_P);
+            o->q[t] = xq == FF_NONE ? FF_NONE : ff_sqrt(xq, FF_Q);
+            break;
+        case IR_OP_EXP:
+        case IR_OP_SILU: {
+            if (xq == FF_NONE) {
+                char lb[128];
+                return ctx_err(c->ctx, MG_ERR_DIV_ZERO, "'%s' (%s) needs the exponent part of "
+                               "element %lld, which a division by zero in Z_q removed",
+                               ir_node_label(c->g, node, lb, sizeof lb), ir_ops[n->op].name,
+                               (long long)t);
+            }
+            if (n->op == IR_OP_EXP) o->p[t] = ff_exp(c, xq);
+            else /* x * (1 + omega^-x)^-1 */
+                o->p[t] = ff_mulp(xp, ff_inv(ff_add(1, ff_exp(c, xq ? FF_Q - xq : 0), FF_P), FF_P));
+            o->q[t] = FF_NONE;
+            break;
+        }
+        default: MG_ASSERT(!"not a Lax unary op");
+        }
+    }
+    return MG_OK;
+}
+
+static inline uint32_t bin_q(ir_op op, uint32_t a, uint32_t b) {
+    if (a == FF_NONE || b == FF_NONE) return FF_NONE;
+    switch (op) {
+    case IR_OP_ADD: return ff_add(a, b, FF_Q);
+    case IR_OP_SUB: return ff_sub(a, b, FF_Q);
+    default: return ff_mulq(a, b); /* MUL, and DIV by a pre-inverted operand */
+    }
+}
+
+/* Inverts x[0..n) in place in Z_m with one exponentiation (Montgomery's batch trick).
+ * Zeros (and FF_NONE) are skipped and left as they are; returns the index of the first zero,
+ * or -1. tmp holds n entries. */
+static int64_t batch_inv(uint32_t *x, int64_t n, uint32_t m, uint32_t *tmp) {
+    uint32_t acc = 1;
+    int64_t zero = -1;
+    for (int64_t i = 0; i < n; i++) {
+        tmp[i] = acc;
+        if (x[i] == 0 || x[i] == FF_NONE) {
+            if (zero < 0 && x[i] == 0) zero = i;
+            continue;
+        }
+        acc = ff_mul(acc, x[i], m);
+    }
+    uint32_t inv = ff_inv(acc, m); /* acc is a product of non-zeros */
+    for (int64_t i = n - 1; i >= 0; i--) {
+        if (x[i] == 0 || x[i] == FF_NONE) continue;
+        uint32_t xi = x[i];
+        x[i] = ff_mul(inv, tmp[i], m);
+        inv = ff_mul(inv, xi, m);
+    }
+    return zero;
+}
+
+static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x, const fv *y, fv *o) {
+    ev_bcast b;
+    ev_bcast_init(&b, &n->shape, &c->g->nodes[n->in[0]].shape, &c->g->nodes[n->in[1]].shape);
+    fv inv = {0};
+    uint32_t *tmp = NULL;
+    if (n->op == IR_OP_DIV) { /* x / y = x * y^-1: invert y once */
+        int64_t ny = ir_numel(&c->g->nodes[n->in[1]].shape);
+        inv.p = base_alloc((size_t)ny * 4), inv.q = base_alloc((size_t)ny * 4);
+        tmp = base_alloc((size_t)ny * 4);
+        if (!inv.p || !inv.q || !tmp) {
+            base_free(inv.p), base_free(inv.q), base_free(tmp);
+            return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+        }
+        memcpy(inv.p, y->p, (size_t)ny * 4), memcpy(inv.q, y->q, (size_t)ny * 4);
+        int64_t z = batch_inv(inv.p, ny, FF_P, tmp);
+        batch_inv(inv.q, ny, FF_Q, tmp);
+        for (int64_t i = 0; i < ny; i++) /* no inverse in Z_q: no exponent part */
+            if (inv.q[i] == 0) inv.q[i] = FF_NONE;
+        base_free(tmp);
+        if (z >= 0) {
+            base_free(inv.p), base_free(inv.q);
+            char lb[128];
+            return ctx_err(c->ctx, MG_ERR_DIV_ZERO, "division by zero in Z_p at '%s': divisor "
+                           "element %lld is 0", ir_node_label(c->g, node, lb, sizeof lb),
+                           (long long)z);
+        }
+        y = &inv;
+    }
+    int64_t t = 0;
+    for (int64_t i0 = 0; i0 < b.n[0]; i0++)
+        for (int64_t i1 = 0; i1 < b.n[1]; i1++)
+            for (int64_t i2 = 0; i2 < b.n[2]; i2++) {
+                int64_t xa = i0 * b.sa[0] + i1 * b.sa[1] + i2 * b.sa[2];
+                int64_t yb = i0 * b.sb[0] + i1 * b.sb[1] + i2 * b.sb[2];
+                for (int64_t i3 = 0; i3 < b.n[3]; i3++, t++) {
+                    int64_t ia = xa + i3 * b.sa[3], ib = yb + i3 * b.sb[3];
+                    uint32_t ap = x->p[ia], bp = y->p[ib];
+                    switch (n->op) {
+                    case IR_OP_ADD: o->p[t] = ff_add(ap, bp, FF_P); break;
+                    case IR_OP_SUB: o->p[t] = ff_sub(ap, bp, FF_P); break;
+                    default: o->p[t] = ff_mulp(ap, bp); break;
+                    }
+                    o->q[t] = bin_q(n->op, x->q[ia], y->q[ib]);
+                }
+            }
+    base_free(inv.p), base_free(inv.q);
+    return MG_OK;
+}
+
+static void reduce_sum(const ffctx *c, const ir_node *n, const fv *x, fv *o) {
+    ev_reduce r;
+    ev_reduce_init(&r, n, &c->g->nodes[n->in[0]].shape);
+    for (int64_t a = 0; a < r.outer; a++)
+        for (int64_t j = 0; j < r.n_out; j++)
+            for (int64_t i = 0; i < r.inner; i++) {
+                int64_t base = (a * r.n_out * r.group + j * r.group) * r.inner + i;
+                uint64_t sp = 0, sq = 0;
+                int none = 0;
+                for (int64_t k = 0; k < r.group; k++) { /* < 2^32 terms of < 2^32: no overflow */
+                    sp += x->p[base + k * r.inner];
+                    uint32_t q = x->q[base + k * r.inner];
+                    none |= q == FF_NONE;
+                    sq += q;
+                }
+                int64_t t = (a * r.n_out + j) * r.inner + i;
+                o->p[t] = (uint32_t)(sp % FF_P);
+                o->q[t] = none ? FF_NONE : (uint32_t)(sq % FF_Q);
+            }
+}
+
+/* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m, in 128-bit accumulators
+ * (products are < 2^64), reduced once per output. Rows of b are streamed once per block of
+ * columns for all rows of a. Returns 1 if an operand holds FF_NONE (q part only). */
+static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
+                       int64_t N, uint32_t m, mg_u128 *acc, int64_t JB) {
+    int none = 0;
+    for (int64_t j0 = 0; j0 < N; j0 += JB) {
+        int64_t jn = N - j0 < JB ? N - j0 : JB;
+        memset(acc, 0, (size_t)(M * jn) * sizeof *acc);
+        for (int64_t k = 0; k < K; k++) {
+            const uint32_t *brow = b + k * N + j0;
+            for (int64_t i = 0; i < M; i++) {
+                uint64_t aik = a[i * K + k];
+                none |= aik == FF_NONE;
+                mg_u128 *ar = acc + i * jn;
+                for (int64_t j = 0; j < jn; j++) ar[j] += aik * brow[j];
+            }
+            if (m == FF_Q)
+                for (int64_t j = 0; j < jn; j++) none |= brow[j] == FF_NONE;
+        }
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < jn; j++) o[i * N + j0 + j] = (uint32_t)(acc[i * jn + j] % m);
+    }
+    return none;
+}
+
+/* q part when an operand has no exponent part somewhere: per-element, NONE if any term is. */
+static void matmul_q_slow(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M,
+                          int64_t K, int64_t N) {
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < N; j++) {
+            mg_u128 s = 0;
+            int none = 0;
+            for (int64_t k = 0; k < K; k++) {
+                uint32_t x = a[i * K + k], y = b[k * N + j];
+                none |= x == FF_NONE || y == FF_NONE;
+                s += (uint64_t)x * y;
+            }
+            o[i * N + j] = none ? FF_NONE : (uint32_t)(s % FF_Q);
+        }
+}
+
+static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv *y, fv *o) {
+    ev_matmul m;
+    const int64_t JB = 256;
+    if (ev_matmul_init(&m, &n->shape, &c->g->nodes[n->in[0]].shape, &c->g->nodes[n->in[1]].shape))
+        return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    mg_u128 *acc = base_alloc((size_t)(m.m * JB) * sizeof *acc);
+    if (!acc) {
+        ev_matmul_free(&m);
+        return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    for (int64_t t = 0; t < m.batch; t++) {
+        int64_t oo = t * m.m * m.n;
+        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, FF_P, acc, JB);
+        if (matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, FF_Q, acc, JB))
+            matmul_q_slow(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n);
+    }
+    base_free(acc);
+    ev_matmul_free(&m);
+    return MG_OK;
+}
+
+static mg_status run_node(ffctx *c, int i, fv *v, const uint32_t *const *in_p,
+                          const uint32_t *const *in_q, int *n_in) {
+    const ir_node *n = &c->g->nodes[i];
+    fv *o = &v[i];
+    int64_t total = ir_numel(&n->shape);
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_SOURCE:
+        if (n->op == IR_OP_CONST) { /* num / den, den a power of ten: invertible mod p, q */
+            o->p[0] = ff_mulp(ff_from_i64(n->num, FF_P), ff_inv(ff_from_i64(n->den, FF_P), FF_P));
+            o->q[0] = ff_mulq(ff_from_i64(n->num, FF_Q), ff_inv(ff_from_i64(n->den, FF_Q), FF_Q));
+            return MG_OK;
+        }
+        for (int64_t t = 0; t < total; t++) {
+            uint32_t p = in_p[*n_in][t], q = in_q[*n_in][t];
+            char lb[128];
+            if (p >= FF_P || (q >= FF_Q && q != FF_NONE))
+                return ctx_err(c->ctx, MG_ERR_INVALID, "input '%s' element %lld is not in "
+                               "Z_p x Z_q", ir_node_label(c->g, i, lb, sizeof lb), (long long)t);
+            o->p[t] = p, o->q[t] = q;
+        }
+        (*n_in)++;
+        return MG_OK;
+    case IR_KIND_UNARY: return unary(c, i, n, &v[n->in[0]], o);
+    case IR_KIND_BINARY: return binary(c, i, n, &v[n->in[0]], &v[n->in[1]], o);
+    case IR_KIND_REDUCE: reduce_sum(c, n, &v[n->in[0]], o); return MG_OK;
+    case IR_KIND_MATMUL: return matmul(c, n, &v[n->in[0]], &v[n->in[1]], o);
+    case IR_KIND_LAYOUT: {
+        const fv *x = &v[n->in[0]], *y = n->n_in > 1 ? &v[n->in[1]] : NULL;
+        if (n->op == IR_OP_RESHAPE) {
+            memcpy(o->p, x->p, (size_t)total * 4), memcpy(o->q, x->q, (size_t)total * 4);
+            return MG_OK;
+        }
+        int64_t *map = ev_layout_map(c->g, n);
+        if (!map) return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; t < total; t++) {
+            const fv *s = map[t] >= 0 ? x : y;
+            int64_t k = map[t] >= 0 ? map[t] : -map[t] - 1;
+            o->p[t] = s->p[k], o->q[t] = s->q[k];
+        }
+        base_free(map);
+        return MG_OK;
+    }
+    }
+    return MG_OK;
+}
+
+static mg_status build_tables(ffctx *c) {
+    c->pow_lo = base_alloc(65536 * sizeof(uint32_t));
+    c->pow_hi = base_alloc(32768 * sizeof(uint32_t));
+    if (!c->pow_lo || !c->pow_hi) return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    c->pow_lo[0] = 1;
+    for (int i = 1; i < 65536; i++) c->pow_lo[i] = ff_mulp(c->pow_lo[i - 1], c->omega);
+    uint32_t step = ff_mulp(c->pow_lo[65535], c->omega); /* omega^65536 */
+    c->pow_hi[0] = 1;
+    for (int i = 1; i < 32768; i++) c->pow_hi[i] = ff_mulp(c->pow_hi[i - 1], step);
+    return MG_OK;
+}
+
+mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
+                   const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q) {
+    char why[512];
+    int lax = ir_is_lax(g, why, sizeof why);
+    if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!lax)
+        return ctx_err(ctx, MG_ERR_UNSUPPORTED, "the finite-field evaluator needs a Lax "
+                       "program: %s", why);
+    if (omega <= 1 || omega >= FF_P || ff_pow(omega, FF_Q, FF_P) != 1)
+        return ctx_err(ctx, MG_ERR_INVALID, "omega = %u is not a q-th root of unity other than 1",
+                       omega);
+    ffctx c = {.g = g, .ctx = ctx, .omega = omega};
+    fv *v = base_calloc((size_t)g->n_nodes + 1, sizeof *v);
+    int *last = ev_last_use(g);
+    mg_status rc = !v || !last ? ctx_err(ctx, MG_ERR_NOMEM, "out of memory") : build_tables(&c);
+    int n_in = 0;
+    for (int i = 0; i < g->n_nodes && !rc; i++) {
+        if ((rc = ev_check_size(g, ctx, i, 8))) break;
+        size_t bytes = (size_t)ir_numel(&g->nodes[i].shape) * 4;
+        v[i].p = base_alloc(bytes), v[i].q = base_alloc(bytes);
+        if (!v[i].p || !v[i].q) {
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
+            break;
+        }
+        if ((rc = run_node(&c, i, v, in_p, in_q, &n_in))) break;
+        for (int k = 0; k < g->nodes[i].n_in; k++) {
+            int a = g->nodes[i].in[k];
+            if (last[a] == i) base_free(v[a].p), base_free(v[a].q), v[a].p = v[a].q = NULL;
+        }
+    }
+    for (int k = 0; k < g->n_outputs && !rc; k++) {
+        size_t bytes = (size_t)ir_numel(&g->nodes[g->outputs[k]].shape) * 4;
+        memcpy(out_p[k], v[g->outputs[k]].p, bytes);
+        memcpy(out_q[k], v[g->outputs[k]].q, bytes);
+    }
+    for (int i = 0; v && i < g->n_nodes; i++) base_free(v[i].p), base_free(v[i].q);
+    base_free(v), base_free(last), base_free(c.pow_lo), base_free(c.pow_hi);
+    return rc;
+}

@@ -1,0 +1,446 @@
+/* ir: kernel-graph construction, shape inference, the checker and structural equality.
+ * Every node enters through ir_add_input / ir_add_node / ir_add_const, which infer and
+ * validate its shape, so a graph in memory is always well-formed (ir_check re-verifies). */
+#include "ir.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define K IR_LEVEL_K
+#define B IR_LEVEL_B
+#define T IR_LEVEL_T
+const ir_op_info ir_ops[IR_OP_COUNT] = {
+#define OP(e, nm, ar, lv, lx, ne, kd, ae) [IR_OP_##e] = {nm, ar, lv, lx, ne, IR_KIND_##kd, ae},
+#include "ops.def"
+#undef OP
+};
+#undef K
+#undef B
+#undef T
+/* One row per enum value: the enum and the table come from the same file. */
+_Static_assert(sizeof ir_ops / sizeof ir_ops[0] == IR_OP_COUNT, "ops.def row missing");
+
+ir_graph *ir_graph_new(void) {
+    ir_graph *g = base_calloc(1, sizeof *g);
+    if (g) arena_init(&g->mem);
+    return g;
+}
+
+void ir_graph_free(ir_graph *g) {
+    if (!g) return;
+    arena_free(&g->mem);
+    base_free(g->nodes);
+    base_free(g->outputs);
+    strmap_free(&g->names);
+    base_free(g);
+}
+
+int64_t ir_numel(const ir_shape *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) n *= s->d[i];
+    return n;
+}
+
+const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "%s[", base_dtype_name(t));
+    for (int i = 0; i < s->ndim && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", s->d[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+    return buf;
+}
+
+const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n) {
+    const ir_node *nd = &g->nodes[i];
+    if (nd->name) snprintf(buf, n, "%s", nd->name);
+    else if (nd->op == IR_OP_CONST) snprintf(buf, n, "%s", nd->lit);
+    else if (nd->line) snprintf(buf, n, "%s at %d:%d", ir_ops[nd->op].name, nd->line, nd->col);
+    else snprintf(buf, n, "%s #%d", ir_ops[nd->op].name, i);
+    return buf;
+}
+
+int ir_dtype_parse(const char *s, size_t n) {
+    static const char *names[] = {"f16", "bf16", "f32"};
+    for (int t = 0; t < 3; t++)
+        if (strlen(names[t]) == n && !memcmp(names[t], s, n)) return t;
+    return -1;
+}
+
+int ir_find(const ir_graph *g, const char *name) { return strmap_get(&g->names, name); }
+
+static int check_shape(mg_ctx *ctx, const ir_shape *s) {
+    if (s->ndim < 0 || s->ndim > IR_MAX_DIMS) {
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "tensors have at most %d dims, got %d",
+                             IR_MAX_DIMS, s->ndim);
+    }
+    int64_t n = 1;
+    for (int i = 0; i < s->ndim; i++) {
+        if (s->d[i] < 1 || s->d[i] > IR_MAX_DIM) {
+            return -(int)ctx_err(ctx, MG_ERR_LIMIT, "dim %d has size %" PRId64
+                                 "; sizes must be in [1, %" PRId64 "]", i, s->d[i], IR_MAX_DIM);
+        }
+        if (n > IR_MAX_NUMEL / s->d[i]) {
+            return -(int)ctx_err(ctx, MG_ERR_LIMIT, "tensor has more than 2^40 elements");
+        }
+        n *= s->d[i];
+    }
+    return 0;
+}
+
+static int push_node(ir_graph *g, mg_ctx *ctx, const ir_node *n) {
+    if (g->n_nodes >= IR_MAX_NODES) {
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "program has more than %d tensors",
+                             IR_MAX_NODES);
+    }
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+        ir_node *nodes = base_realloc(g->nodes, (size_t)cap * sizeof *nodes);
+        if (!nodes) {
+            return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        }
+        g->nodes = nodes, g->cap_nodes = cap;
+    }
+    g->nodes[g->n_nodes] = *n;
+    return g->n_nodes++;
+}
+
+int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
+    MG_ASSERT(i >= 0 && i < g->n_nodes);
+    int prev = ir_find(g, name);
+    if (prev >= 0) {
+        const ir_node *p = &g->nodes[prev];
+        if (p->line)
+            return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s' (first defined at "
+                                 "line %d)", name, p->line);
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s'", name);
+    }
+    if (g->nodes[i].name) {
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "tensor '%s' cannot also be called '%s'",
+                             g->nodes[i].name, name);
+    }
+    char *s = arena_strdup(&g->mem, name);
+    if (!s || strmap_put(&g->names, s, i)) {
+        return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    g->nodes[i].name = s;
+    return 0;
+}
+
+int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s) {
+    int rc = check_shape(ctx, s);
+    if (rc < 0) return rc;
+    if (ir_find(g, name) >= 0) return ir_set_name(g, ctx, 0, name); /* reports the duplicate */
+    ir_node n = {.op = IR_OP_INPUT, .dtype = t, .shape = *s};
+    int i = push_node(g, ctx, &n);
+    if (i < 0) return i;
+    if ((rc = ir_set_name(g, ctx, i, name)) < 0) {
+        g->n_nodes--;
+        return rc;
+    }
+    return i;
+}
+
+int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {
+    MG_ASSERT(i >= 0 && i < g->n_nodes);
+    char lb[128];
+    for (int k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] == i) {
+            return -(int)ctx_err(ctx, MG_ERR_PARSE, "'%s' is already an output",
+                    ir_node_label(g, i, lb, sizeof lb));
+        }
+    if (g->n_outputs == g->cap_outputs) {
+        int cap = g->cap_outputs ? g->cap_outputs * 2 : 8;
+        int *o = base_realloc(g->outputs, (size_t)cap * sizeof *o);
+        if (!o) {
+            return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        }
+        g->outputs = o, g->cap_outputs = cap;
+    }
+    g->outputs[g->n_outputs++] = i;
+    return 0;
+}
+
+/* ---- constants: exact decimals, so both evaluators see the same number ---- */
+
+/* Parses [-]digits[.digits][e[+-]digits] into num/den (den a power of ten). 0 on success. */
+static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val) {
+    const char *p = s;
+    int neg = 0;
+    if (*p == '-') neg = 1, p++;
+    mg_i128 m = 0;
+    int frac = 0, digits = 0, seen_dot = 0, sig = 0;
+    for (; *p; p++) {
+        if (*p == '.' && !seen_dot) {
+            seen_dot = 1;
+            continue;
+        }
+        if (*p < '0' || *p > '9') break;
+        digits++;
+        if (m || *p != '0') sig++;
+        if (sig > 18) return -1;
+        m = m * 10 + (*p - '0');
+        if (seen_dot) frac++;
+    }
+    if (!digits) return -1;
+    long e = 0;
+    if (*p == 'e' || *p == 'E') {
+        p++;
+        int eneg = 0;
+        if (*p == '+' || *p == '-') eneg = *p == '-', p++;
+        if (*p < '0' || *p > '9') return -1;
+        for (; *p >= '0' && *p <= '9'; p++) {
+            e = e * 10 + (*p - '0');
+            if (e > 40) return -1;
+        }
+        if (eneg) e = -e;
+    }
+    if (*p) return -1;
+    long scale = e - frac; /* value = m * 10^scale */
+    mg_i128 d = 1;
+    for (; scale > 0; scale--) {
+        m *= 10;
+        if (m > INT64_MAX) return -1;
+    }
+    for (; scale < 0; scale++) {
+        d *= 10;
+        if (d > (mg_i128)1000000000000000000) return -1;
+    }
+    while (m && m % 10 == 0 && d > 1) m /= 10, d /= 10; /* canonical: 0.50 == 0.5 */
+    if (m == 0) d = 1;
+    *num = (int64_t)(neg ? -m : m), *den = (int64_t)d;
+    *val = strtod(s, NULL);
+    return 0;
+}
+
+int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
+    ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col};
+    if (parse_decimal(lit, &n.num, &n.den, &n.value)) {
+        return -(int)ctx_err(ctx, MG_ERR_PARSE,
+                             "constant '%.40s' is out of range: constants are decimals with at "
+                             "most 18 significant digits, magnitude below 9.2e18 and at most 18 "
+                             "decimal places", lit);
+    }
+    n.lit = arena_strdup(&g->mem, lit);
+    if (!n.lit) return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    return push_node(g, ctx, &n);
+}
+
+/* ---- shape inference ---- */
+
+static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *what) {
+    char msg[1024];
+    size_t k = (size_t)snprintf(msg, sizeof msg, "%s: %s", ir_ops[n->op].name, what);
+    for (int i = 0; i < n->n_in && k < sizeof msg; i++) {
+        char lb[96], sh[96];
+        const ir_node *a = &g->nodes[n->in[i]];
+        k += (size_t)snprintf(msg + k, sizeof msg - k, "%s %s is %s", i ? "," : ";",
+                              ir_node_label(g, n->in[i], lb, sizeof lb),
+                              ir_shape_str(a->dtype, &a->shape, sh, sizeof sh));
+    }
+    return ctx_err(ctx, MG_ERR_SHAPE, "%s", msg);
+}
+
+static mg_dtype join_dtype(const ir_node *a, const ir_node *b) {
+    if (a->op == IR_OP_CONST) return b->dtype;
+    if (b->op == IR_OP_CONST) return a->dtype;
+    return a->dtype == b->dtype ? a->dtype : MG_F32;
+}
+
+int ir_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
+    int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
+    out->ndim = nd;
+    for (int i = 0; i < nd; i++) {
+        int ia = a->ndim - nd + i, ib = b->ndim - nd + i;
+        int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
+        if (da != db && da != 1 && db != 1) return -1;
+        out->d[i] = da == 1 ? db : da;
+    }
+    return 0;
+}
+
+static int norm_dim(ir_node *n, int rank) {
+    if (n->dim < 0) n->dim += rank;
+    return n->dim >= 0 && n->dim < rank;
+}
+
+static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    const ir_shape *a = &g->nodes[n->in[0]].shape, *b = &g->nodes[n->in[1]].shape;
+    if (a->ndim < 2 || b->ndim < 2 || a->ndim != b->ndim)
+        return shape_err(ctx, g, n, "operands need the same rank, at least 2");
+    int r = a->ndim;
+    if (a->d[r - 1] != b->d[r - 2]) {
+        char w[128];
+        snprintf(w, sizeof w, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
+                 a->d[r - 1], b->d[r - 2]);
+        return shape_err(ctx, g, n, w);
+    }
+    n->shape.ndim = r;
+    for (int i = 0; i < r - 2; i++) {
+        if (a->d[i] != b->d[i] && a->d[i] != 1 && b->d[i] != 1)
+            return shape_err(ctx, g, n, "batch dimensions differ");
+        n->shape.d[i] = a->d[i] == 1 ? b->d[i] : a->d[i];
+    }
+    n->shape.d[r - 2] = a->d[r - 2], n->shape.d[r - 1] = b->d[r - 1];
+    return MG_OK;
+}
+
+static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    char w[160];
+    if (n->op == IR_OP_RESHAPE) {
+        n->shape.ndim = n->n_ints;
+        for (int i = 0; i < n->n_ints; i++) n->shape.d[i] = n->ints[i];
+        if (n->n_ints < 1 || check_shape(NULL, &n->shape))
+            return shape_err(ctx, g, n, "shape= needs 1 to 4 sizes, each at least 1");
+        if (ir_numel(&n->shape) != ir_numel(a))
+            return shape_err(ctx, g, n, "the element count must not change");
+        return MG_OK;
+    }
+    if (n->op == IR_OP_REPEAT) {
+        if (n->n_ints != a->ndim) {
+            snprintf(w, sizeof w, "times= needs one factor per dim (%d), got %d", a->ndim,
+                     n->n_ints);
+            return shape_err(ctx, g, n, w);
+        }
+        n->shape = *a;
+        for (int i = 0; i < a->ndim; i++) {
+            if (n->ints[i] < 1 || n->ints[i] > IR_MAX_DIM)
+                return shape_err(ctx, g, n, "repeat factors must be at least 1");
+            n->shape.d[i] = a->d[i] * n->ints[i];
+        }
+        return MG_OK;
+    }
+    /* concat */
+    const ir_shape *b = &g->nodes[n->in[1]].shape;
+    if (a->ndim != b->ndim || a->ndim == 0) return shape_err(ctx, g, n, "ranks differ");
+    if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+    for (int i = 0; i < a->ndim; i++)
+        if (i != n->dim && a->d[i] != b->d[i])
+            return shape_err(ctx, g, n, "sizes differ outside the concat dim");
+    n->shape = *a;
+    n->shape.d[n->dim] = a->d[n->dim] + b->d[n->dim];
+    return MG_OK;
+}
+
+/* Infers n->shape and n->dtype from its operands; validates attributes. */
+static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    const ir_op_info *info = &ir_ops[n->op];
+    if (n->n_in != info->arity) {
+        char w[96];
+        snprintf(w, sizeof w, "takes %d operand%s, got %d", info->arity,
+                 info->arity == 1 ? "" : "s", n->n_in);
+        return shape_err(ctx, g, n, w);
+    }
+    const ir_node *a = n->n_in ? &g->nodes[n->in[0]] : NULL;
+    if (a) n->dtype = a->dtype;
+    mg_status rc = MG_OK;
+    switch (info->kind) {
+    case IR_KIND_SOURCE: return MG_OK;
+    case IR_KIND_UNARY: n->shape = a->shape; break;
+    case IR_KIND_BINARY: {
+        const ir_node *b = &g->nodes[n->in[1]];
+        if (ir_broadcast(&a->shape, &b->shape, &n->shape))
+            return shape_err(ctx, g, n, "shapes do not broadcast");
+        n->dtype = join_dtype(a, b);
+        break;
+    }
+    case IR_KIND_REDUCE:
+        if (!norm_dim(n, a->shape.ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+        if (n->op == IR_OP_MAX || n->group == 0) n->group = a->shape.d[n->dim];
+        if (n->group < 1 || a->shape.d[n->dim] % n->group)
+            return shape_err(ctx, g, n, "group= must divide the size of the reduced dim");
+        n->shape = a->shape;
+        n->shape.d[n->dim] /= n->group;
+        break;
+    case IR_KIND_MATMUL: rc = infer_matmul(g, ctx, n); break;
+    case IR_KIND_LAYOUT:
+        rc = infer_layout(g, ctx, n);
+        if (!rc && n->op == IR_OP_CONCAT) n->dtype = join_dtype(a, &g->nodes[n->in[1]]);
+        break;
+    }
+    if (rc) return rc;
+    if (check_shape(NULL, &n->shape) < 0) return shape_err(ctx, g, n, "result is too large");
+    return MG_OK;
+}
+
+int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto) {
+    ir_node n = *proto;
+    n.name = NULL;
+    MG_ASSERT(n.op > IR_OP_CONST && n.op < IR_OP_COUNT);
+    for (int i = 0; i < n.n_in; i++) MG_ASSERT(n.in[i] >= 0 && n.in[i] < g->n_nodes);
+    mg_status rc = infer(g, ctx, &n);
+    if (rc) return -(int)rc;
+    return push_node(g, ctx, &n);
+}
+
+/* ---- checker ---- */
+
+mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if ((unsigned)n->op >= IR_OP_COUNT)
+            return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d has a bad op", i);
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] < 0 || n->in[k] >= i)
+                return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d reads node %d", i,
+                               n->in[k]);
+        if (n->name && ir_find(g, n->name) != i)
+            return ctx_err(ctx, MG_ERR_INVALID, "ir_check: name '%s' not indexed", n->name);
+        if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) {
+            if (check_shape(ctx, &n->shape) < 0) return MG_ERR_INVALID;
+            continue;
+        }
+        ir_node copy = *n;
+        if (infer(g, ctx, &copy)) return MG_ERR_INVALID;
+        if (memcmp(&copy.shape, &n->shape, sizeof n->shape) || copy.dtype != n->dtype)
+            return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d has a stale shape", i);
+    }
+    for (int k = 0; k < g->n_outputs; k++)
+        if (g->outputs[k] < 0 || g->outputs[k] >= g->n_nodes)
+            return ctx_err(ctx, MG_ERR_INVALID, "ir_check: output %d is out of range", k);
+    return MG_OK;
+}
+
+/* ---- structural equality ---- */
+
+/* memo[i] = node of b known equal to node i of a, -1 unknown, -2 known unequal to candidate */
+static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *memo) {
+    if (memo[i] >= 0) return memo[i] == j;
+    const ir_node *x = &a->nodes[i], *y = &b->nodes[j];
+    if (x->op != y->op || x->n_in != y->n_in || x->dtype != y->dtype ||
+        memcmp(&x->shape, &y->shape, sizeof x->shape) || x->dim != y->dim ||
+        x->group != y->group || x->n_ints != y->n_ints ||
+        memcmp(x->ints, y->ints, sizeof x->ints))
+        return 0;
+    if (x->op == IR_OP_INPUT && strcmp(x->name, y->name)) return 0;
+    if (x->op == IR_OP_CONST && (mg_i128)x->num * y->den != (mg_i128)y->num * x->den) return 0;
+    for (int k = 0; k < x->n_in; k++)
+        if (!node_equal(a, x->in[k], b, y->in[k], memo)) return 0;
+    memo[i] = j;
+    return 1;
+}
+
+int ir_graph_equal(const ir_graph *a, const ir_graph *b) {
+    if (a->n_outputs != b->n_outputs) return 0;
+    int na = 0, nb = 0;
+    for (int i = 0; i < a->n_nodes; i++) na += a->nodes[i].op == IR_OP_INPUT;
+    for (int i = 0; i < b->n_nodes; i++) nb += b->nodes[i].op == IR_OP_INPUT;
+    if (na != nb) return 0;
+    int *memo = base_alloc((size_t)(a->n_nodes + 1) * sizeof *memo);
+    if (!memo) return 0;
+    for (int i = 0; i < a->n_nodes; i++) memo[i] = -1;
+    int eq = 1;
+    for (int i = 0, j = 0; eq && i < a->n_nodes; i++) { /* inputs in the same order */
+        if (a->nodes[i].op != IR_OP_INPUT) continue;
+        while (b->nodes[j].op != IR_OP_INPUT) j++;
+        eq = node_equal(a, i, b, j++, memo);
+    }
+    for (int k = 0; eq && k < a->n_outputs; k++) {
+        const ir_node *x = &a->nodes[a->outputs[k]], *y = &b->nodes[b->outputs[k]];
+        eq = node_equal(a, a->outputs[k], b, b->outputs[k], memo) &&
+             !strcmp(x->name ? x->name : "", y->name ? y->name : "");
+    }
+    base_free(memo);
+    return eq;
+}

@@ -1,0 +1,148 @@
+/* ir: the kernel graph, mugen's program representation (docs/ir.md).
+ *
+ * A program is a DAG of nodes stored in topological order: node i only reads nodes < i.
+ * Every node has an inferred shape (up to 4 dims, row-major) and dtype. Parsing (.mu text,
+ * JSON) builds graphs through ir_add_*; printers, the Lax checker, the partitioner and the
+ * reference evaluators read them. Graph-defined operators (block graphs) and ragged dims will
+ * be new node kinds / dim kinds here; every consumer dispatches on ops.def, so they slot in.
+ */
+#ifndef MG_IR_H
+#define MG_IR_H
+
+#include "../base/base.h"
+
+enum { IR_MAX_DIMS = MG_MAX_DIMS, IR_MAX_IN = 8 };
+#define IR_MAX_DIM ((int64_t)INT32_MAX)   /* largest size of one dimension */
+#define IR_MAX_NUMEL ((int64_t)1 << 40)   /* largest element count of one tensor */
+#define IR_MAX_NODES (1 << 20)
+
+typedef enum ir_op {
+#define OP(e, name, ar, lv, lax, nexp, kind, ae) IR_OP_##e,
+#include "ops.def"
+#undef OP
+    IR_OP_COUNT
+} ir_op;
+
+enum { IR_LEVEL_K = 1, IR_LEVEL_B = 2, IR_LEVEL_T = 4 };
+typedef enum ir_kind {
+    IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT
+} ir_kind;
+
+/* One op table row, indexed by ir_op. */
+typedef struct ir_op_info {
+    const char *name;
+    int arity, levels, lax, n_exp;
+    ir_kind kind;
+    const char *aexpr;
+} ir_op_info;
+extern const ir_op_info ir_ops[IR_OP_COUNT];
+
+/* Invariant: 0 <= ndim <= IR_MAX_DIMS, 1 <= d[i] <= IR_MAX_DIM, product <= IR_MAX_NUMEL.
+ * Rank 0 is a scalar (constants). */
+typedef struct ir_shape {
+    int ndim;
+    int64_t d[IR_MAX_DIMS];
+} ir_shape;
+
+/* A node. Attributes by op:
+ *   SUM: dim, group (elements reduced together along dim; == size of dim for a full sum)
+ *   MAX, CONCAT: dim
+ *   REPEAT: ints[0..n_ints) = per-dim repeat factors (n_ints == rank)
+ *   RESHAPE: ints[0..n_ints) = the new shape
+ *   CONST: lit = exact decimal text; value = its double; num/den = the same as a fraction
+ * Invariant: in[k] < own index for all k < n_in; n_in == ir_ops[op].arity. */
+typedef struct ir_node {
+    ir_op op;
+    int n_in;
+    int in[IR_MAX_IN];
+    mg_dtype dtype;
+    ir_shape shape;
+    int dim;
+    int64_t group;
+    int n_ints;
+    int64_t ints[IR_MAX_DIMS];
+    const char *lit;
+    double value;
+    int64_t num, den;
+    const char *name; /* NULL for anonymous intermediates; unique when set */
+    int line, col;    /* where it was defined, 0 if not from text */
+} ir_node;
+
+/* Invariant: nodes[0..n_nodes) topologically ordered; outputs[] index distinct nodes;
+ * names maps every non-NULL node name to its index. */
+typedef struct ir_graph {
+    arena mem; /* names, literals */
+    ir_node *nodes;
+    int n_nodes, cap_nodes;
+    int *outputs;
+    int n_outputs, cap_outputs;
+    strmap names;
+} ir_graph;
+
+/* Returns a new empty graph (NULL if out of memory); free with ir_graph_free (NULL ok). */
+ir_graph *ir_graph_new(void);
+void ir_graph_free(ir_graph *g);
+
+/* The ir_add_* / ir_set_name calls return the node index (or 0), or a negative mg_status
+ * (-rc) with the message in ctx. */
+/* Adds an input. Returns its index, or -rc with ctx set (duplicate name, bad shape, limits). */
+int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s);
+/* Adds an op node described by `proto` (op, n_in, in[], attributes, line/col; its shape and
+ * dtype are ignored and inferred). Returns its index, or -rc with ctx holding a message that
+ * names the op, its operands and their shapes. */
+int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto);
+/* Adds a constant node from decimal text ("4096", "-0.125", "1e-6"). -rc + ctx if malformed
+ * or out of range. */
+int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col);
+/* Names node i. -rc + ctx if the name is taken or i already has a name. */
+int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name);
+/* Marks node i as an output. -rc + ctx if already an output. */
+int ir_add_output(ir_graph *g, mg_ctx *ctx, int i);
+/* Index of the node called name, or -1. */
+int ir_find(const ir_graph *g, const char *name);
+
+/* Re-checks every invariant above and re-infers every shape (MUGEN_CHECK). MG_OK or a
+ * message naming the first broken one. */
+mg_status ir_check(const ir_graph *g, mg_ctx *ctx);
+/* Structural equality: same inputs (names, dtypes, shapes, order), same outputs (names and
+ * order) computing the same op DAG; names of intermediates and node order are ignored. */
+int ir_graph_equal(const ir_graph *a, const ir_graph *b);
+
+/* Helpers. */
+int64_t ir_numel(const ir_shape *s);
+/* Writes "f16[2, 4096]" into buf. */
+const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n);
+/* A label for node i in messages: its name, or "<op> at line L:C" / "<op> #i". */
+const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n);
+/* Numpy-style broadcast of a and b (right-aligned, 1 stretches). 0 on success, -1 if not
+ * broadcastable. */
+int ir_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
+/* Parses a dtype name; -1 if unknown. */
+int ir_dtype_parse(const char *s, size_t n);
+
+/* ---- front ends and renderers (parse.c, print.c, json.c, dot.c) ---- */
+/* Parses .mu text. On error: MG_ERR_PARSE/SHAPE/LIMIT with "file:line:col: msg", the source
+ * line and a caret in ctx; *out untouched. On success *out owns a new graph. */
+mg_status ir_parse_text(mg_ctx *ctx, const char *text, size_t len, const char *file,
+                        ir_graph **out);
+mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *file,
+                        ir_graph **out);
+/* Names for printing: a node's own name, its literal (anonymous constants, if
+ * inline_consts), or a fresh "t<i>" that no node uses. Array of n_nodes strings allocated in
+ * a. NULL if out of memory. */
+const char **ir_node_names(const ir_graph *g, arena *a, int inline_consts);
+/* Renderers append to sb (sb->oom set if out of memory). */
+void ir_print_text(const ir_graph *g, strbuf *sb);
+mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb);
+void ir_print_dot(const ir_graph *g, strbuf *sb);
+
+
+/* ---- Lax (lax.c) ---- */
+/* 1 if g is Lax (Mirage Definition 5.1), 0 with a reason in why, -1 if out of memory. */
+int ir_is_lax(const ir_graph *g, char *why, size_t n);
+/* Partition into maximal Lax parts cut at non-Lax ops (see lax.c for the contract). */
+mg_status ir_partition(const ir_graph *g, mg_ctx *ctx, int *part, int *lax, int *n_parts);
+/* Appends each part as a standalone .mu program preceded by "# part K of N: ..." */
+mg_status ir_print_partition(const ir_graph *g, mg_ctx *ctx, strbuf *sb);
+
+#endif

@@ -1,0 +1,292 @@
+/* json: kernel graph <-> JSON, through Debian's libcjson (docs/ir.md, "JSON form").
+ *   {"format": "mugen-program", "version": 1,
+ *    "tensors": [{"name": "X", "op": "input", "dtype": "f16", "shape": [2, 4096]},
+ *                {"name": "t1", "op": "sqr", "inputs": ["X"]},
+ *                {"name": "t2", "op": "div", "inputs": ["t1", {"const": "4096"}]}, ...,
+ *                {"name": "C", "op": "const", "value": "0.5"}],
+ *    "outputs": ["O"]}
+ * Anonymous constants are written inline where they are used; named ones are tensors.
+ * Tensors are listed in topological order; "dtype"/"shape" of op tensors are written for
+ * readers and, when present on import, must match what shape inference gives. */
+#include <cjson/cJSON.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+
+
+/* cJSON allocates through the library's hook too; a failed allocation is remembered so that
+ * a parse failure caused by it reads as out of memory, not as malformed JSON. */
+static int cj_oom;
+static void *cj_alloc(size_t n) {
+    void *p = base_alloc(n);
+    if (!p) cj_oom = 1;
+    return p;
+}
+
+static void use_our_allocator(void) {
+    cJSON_Hooks h = {cj_alloc, base_free};
+    cJSON_InitHooks(&h);
+    cj_oom = 0;
+}
+
+mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
+    use_our_allocator();
+    arena a;
+    arena_init(&a);
+    const char **names = ir_node_names(g, &a, 1);
+    cJSON *root = cJSON_CreateObject(), *ts = cJSON_CreateArray(), *outs = cJSON_CreateArray();
+    mg_status rc = MG_ERR_NOMEM;
+    if (!names || !root || !ts || !outs) goto done;
+    cJSON_AddStringToObject(root, "format", "mugen-program");
+    cJSON_AddNumberToObject(root, "version", 1);
+    if (!cJSON_AddItemToObject(root, "tensors", ts)) goto done;
+    ts = NULL; /* owned by root now */
+    if (!cJSON_AddItemToObject(root, "outputs", outs)) goto done;
+    outs = NULL;
+    cJSON *tarr = cJSON_GetObjectItem(root, "tensors");
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op == IR_OP_CONST && !n->name) continue; /* inlined at its uses */
+        cJSON *t = cJSON_CreateObject();
+        if (!t) goto done;
+        cJSON_AddItemToArray(tarr, t);
+        cJSON_AddStringToObject(t, "name", names[i]);
+        cJSON_AddStringToObject(t, "op", ir_ops[n->op].name);
+        if (n->op == IR_OP_CONST) {
+            cJSON_AddStringToObject(t, "value", n->lit);
+            continue;
+        }
+        if (n->n_in) {
+            cJSON *in = cJSON_AddArrayToObject(t, "inputs");
+            for (int k = 0; in && k < n->n_in; k++) {
+                const ir_node *src = &g->nodes[n->in[k]];
+                cJSON *ref = cJSON_CreateString(names[n->in[k]]);
+                if (src->op == IR_OP_CONST && !src->name) {
+                    cJSON_Delete(ref);
+                    ref = cJSON_CreateObject();
+                    cJSON_AddStringToObject(ref, "const", src->lit);
+                }
+                cJSON_AddItemToArray(in, ref);
+            }
+        }
+        int reduce = ir_ops[n->op].kind == IR_KIND_REDUCE;
+        if (reduce || n->op == IR_OP_CONCAT) cJSON_AddNumberToObject(t, "dim", n->dim);
+        if (n->op == IR_OP_SUM) cJSON_AddNumberToObject(t, "group", (double)n->group);
+        if (n->op == IR_OP_RESHAPE || n->op == IR_OP_REPEAT) {
+            cJSON *v = cJSON_AddArrayToObject(t, n->op == IR_OP_RESHAPE ? "new_shape" : "times");
+            for (int k = 0; v && k < n->n_ints; k++)
+                cJSON_AddItemToArray(v, cJSON_CreateNumber((double)n->ints[k]));
+        }
+        cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
+        cJSON *s = cJSON_AddArrayToObject(t, "shape");
+        for (int k = 0; s && k < n->shape.ndim; k++)
+            cJSON_AddItemToArray(s, cJSON_CreateNumber((double)n->shape.d[k]));
+    }
+    cJSON *oarr = cJSON_GetObjectItem(root, "outputs");
+    for (int k = 0; k < g->n_outputs; k++)
+        cJSON_AddItemToArray(oarr, cJSON_CreateString(names[g->outputs[k]]));
+    char *text = cJSON_Print(root);
+    if (!text || cj_oom) { /* some item could not be allocated: the tree is incomplete */
+        cJSON_free(text);
+        goto done;
+    }
+    sb_puts(sb, text);
+    sb_puts(sb, "\n");
+    cJSON_free(text);
+    rc = sb->oom ? MG_ERR_NOMEM : MG_OK;
+done:
+    cJSON_Delete(root);
+    cJSON_Delete(ts);
+    cJSON_Delete(outs);
+    arena_free(&a);
+    return rc ? ctx_err(ctx, rc, "out of memory while writing JSON") : MG_OK;
+}
+
+/* ---- import ---- */
+
+typedef struct jin {
+    mg_ctx *ctx;
+    const char *file;
+    ir_graph *g;
+    int idx; /* tensors[idx] being read */
+    const char *name;
+} jin;
+
+/* Reports at tensors[idx] with status rc (MG_ERR_PARSE unless a graph call said otherwise). */
+static mg_status jerr_rc(jin *j, mg_status rc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static mg_status jerr_rc(jin *j, mg_status rc, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (j->idx >= 0)
+        return ctx_err(j->ctx, rc, "%s: tensors[%d]%s%.64s%s: %s", j->file, j->idx,
+                       j->name ? " ('" : "", j->name ? j->name : "", j->name ? "')" : "", msg);
+    return ctx_err(j->ctx, rc, "%s: %s", j->file, msg);
+}
+#define jerr(j, ...) jerr_rc(j, MG_ERR_PARSE, __VA_ARGS__)
+/* Re-reports the message a graph call left in ctx, keeping its status (-r). */
+#define jfwd(j, r) jerr_rc(j, (mg_status)-(r), "%s", (j)->ctx ? (j)->ctx->msg : "error")
+
+
+/* Reads an integer field; 1 if present and valid, 0 if absent, -1 if malformed. */
+static int get_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return 0;
+    if (!cJSON_IsNumber(v)) return -1;
+    double d = v->valuedouble;
+    if (!(d >= (double)lo && d <= (double)hi) || d != (double)(int64_t)d) return -1;
+    *out = (int64_t)d;
+    return 1;
+}
+
+static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return -2;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > max) return -1;
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble ||
+            e->valuedouble < 1 || e->valuedouble > (double)IR_MAX_DIM)
+            return -1;
+        out[n++] = (int64_t)e->valuedouble;
+    }
+    return n;
+}
+
+static mg_status read_tensor(jin *j, const cJSON *t) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(t, "op");
+    if (!cJSON_IsObject(t)) return jerr(j, "expected an object");
+    if (!cJSON_IsString(nm) || !nm->valuestring[0]) return jerr(j, "needs a string \"name\"");
+    j->name = nm->valuestring;
+    if (strlen(j->name) > 255) return jerr(j, "name is longer than 255 characters");
+    if (!cJSON_IsString(op)) return jerr(j, "needs a string \"op\"");
+    int code = -1;
+    for (int k = 0; k < IR_OP_COUNT; k++)
+        if (!strcmp(op->valuestring, ir_ops[k].name)) code = k;
+    if (code < 0) return jerr(j, "unknown op '%.64s'", op->valuestring);
+    int i, rc;
+    if (code == IR_OP_INPUT || code == IR_OP_CONST) {
+        if (code == IR_OP_CONST) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "value");
+            if (!cJSON_IsString(v)) return jerr(j, "a const needs a string \"value\"");
+            i = ir_add_const(j->g, j->ctx, v->valuestring, 0, 0);
+            if (i < 0) return jfwd(j, i);
+            rc = ir_set_name(j->g, j->ctx, i, j->name);
+            return rc < 0 ? jfwd(j, rc) : MG_OK;
+        }
+        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+        int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
+        if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
+        ir_shape s = {0};
+        s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+        if (s.ndim < 0)
+            return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
+        rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
+    ir_node n = {.op = (ir_op)code};
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
+    if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
+    cJSON_ArrayForEach(e, in) {
+        if (n.n_in == IR_MAX_IN) return jerr(j, "too many inputs");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
+        if (cJSON_IsObject(e) && cJSON_IsString(c)) { /* an inline constant */
+            int ci = ir_add_const(j->g, j->ctx, c->valuestring, 0, 0);
+            if (ci < 0) return jfwd(j, ci);
+            n.in[n.n_in++] = ci;
+            continue;
+        }
+        if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
+        int k = ir_find(j->g, e->valuestring);
+        if (k < 0) {
+            if (!strcmp(e->valuestring, j->name))
+                return jerr(j, "reads itself (a cycle)");
+            return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
+                        "cycle: tensors must be listed in topological order)", e->valuestring);
+        }
+        n.in[n.n_in++] = k;
+    }
+    if (n.n_in != ir_ops[code].arity)
+        return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
+                    n.n_in);
+    int64_t v = 0;
+    if ((rc = get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v)) < 0) return jerr(j, "bad \"dim\"");
+    n.dim = (int)v;
+    if ((rc = get_int(t, "group", 1, IR_MAX_DIM, &n.group)) < 0) return jerr(j, "bad \"group\"");
+    const char *lk = code == IR_OP_RESHAPE ? "new_shape" : code == IR_OP_REPEAT ? "times" : NULL;
+    if (lk && (n.n_ints = get_int_list(t, lk, n.ints, IR_MAX_DIMS)) < 0)
+        return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", lk);
+    i = ir_add_node(j->g, j->ctx, &n);
+    if (i < 0) return jfwd(j, i);
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(j->g->nodes[i].dtype))))
+        return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(j->g->nodes[i].dtype));
+    ir_shape s = {0};
+    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &j->g->nodes[i].shape, sizeof s))) {
+        char sh[128];
+        return jerr(j, "\"shape\" does not match the inferred %s",
+                    ir_shape_str(j->g->nodes[i].dtype, &j->g->nodes[i].shape, sh, sizeof sh));
+    }
+    rc = ir_set_name(j->g, j->ctx, i, j->name);
+    return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *file,
+                        ir_graph **out) {
+    jin j = {.ctx = ctx, .file = file ? file : "<input>", .idx = -1};
+    use_our_allocator();
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root && cj_oom) return ctx_err(ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j.file);
+    if (!root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        int line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+        return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j.file,
+                       line, off);
+    }
+    mg_status rc = MG_OK;
+    j.g = ir_graph_new();
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "outputs"), *e;
+    if (!j.g) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
+        rc = jerr(&j, "not a mugen program (needs \"format\": \"mugen-program\")");
+    else if (!cJSON_IsArray(ts)) rc = jerr(&j, "needs a \"tensors\" list");
+    else if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
+        rc = jerr(&j, "needs a non-empty \"outputs\" list");
+    int k = 0;
+    for (const cJSON *t = ts ? ts->child : NULL; !rc && t; t = t->next, k++) {
+        j.idx = k, j.name = NULL;
+        rc = read_tensor(&j, t);
+    }
+    j.idx = -1;
+    if (!rc) cJSON_ArrayForEach(e, os) {
+        int o = cJSON_IsString(e) ? ir_find(j.g, e->valuestring) : -1;
+        if (o < 0) {
+            rc = jerr(&j, "output %.64s is not a defined tensor", cJSON_IsString(e) ? e->valuestring : "(not a string)");
+            break;
+        }
+        int r = ir_add_output(j.g, ctx, o);
+        if (r < 0) {
+            rc = jfwd(&j, r);
+            break;
+        }
+    }
+    cJSON_Delete(root);
+    if (rc) {
+        ir_graph_free(j.g);
+        return rc;
+    }
+    *out = j.g;
+    return MG_OK;
+}

@@ -1,0 +1,76 @@
+/* unit: one runner, every test in one table (Redis-style). Ends with "N passed, N failed".
+ * Usage: unit [substring] runs the tests whose name contains substring. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+int unit_fails;
+
+#define TESTS(X)                                                                             \
+    X(test_f16_rounding) X(test_arena_strmap) X(test_rng)                                    \
+    X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_shape_errors)                \
+    X(test_parse_errors_caret) X(test_const_literals) X(test_lax_checker)                    \
+    X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)                 \
+    X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_field_ops_by_hand)             \
+    X(test_field_exp_add) X(test_field_distributive) X(test_field_sqrt_mul)                  \
+    X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
+    X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)
+
+#define DECL(t) void t(void);
+TESTS(DECL)
+#undef DECL
+
+static const struct {
+    const char *name;
+    void (*fn)(void);
+} tests[] = {
+#define ROW(t) {#t, t},
+    TESTS(ROW)
+#undef ROW
+};
+
+ir_graph *unit_parse(const char *src) {
+    mg_ctx ctx = {{0}};
+    ir_graph *g = NULL;
+    if (ir_parse_text(&ctx, src, strlen(src), "<test>", &g)) {
+        fprintf(stderr, "test program does not parse:\n%s\n%s\n", src, ctx.msg);
+        abort();
+    }
+    if (ir_check(g, &ctx)) {
+        fprintf(stderr, "ir_check failed: %s\n", ctx.msg);
+        abort();
+    }
+    return g;
+}
+
+void unit_parse_fails(const char *src, mg_status rc, const char *needle) {
+    mg_ctx ctx = {{0}};
+    ir_graph *g = NULL;
+    mg_status got = ir_parse_text(&ctx, src, strlen(src), "t.mu", &g);
+    CHECK_MSG(got == rc, "status %d, wanted %d, for: %s (%s)", got, rc, src, ctx.msg);
+    CHECK_MSG(strstr(ctx.msg, needle) != NULL, "message '%s' lacks '%s'", ctx.msg, needle);
+    CHECK(g == NULL);
+    ir_graph_free(g);
+}
+
+mg_status unit_feval(const ir_graph *g, int f64, const double *const *in, double *const *out) {
+    mg_ctx ctx = {{0}};
+    mg_status rc = ev_float(g, &ctx, f64, in, out);
+    if (rc) fprintf(stderr, "  ev_float: %s\n", ctx.msg);
+    return rc;
+}
+
+int main(int argc, char **argv) {
+    int passed = 0, failed = 0;
+    for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+        if (argc > 1 && !strstr(tests[i].name, argv[1])) continue;
+        unit_fails = 0;
+        tests[i].fn();
+        printf("%s %s\n", unit_fails ? "FAIL" : "ok  ", tests[i].name);
+        if (unit_fails) failed++;
+        else passed++;
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

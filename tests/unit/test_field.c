@@ -1,0 +1,265 @@
+/* Tests of the finite-field evaluator (Mirage Table 3): every op by hand, the algebraic
+ * identities of Table 2 on random values (with negative controls so the tests can fail),
+ * agreement with the float evaluator on integers, division by zero, non-Lax refusal. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+void test_field_ops_by_hand(void);
+void test_field_exp_add(void);
+void test_field_distributive(void);
+void test_field_sqrt_mul(void);
+void test_field_matmul_assoc(void);
+void test_field_div_zero(void);
+void test_field_rejects_non_lax(void);
+void test_field_float_agree(void);
+void test_field_silu(void);
+
+enum { MAXT = 12 };
+typedef struct fenv { /* inputs and outputs of one field evaluation */
+    int ni, no;
+    uint32_t *ip[MAXT], *iq[MAXT], *op[MAXT], *oq[MAXT];
+    int64_t on[MAXT];
+} fenv;
+
+static void fenv_alloc(fenv *e, const ir_graph *g, rng *r) {
+    memset(e, 0, sizeof *e);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            int64_t n = ir_numel(&g->nodes[i].shape);
+            e->ip[e->ni] = malloc((size_t)n * 4), e->iq[e->ni] = malloc((size_t)n * 4);
+            for (int64_t t = 0; r && t < n; t++)
+                e->ip[e->ni][t] = rng_below(r, FF_P), e->iq[e->ni][t] = rng_below(r, FF_Q);
+            e->ni++;
+        }
+    for (int k = 0; k < g->n_outputs; k++) {
+        e->on[k] = ir_numel(&g->nodes[g->outputs[k]].shape);
+        e->op[k] = malloc((size_t)e->on[k] * 4), e->oq[k] = malloc((size_t)e->on[k] * 4);
+        memset(e->op[k], 0xAB, (size_t)e->on[k] * 4), memset(e->oq[k], 0xAB, (size_t)e->on[k] * 4);
+    }
+    e->no = g->n_outputs;
+}
+
+static void fenv_free(fenv *e) {
+    for (int i = 0; i < e->ni; i++) free(e->ip[i]), free(e->iq[i]);
+    for (int k = 0; k < e->no; k++) free(e->op[k]), free(e->oq[k]);
+}
+
+static mg_status frun(const ir_graph *g, fenv *e, uint32_t omega, mg_ctx *ctx) {
+    return ev_field(g, ctx, omega, (const uint32_t *const *)e->ip, (const uint32_t *const *)e->iq,
+                    e->op, e->oq);
+}
+
+/* Evaluates src on `trials` random inputs with fresh omegas; returns how many trials had all
+ * outputs equal (p and q parts) to output 0. */
+static int identity_holds(const char *src, int trials, uint64_t seed) {
+    ir_graph *g = unit_parse(src);
+    rng r = {seed};
+    int held = 0;
+    for (int t = 0; t < trials; t++) {
+        fenv e;
+        fenv_alloc(&e, g, &r);
+        mg_ctx ctx = {{0}};
+        uint32_t omega = mg_field_omega(rng_next(&r));
+        CHECK_MSG(frun(g, &e, omega, &ctx) == MG_OK, "%s", ctx.msg);
+        int eq = 1;
+        for (int k = 1; k < e.no; k++)
+            eq &= !memcmp(e.op[0], e.op[k], (size_t)e.on[0] * 4) && !memcmp(e.oq[0], e.oq[k], (size_t)e.on[0] * 4);
+        held += eq;
+        fenv_free(&e);
+    }
+    ir_graph_free(g);
+    return held;
+}
+
+void test_field_ops_by_hand(void) {
+    ir_graph *g = unit_parse("input A : f32[2, 2]\ninput B : f32[2, 2]\n"
+                             "S = A + B\nD = A - B\nM = A * B\nQ = A / B\nX = exp(A)\nR = sqrt(sqr(B))\n"
+                             "P = matmul(A, B)\nU = sum(A, dim=1)\nC = concat(A, B, dim=0)\n"
+                             "output S, D, M, Q, X, R, P, U, C\n");
+    fenv e;
+    fenv_alloc(&e, g, NULL);
+    uint32_t a[4] = {1, 2, 3, FF_P - 1}, aq[4] = {1, 2, 0, FF_Q - 1}; /* A = [[1, 2], [3, -1]] */
+    uint32_t b[4] = {5, 6, 7, 2}, bq[4] = {5, 6, 7, 2};
+    memcpy(e.ip[0], a, 16), memcpy(e.iq[0], aq, 16), memcpy(e.ip[1], b, 16), memcpy(e.iq[1], bq, 16);
+    uint32_t w = mg_field_omega(5);
+    mg_ctx ctx = {{0}};
+    CHECK_MSG(frun(g, &e, w, &ctx) == MG_OK, "%s", ctx.msg);
+    CHECK(e.op[0][0] == 6 && e.op[0][3] == 1 && e.oq[0][3] == 1);                  /* -1 + 2 */
+    CHECK(e.op[1][0] == FF_P - 4 && e.oq[1][0] == FF_Q - 4);                       /* 1 - 5 */
+    CHECK(e.op[2][3] == FF_P - 2 && e.oq[2][2] == 0);                              /* -1 * 2, 0 * 7 */
+    CHECK(e.op[3][3] == FF_P - (FF_P + 1) / 2 && e.oq[3][1] == ff_mulq(2, ff_inv(6, FF_Q)));
+    CHECK(ff_mulp(e.op[3][1], 6) == 2 && ff_mulp(e.op[3][3], 2) == FF_P - 1);     /* 2/6, -1/2 */
+    CHECK(e.op[4][0] == w && e.op[4][1] == ff_mulp(w, w) && e.op[4][2] == 1);      /* exp uses x_q */
+    CHECK(e.op[4][3] == ff_inv(w, FF_P) && e.oq[4][0] == FF_NONE);                 /* w^(q-1) = 1/w */
+    CHECK(e.op[5][3] == 2 && e.oq[5][3] == 2);                                     /* sqrt(4) = 2 */
+    CHECK(ff_mulp(e.op[5][0], e.op[5][0]) == 25);
+    /* [[1, 2], [3, -1]] x [[5, 6], [7, 2]] = [[19, 10], [8, 16]] */
+    CHECK(e.op[6][0] == 19 && e.op[6][1] == 10 && e.op[6][2] == 8 && e.op[6][3] == 16);
+    CHECK(e.op[7][0] == 3 && e.op[7][1] == 2);                                     /* 1+2, 3-1 */
+    CHECK(e.op[8][4] == 5 && e.op[8][7] == 2 && e.oq[8][3] == FF_Q - 1);
+    fenv_free(&e);
+    ir_graph_free(g);
+    /* constants are exact rationals: 0.125 * 8 = 1, 1e-6 * 1000000 = 1 */
+    CHECK(identity_holds("input A : f32[3]\nO = A * 0.125 * 8\nP = A * 1e-6 * 1000000\nQ = A * 1\noutput O, P, Q\n", 2, 1) == 2);
+}
+
+void test_field_exp_add(void) {
+    CHECK(identity_holds("input A : f32[3, 5]\ninput B : f32[3, 5]\n"
+                         "O = exp(A) * exp(B)\nP = exp(A + B)\noutput O, P\n", 20, 1) == 20);
+    CHECK(identity_holds("input A : f32[3, 5]\ninput B : f32[5]\n"
+                         "O = exp(A) / exp(B)\nP = exp(A - B)\noutput O, P\n", 20, 2) == 20);
+    /* negative control: exp(A) * exp(B) is not exp(A * B) */
+    CHECK(identity_holds("input A : f32[3, 5]\ninput B : f32[3, 5]\n"
+                         "O = exp(A) * exp(B)\nP = exp(A * B)\noutput O, P\n", 20, 3) == 0);
+}
+
+void test_field_distributive(void) {
+    CHECK(identity_holds("input A : f32[4, 6]\ninput B : f32[4, 6]\ninput C : f32[6]\n"
+                         "O = A * (B + C)\nP = A * B + A * C\noutput O, P\n", 20, 4) == 20);
+    CHECK(identity_holds("input A : f32[4, 6]\ninput B : f32[6, 3]\ninput C : f32[6, 3]\n"
+                         "O = matmul(A, B + C)\nP = matmul(A, B) + matmul(A, C)\noutput O, P\n", 20, 5) == 20);
+    CHECK(identity_holds("input A : f32[4, 6]\ninput B : f32[4, 6]\n"
+                         "O = sum(A + B, dim=1)\nP = sum(A, dim=1) + sum(B, dim=1)\n"
+                         "Q = sum(sum(A + B, dim=1, group=2), dim=1)\noutput O, P, Q\n", 20, 6) == 20);
+    CHECK(identity_holds("input A : f32[4, 6]\ninput B : f32[4, 6]\ninput C : f32[4, 1]\n"
+                         "O = (A + B) / C\nP = A / C + B / C\nQ = sum(A / C, dim=1) * C\n"
+                         "R = sum(A, dim=1)\noutput O, P\n", 20, 7) == 20);
+    CHECK(identity_holds("input A : f32[4, 6]\ninput B : f32[4, 6]\n"
+                         "O = A * (B + A)\nP = A * B + A\noutput O, P\n", 20, 8) == 0); /* control */
+}
+
+void test_field_sqrt_mul(void) {
+    CHECK(identity_holds("input A : f32[64]\ninput B : f32[64]\n"
+                         "O = sqrt(A) * sqrt(B)\nP = sqrt(A * B)\noutput O, P\n", 20, 9) == 20);
+    CHECK(identity_holds("input A : f32[64]\nO = sqr(A)\nP = sqr(sqrt(sqr(A)))\noutput O, P\n", 20, 10) == 20);
+    CHECK(identity_holds("input A : f32[64]\ninput B : f32[64]\n"
+                         "O = sqrt(A) / sqrt(B)\nP = sqrt(A / B)\noutput O, P\n", 20, 11) == 20);
+    /* sqrt(x)^2 = x only for squares: on random x it fails (about half the elements) */
+    CHECK(identity_holds("input A : f32[64]\nO = A * 1\nP = sqr(sqrt(A))\noutput O, P\n", 20, 12) == 0);
+}
+
+void test_field_matmul_assoc(void) {
+    CHECK(identity_holds("input A : f32[2, 5, 7]\ninput B : f32[2, 7, 3]\ninput C : f32[2, 3, 4]\n"
+                         "O = matmul(matmul(A, B), C)\nP = matmul(A, matmul(B, C))\noutput O, P\n", 20, 13) == 20);
+    /* long reductions exercise the 128-bit accumulation */
+    CHECK(identity_holds("input A : f32[3, 5000]\ninput B : f32[5000, 2]\ninput C : f32[2, 3]\n"
+                         "O = matmul(matmul(A, B), C)\nP = matmul(A, matmul(B, C))\noutput O, P\n", 3, 14) == 3);
+    CHECK(identity_holds("input A : f32[4, 4]\ninput B : f32[4, 4]\n"
+                         "O = matmul(A, B)\nP = matmul(B, A)\noutput O, P\n", 20, 15) == 0); /* control */
+}
+
+void test_field_div_zero(void) {
+    ir_graph *g = unit_parse("input X : f32[3]\ninput Y : f32[3]\nO = X / (Y - Y)\noutput O\n");
+    fenv e;
+    rng r = {1};
+    fenv_alloc(&e, g, &r);
+    mg_ctx ctx = {{0}};
+    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_DIV_ZERO);
+    CHECK_MSG(strstr(ctx.msg, "division by zero in Z_p at 'O': divisor element 0 is 0"), "%s", ctx.msg);
+    fenv_free(&e);
+    ir_graph_free(g);
+    /* zero only in Z_q: the quotient has no exponent part; exp of it is an error */
+    g = unit_parse("input X : f32[3]\ninput Y : f32[3]\nO = X / Y\nE = exp(X / Y)\noutput O, E\n");
+    fenv_alloc(&e, g, &r);
+    e.iq[1][1] = 0;
+    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_DIV_ZERO);
+    CHECK_MSG(strstr(ctx.msg, "needs the exponent part of element 1"), "%s", ctx.msg);
+    fenv_free(&e);
+    ir_graph_free(g);
+    g = unit_parse("input X : f32[3]\ninput Y : f32[3]\nO = X / Y\noutput O\n");
+    fenv_alloc(&e, g, &r);
+    e.iq[1][1] = 0;
+    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_OK && e.oq[0][1] == FF_NONE && e.oq[0][0] != FF_NONE);
+    fenv_free(&e);
+    ir_graph_free(g);
+}
+
+void test_field_rejects_non_lax(void) {
+    const char *srcs[] = {"input X : f32[3]\nO = relu(X)\noutput O\n",
+                          "input X : f32[3]\nO = max(X, dim=0)\noutput O\n",
+                          "input X : f32[3]\nO = exp(exp(X))\noutput O\n"};
+    for (int i = 0; i < 3; i++) {
+        ir_graph *g = unit_parse(srcs[i]);
+        fenv e;
+        rng r = {1};
+        fenv_alloc(&e, g, &r);
+        mg_ctx ctx = {{0}};
+        CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_UNSUPPORTED);
+        CHECK(strstr(ctx.msg, "needs a Lax program"));
+        CHECK(frun(g, &e, 1, &ctx) != MG_OK); /* and omega = 1 is refused anyway */
+        fenv_free(&e);
+        ir_graph_free(g);
+    }
+}
+
+/* On small integers, the float evaluator (f64, exact here) and the field agree: the field's
+ * value is the integer mod p and mod q; quotients satisfy o * b = a. */
+void test_field_float_agree(void) {
+    const char *src = "input A : f32[2, 3, 4]\ninput B : f32[2, 4, 3]\ninput C : f32[3]\n"
+                      "M = matmul(A, B) - sqr(C) * 3\nS = sum(M, dim=2) + sum(A, dim=2, group=2)\n"
+                      "L = concat(reshape(repeat(C, times=[4]), shape=[2, 3, 2]), S, dim=2)\n"
+                      "Q = M / (C * C + 1)\noutput M, S, L, Q\n";
+    ir_graph *g = unit_parse(src);
+    rng r = {21};
+    for (int trial = 0; trial < 10; trial++) {
+        fenv e;
+        fenv_alloc(&e, g, NULL);
+        double *fin[3], *fout[4];
+        for (int i = 0; i < 3; i++) {
+            int64_t n = ir_numel(&g->nodes[i].shape);
+            fin[i] = malloc((size_t)n * sizeof(double));
+            for (int64_t t = 0; t < n; t++) {
+                int v = (int)rng_below(&r, 9) - 4;
+                fin[i][t] = v;
+                e.ip[i][t] = ff_from_i64(v, FF_P), e.iq[i][t] = ff_from_i64(v, FF_Q);
+            }
+        }
+        for (int k = 0; k < 4; k++) fout[k] = malloc((size_t)e.on[k] * sizeof(double));
+        mg_ctx ctx = {{0}};
+        CHECK(frun(g, &e, mg_field_omega(trial), &ctx) == MG_OK);
+        CHECK(unit_feval(g, 1, (const double *const *)fin, fout) == MG_OK);
+        int bad = 0;
+        for (int k = 0; k < 3; k++)
+            for (int64_t t = 0; t < e.on[k]; t++) {
+                int64_t v = (int64_t)fout[k][t];
+                bad += (double)v != fout[k][t] || e.op[k][t] != ff_from_i64(v, FF_P) ||
+                       e.oq[k][t] != ff_from_i64(v, FF_Q);
+            }
+        /* Q = M / (C*C + 1): check o * (c*c + 1) = m in the field and o ~ m / d in float */
+        for (int64_t t = 0; t < e.on[3]; t++) {
+            int64_t m = (int64_t)fout[0][t], c = (int64_t)fin[2][t % 3], d = c * c + 1;
+            bad += ff_mulp(e.op[3][t], ff_from_i64(d, FF_P)) != ff_from_i64(m, FF_P);
+            bad += fabs(fout[3][t] - (double)m / (double)d) > 1e-6; /* outputs round to f32 */
+        }
+        CHECK_MSG(bad == 0, "trial %d: %d disagreements", trial, bad);
+        for (int i = 0; i < 3; i++) free(fin[i]);
+        for (int k = 0; k < 4; k++) free(fout[k]);
+        fenv_free(&e);
+    }
+    ir_graph_free(g);
+}
+
+void test_field_silu(void) {
+    /* silu(x) (1 + exp(-x)) = x, exactly, with the same omega */
+    ir_graph *g = unit_parse("input X : f32[32]\nO = X * 1\nP = silu(X) * (1 + exp(0 - X))\noutput O, P\n");
+    fenv e;
+    rng r = {17};
+    fenv_alloc(&e, g, &r);
+    mg_ctx ctx = {{0}};
+    CHECK(frun(g, &e, mg_field_omega(3), &ctx) == MG_OK);
+    CHECK(!memcmp(e.op[0], e.op[1], 32 * 4)); /* p parts agree; silu drops the q part */
+    CHECK(e.oq[1][0] == FF_NONE);
+    uint32_t w = mg_field_omega(3), x = e.ip[0][5], xq = e.iq[0][5];
+    uint32_t want = ff_mulp(x, ff_inv(ff_add(1, ff_pow(w, FF_Q - xq, FF_P), FF_P), FF_P));
+    ir_graph *g2 = unit_parse("input X : f32[32]\nS = silu(X)\noutput S\n");
+    fenv e2;
+    fenv_alloc(&e2, g2, NULL);
+    memcpy(e2.ip[0], e.ip[0], 32 * 4), memcpy(e2.iq[0], e.iq[0], 32 * 4);
+    CHECK(frun(g2, &e2, w, &ctx) == MG_OK && e2.op[0][5] == want); /* by hand */
+    fenv_free(&e2);
+    ir_graph_free(g2);
+    fenv_free(&e);
+    ir_graph_free(g);
+}

@@ -1,0 +1,343 @@
+/* Tests of src/ir: parse/print/JSON round trips, shape and parse errors, constants, the Lax
+ * checker, the partitioner and the IR checker. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unit.h"
+
+void test_parse_print_roundtrip(void);
+void test_json_roundtrip(void);
+void test_shape_errors(void);
+void test_parse_errors_caret(void);
+void test_const_literals(void);
+void test_lax_checker(void);
+void test_partition_examples(void);
+void test_partition_recompose(void);
+void test_ir_check(void);
+
+static const char *EXAMPLES[] = {"gqa_b1", "gqa_b8", "qknorm_b1", "qknorm_b8", "rmsnorm_linear_b1",
+                                 "rmsnorm_linear_b8", "ntrans_b1", "ntrans_b8", "lora",
+                                 "gated_mlp", "softmax_attention"};
+
+/* Every op and attribute at least once. */
+static const char *ALL_OPS =
+    "# every operator\n"
+    "input A : f32[2, 3, 4]\n"
+    "input B : bf16[2, 4, 5]\n"
+    "input C : f16[5]\n"
+    "M = matmul(A, B)\n"
+    "S = sum(M, dim=2, group=5) + sum(M, dim=-1)\n"
+    "T = max(relu(M), dim=1) - exp(silu(C)) * sqrt(sqr(C)) / -2.5e-1\n"
+    "R = reshape(repeat(C, times=[2]), shape=[2, 5])\n"
+    "K = concat(R, R * 2, dim=0)\n"
+    "N = mean(rmsnorm(A, dim=1), dim=2)\n"
+    "output S, T, K, N\n";
+
+static char *read_example(const char *name) {
+    char path[256];
+    snprintf(path, sizeof path, "examples/%s.mu", name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s (run the tests from the repository root)\n", path);
+        abort();
+    }
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
+static char *print_text(const ir_graph *g) {
+    strbuf sb = {0};
+    ir_print_text(g, &sb);
+    return sb_take(&sb);
+}
+
+static void roundtrip_text(const char *src) {
+    ir_graph *g = unit_parse(src);
+    char *t1 = print_text(g);
+    ir_graph *g2 = unit_parse(t1);
+    char *t2 = print_text(g2);
+    CHECK_MSG(ir_graph_equal(g, g2), "parse(print(g)) differs from g:\n%s", t1);
+    CHECK_MSG(!strcmp(t1, t2), "print is not a fixed point:\n%s\n---\n%s", t1, t2);
+    base_free(t1), base_free(t2);
+    ir_graph_free(g), ir_graph_free(g2);
+}
+
+void test_parse_print_roundtrip(void) {
+    for (size_t i = 0; i < sizeof EXAMPLES / sizeof *EXAMPLES; i++) {
+        char *s = read_example(EXAMPLES[i]);
+        roundtrip_text(s);
+        free(s);
+    }
+    roundtrip_text(ALL_OPS);
+    roundtrip_text("input X : f16[4]\nC = 3\nY = X * C + C\noutput Y, C\n");
+    /* a changed graph must not compare equal */
+    ir_graph *a = unit_parse("input X : f32[4]\nY = X * 2\noutput Y\n");
+    ir_graph *b = unit_parse("input X : f32[4]\nY = X * 3\noutput Y\n");
+    ir_graph *c = unit_parse("input X : f32[4]\nY = 2 * X\noutput Y\n");
+    CHECK(!ir_graph_equal(a, b));
+    CHECK(!ir_graph_equal(a, c)); /* operand order matters */
+    CHECK(ir_graph_equal(a, a));
+    ir_graph_free(a), ir_graph_free(b), ir_graph_free(c);
+}
+
+void test_json_roundtrip(void) {
+    for (size_t i = 0; i <= sizeof EXAMPLES / sizeof *EXAMPLES; i++) {
+        char *s = i < sizeof EXAMPLES / sizeof *EXAMPLES ? read_example(EXAMPLES[i]) : strdup(ALL_OPS);
+        ir_graph *g = unit_parse(s), *g2 = NULL;
+        mg_ctx ctx = {{0}};
+        strbuf sb = {0};
+        CHECK(ir_print_json(g, &ctx, &sb) == MG_OK);
+        char *js = sb_take(&sb);
+        CHECK_MSG(ir_parse_json(&ctx, js, strlen(js), "t.json", &g2) == MG_OK, "%s", ctx.msg);
+        CHECK(g2 && ir_graph_equal(g, g2));
+        if (g2) {
+            char *t1 = print_text(g), *t2 = print_text(g2);
+            CHECK(!strcmp(t1, t2));
+            base_free(t1), base_free(t2);
+        }
+        base_free(js);
+        ir_graph_free(g), ir_graph_free(g2);
+        free(s);
+    }
+    /* a JSON whose recorded shape disagrees with inference is refused */
+    const char *bad = "{\"format\":\"mugen-program\",\"version\":1,\"tensors\":["
+                      "{\"name\":\"X\",\"op\":\"input\",\"dtype\":\"f32\",\"shape\":[2,3]},"
+                      "{\"name\":\"Y\",\"op\":\"exp\",\"inputs\":[\"X\"],\"shape\":[3,2]}],"
+                      "\"outputs\":[\"Y\"]}";
+    mg_ctx ctx = {{0}};
+    ir_graph *g = NULL;
+    CHECK(ir_parse_json(&ctx, bad, strlen(bad), "b.json", &g) == MG_ERR_PARSE);
+    CHECK_MSG(strstr(ctx.msg, "does not match the inferred f32[2, 3]"), "%s", ctx.msg);
+}
+
+void test_shape_errors(void) {
+    static const struct {
+        const char *src, *needle;
+    } cases[] = {
+        {"input X : f16[2, 4096]\ninput W : f16[4000, 6144]\nO = matmul(X, W)\noutput O\n",
+         "matmul: inner dimensions differ (4096 vs 4000); X is f16[2, 4096], W is f16[4000, 6144]"},
+        {"input X : f16[2, 3]\ninput W : f16[3]\nO = matmul(X, W)\noutput O\n",
+         "matmul: operands need the same rank, at least 2; X is f16[2, 3], W is f16[3]"},
+        {"input X : f16[2, 3, 4]\ninput W : f16[5, 4, 2]\nO = matmul(X, W)\noutput O\n",
+         "matmul: batch dimensions differ"},
+        {"input X : f16[2, 3]\ninput Y : f16[3, 2]\nO = X + Y\noutput O\n",
+         "add: shapes do not broadcast; X is f16[2, 3], Y is f16[3, 2]"},
+        {"input X : f16[2, 3]\ninput Y : f16[2, 4]\nO = concat(X, Y, dim=0)\noutput O\n",
+         "concat: sizes differ outside the concat dim"},
+        {"input X : f16[2, 3]\nO = reshape(X, shape=[4, 2])\noutput O\n",
+         "reshape: the element count must not change; X is f16[2, 3]"},
+        {"input X : f16[2, 3]\nO = repeat(X, times=[2])\noutput O\n",
+         "repeat: times= needs one factor per dim (2), got 1"},
+        {"input X : f16[2, 6]\nO = sum(X, dim=1, group=4)\noutput O\n",
+         "sum: group= must divide the size of the reduced dim; X is f16[2, 6]"},
+        {"input X : f16[2, 6]\nO = sum(X, dim=2)\noutput O\n", "sum: dim= is out of range"},
+        {"input X : f16[2, 6]\nO = max(X, dim=-3)\noutput O\n", "max: dim= is out of range"},
+        {"input X : f16[65536, 65536]\ninput Y : f16[65536, 65536]\nO = matmul(repeat(X, times=[1, 512]), repeat(Y, times=[512, 1]))\noutput O\n",
+         "repeat: result is too large"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        unit_parse_fails(cases[i].src, MG_ERR_SHAPE, cases[i].needle);
+}
+
+void test_parse_errors_caret(void) {
+    const char *src = "input X : f16[2, 4]\nY = sqr(X) ++ X\noutput Y\n";
+    mg_ctx ctx = {{0}};
+    ir_graph *g = NULL;
+    CHECK(ir_parse_text(&ctx, src, strlen(src), "t.mu", &g) == MG_ERR_PARSE);
+    /* "t.mu:2:13: error: ...\n  Y = sqr(X) ++ X\n              ^" */
+    CHECK_MSG(strstr(ctx.msg, "t.mu:2:13: error: expected a tensor"), "%s", ctx.msg);
+    const char *l2 = strchr(ctx.msg, '\n'), *l3 = l2 ? strchr(l2 + 1, '\n') : NULL;
+    CHECK(l2 && l3 && !strncmp(l2 + 1, "  Y = sqr(X) ++ X", 17));
+    CHECK(l3 && strlen(l3 + 1) == 2 + 13 && l3[1 + 2 + 12] == '^');
+    /* shape errors point at the operator */
+    unit_parse_fails("input X : f16[2, 4]\n\nY =   X +  matmul(X, X)\noutput Y\n", MG_ERR_SHAPE,
+                     "t.mu:3:12: error: matmul: inner dimensions differ");
+    unit_parse_fails("input X : f16[2]\nY = Z + X\nZ = X\noutput Y\n", MG_ERR_PARSE,
+                     "'Z' is used before its definition");
+    unit_parse_fails("input X : f16[2]\nY = Y + X\noutput Y\n", MG_ERR_PARSE, "unknown tensor 'Y'");
+    unit_parse_fails("input X : f16[2]\nX = exp(X)\noutput X\n", MG_ERR_PARSE,
+                     "duplicate name 'X' (first defined at line 1)");
+    unit_parse_fails("input X : f16[0]\noutput X\n", MG_ERR_PARSE, "dimension size 0 is out of range");
+    unit_parse_fails("input X : f16[2]\n", MG_ERR_PARSE, "program has no outputs");
+    unit_parse_fails("", MG_ERR_PARSE, "program has no outputs");
+    unit_parse_fails("input X : f16[2]\nY = foo(X)\noutput Y\n", MG_ERR_PARSE, "unknown operator 'foo'");
+    unit_parse_fails("input X : f16[2]\nY = sum(X, dims=0)\noutput Y\n", MG_ERR_PARSE,
+                     "unknown attribute 'dims'");
+    unit_parse_fails("input X : f16[2]\nY = sum(X)\noutput Y\n", MG_ERR_PARSE, "needs the attribute dim=");
+    unit_parse_fails("input X : f16[2]\nY = exp(X, X)\noutput Y\n", MG_ERR_PARSE, "'exp' takes 1 operand, got 2");
+    unit_parse_fails("input X : f16[2]\nY = X\noutput Y\n", MG_ERR_PARSE, "only renames");
+    unit_parse_fails("input X : f16[2]\nY = exp(X\noutput Y\n", MG_ERR_PARSE,
+                     "t.mu:3:1: error: expected ',' or ')' to close 'exp(' (opened at 2:5), found 'output'");
+}
+
+void test_const_literals(void) {
+    static const struct {
+        const char *lit;
+        int64_t num, den;
+    } ok[] = {{"4096", 4096, 1}, {"-0.125", -125, 1000}, {"0.50", 5, 10}, {"1e-6", 1, 1000000},
+              {"2.5E3", 2500, 1}, {"0", 0, 1}, {"0.000", 0, 1}, {"123456789012345678", 123456789012345678, 1}};
+    for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
+        ir_graph *g = ir_graph_new();
+        mg_ctx ctx = {{0}};
+        int k = ir_add_const(g, &ctx, ok[i].lit, 1, 1);
+        CHECK_MSG(k >= 0, "%s: %s", ok[i].lit, ctx.msg);
+        if (k >= 0) {
+            CHECK_MSG(g->nodes[k].num == ok[i].num && g->nodes[k].den == ok[i].den, "%s -> %lld/%lld",
+                      ok[i].lit, (long long)g->nodes[k].num, (long long)g->nodes[k].den);
+            CHECK(g->nodes[k].value == strtod(ok[i].lit, NULL));
+        }
+        ir_graph_free(g);
+    }
+    const char *bad[] = {"1e50", "1234567890123456789", "0.0000000000000000001", "1e", "--1", "1.2.3"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        ir_graph *g = ir_graph_new();
+        CHECK_MSG(ir_add_const(g, NULL, bad[i], 1, 1) == -MG_ERR_PARSE, "%s accepted", bad[i]);
+        ir_graph_free(g);
+    }
+}
+
+static int lax_of(const char *src, const char *needle) {
+    ir_graph *g = unit_parse(src);
+    char why[512] = "";
+    int r = ir_is_lax(g, why, sizeof why);
+    if (needle) CHECK_MSG(strstr(why, needle), "'%s' lacks '%s'", why, needle);
+    ir_graph_free(g);
+    return r;
+}
+
+void test_lax_checker(void) {
+    for (size_t i = 0; i < sizeof EXAMPLES / sizeof *EXAMPLES; i++) {
+        char *s = read_example(EXAMPLES[i]);
+        CHECK_MSG(lax_of(s, NULL) == (strcmp(EXAMPLES[i], "softmax_attention") != 0), "%s", EXAMPLES[i]);
+        free(s);
+    }
+    CHECK(lax_of("input X : f32[4]\nY = exp(X) * silu(X) / sqrt(X)\noutput Y\n", NULL) == 1);
+    CHECK(lax_of("input X : f32[4]\nY = relu(X)\noutput Y\n", "'Y' (relu) is not Lax") == 0);
+    CHECK(lax_of("input X : f32[4]\nE = exp(X)\nY = exp(E + 1)\noutput Y\n",
+                 "'Y' (exp) applies a second exponentiation on a path that already went through 'E'") == 0);
+    CHECK(lax_of("input X : f32[4]\nY = exp(silu(X))\noutput Y\n", "second exponentiation") == 0);
+    CHECK(lax_of("input X : f32[2, 2]\nY = exp(matmul(exp(X), X))\noutput Y\n", "second") == 0);
+    /* two exps on parallel paths are fine */
+    CHECK(lax_of("input X : f32[4]\nY = exp(X) + exp(X * 2)\noutput Y\n", NULL) == 1);
+}
+
+typedef struct parts {
+    int n, part[64], lax[64];
+} parts;
+
+static parts partition_of(const char *src) {
+    ir_graph *g = unit_parse(src);
+    parts p = {0};
+    CHECK(g->n_nodes <= 64);
+    CHECK(ir_partition(g, NULL, p.part, p.lax, &p.n) == MG_OK);
+    /* every op node in exactly one part; parts Lax or a single non-Lax op; inputs in none */
+    for (int i = 0; i < g->n_nodes; i++) {
+        int src_node = g->nodes[i].op == IR_OP_INPUT || g->nodes[i].op == IR_OP_CONST;
+        CHECK(src_node ? p.part[i] == -1 : p.part[i] >= 0 && p.part[i] < p.n);
+        for (int k = 0; !src_node && k < g->nodes[i].n_in; k++) /* topological numbering */
+            CHECK(p.part[g->nodes[i].in[k]] <= p.part[i]);
+    }
+    ir_graph_free(g);
+    return p;
+}
+
+void test_partition_examples(void) {
+    char *s = read_example("softmax_attention");
+    parts p = partition_of(s);
+    CHECK(p.n == 3 && p.lax[0] && !p.lax[1] && p.lax[2]);
+    free(s);
+    p = partition_of("input X : f32[4]\nA = exp(X)\nB = exp(A)\noutput B\n");
+    CHECK(p.n == 2 && p.lax[0] && p.lax[1]);
+    p = partition_of("input X : f32[4]\nA = X * 2 + 1\nB = relu(A)\nC = B * B + A\noutput C\n");
+    CHECK(p.n == 3 && p.lax[0] && !p.lax[1] && p.lax[2]);
+    p = partition_of("input X : f32[4]\nA = relu(X)\nB = relu(X)\nC = A + B\noutput C\n");
+    CHECK(p.n == 3 && !p.lax[0] && !p.lax[1] && p.lax[2]);
+    s = read_example("gqa_b1");
+    p = partition_of(s);
+    CHECK(p.n == 1 && p.lax[0]);
+    free(s);
+}
+
+/* Evaluating the parts one after another gives exactly what the whole program gives. */
+void test_partition_recompose(void) {
+    const char *src = "input Q : f32[2, 4, 3]\ninput K : f32[2, 3, 5]\ninput V : f32[2, 5, 3]\n"
+                      "S = matmul(Q, K) * 0.5\nM = max(S, dim=2)\nE = exp(S - M)\n"
+                      "P = E / sum(E, dim=2)\nR = relu(matmul(P, V)) + exp(exp(Q) * 0.1)\n"
+                      "output R, P\n";
+    ir_graph *g = unit_parse(src);
+    mg_ctx ctx = {{0}};
+    rng r = {3};
+    enum { MAXN = 64 };
+    const char *env_name[MAXN];
+    double *env_val[MAXN];
+    int n_env = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            int64_t n = ir_numel(&g->nodes[i].shape);
+            env_name[n_env] = g->nodes[i].name;
+            env_val[n_env] = malloc((size_t)n * sizeof(double));
+            for (int64_t t = 0; t < n; t++) env_val[n_env][t] = rng_uniform(&r) * 2 - 1;
+            n_env++;
+        }
+    double *whole[2];
+    for (int k = 0; k < 2; k++) whole[k] = malloc((size_t)ir_numel(&g->nodes[g->outputs[k]].shape) * sizeof(double));
+    CHECK(unit_feval(g, 0, (const double *const *)env_val, whole) == MG_OK);
+    strbuf sb = {0};
+    CHECK(ir_print_partition(g, &ctx, &sb) == MG_OK);
+    char *text = sb_take(&sb), *cur = text;
+    int n_parts = 0;
+    while (cur && *cur) { /* parse and run each "# part" chunk in order */
+        char *next = strstr(cur + 1, "\n# part");
+        if (next) *next = 0;
+        ir_graph *pg = unit_parse(cur);
+        const double *in[8];
+        double *out[8];
+        int ni = 0;
+        for (int i = 0; i < pg->n_nodes; i++)
+            if (pg->nodes[i].op == IR_OP_INPUT)
+                for (int e = 0; e < n_env; e++)
+                    if (!strcmp(env_name[e], pg->nodes[i].name)) in[ni++] = env_val[e];
+        for (int k = 0; k < pg->n_outputs; k++) {
+            out[k] = malloc((size_t)ir_numel(&pg->nodes[pg->outputs[k]].shape) * sizeof(double));
+            env_name[n_env] = strdup(pg->nodes[pg->outputs[k]].name);
+            env_val[n_env++] = out[k];
+        }
+        CHECK(unit_feval(pg, 0, in, out) == MG_OK);
+        ir_graph_free(pg);
+        n_parts++;
+        cur = next ? next + 1 : NULL;
+    }
+    /* S | max | softmax and matmul(P, V) | relu | exp(Q) * 0.1 | exp(...) + relu(...) */
+    CHECK(n_parts == 6);
+    for (int k = 0; k < 2; k++) {
+        const char *name = g->nodes[g->outputs[k]].name;
+        int e = n_env - 1;
+        while (e >= 0 && strcmp(env_name[e], name)) e--;
+        CHECK(e >= 0);
+        int64_t n = ir_numel(&g->nodes[g->outputs[k]].shape), bad = 0;
+        for (int64_t t = 0; e >= 0 && t < n; t++) bad += env_val[e][t] != whole[k][t];
+        CHECK_MSG(bad == 0, "output %s: %lld elements differ", name, (long long)bad);
+    }
+    base_free(text);
+    for (int k = 0; k < 2; k++) free(whole[k]);
+    for (int e = 0; e < n_env; e++) {
+        free(env_val[e]);
+        if (e >= 3) free((char *)env_name[e]);
+    }
+    ir_graph_free(g);
+}
+
+void test_ir_check(void) {
+    ir_graph *g = unit_parse("input X : f32[2, 3]\nY = exp(X)\nZ = sum(Y, dim=1)\noutput Z\n");
+    mg_ctx ctx = {{0}};
+    CHECK(ir_check(g, &ctx) == MG_OK);
+    g->nodes[2].in[0] = 2; /* reads itself */
+    CHECK(ir_check(g, &ctx) != MG_OK && strstr(ctx.msg, "reads node 2"));
+    g->nodes[2].in[0] = 1;
+    g->nodes[2].shape.d[1] = 3; /* stale shape */
+    CHECK(ir_check(g, &ctx) != MG_OK && strstr(ctx.msg, "stale shape"));
+    ir_graph_free(g);
+}
