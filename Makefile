@@ -1,5 +1,5 @@
 # mugen: plain Makefile. `make` builds build/mugen and build/libmugen.a; `make test` runs the
-# unit tests, the program corpus and the whole suite again under ASan+UBSan; `make bench`
+# unit tests and the program suite, then both again under ASan+UBSan; `make bench`
 # builds and runs the CPU benchmarks. WERROR=1 turns warnings into errors (CI).
 CC      ?= cc
 OPT     ?= -O2 -g
@@ -16,8 +16,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-programs test-asan bench clean deps
-all: $(B)/mugen $(B)/unit
+.PHONY: all test test-unit test-programs bench clean deps
+all: deps $(B)/mugen $(B)/unit
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -41,20 +41,20 @@ $(TEST_SRC:%.c=$(B)/%.o): CFLAGS += -Isrc
 deps:
 	@sh tools/deps.sh
 
+SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Everything on the CPU: unit tests and the program suite, on this build and under
+# AddressSanitizer + UBSan (build/asan). Ends with "N passed, N failed".
 test: deps
-	$(MAKE) test-unit test-programs
-	$(MAKE) test-asan
+	$(MAKE) $(B)/mugen $(B)/unit
+	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
+	sh tests/run_all.sh $(B) build/asan
 
 test-unit: $(B)/unit
 	MUGEN_CHECK=1 $(B)/unit
 
 test-programs: $(B)/mugen
 	MUGEN_CHECK=1 sh tests/programs/run.sh $(B)/mugen $(QUICK)
-
-# The same suite under AddressSanitizer + UndefinedBehaviorSanitizer, in its own build dir.
-test-asan:
-	$(MAKE) B=build/asan OPT="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    test-unit test-programs QUICK=quick
 
 bench: $(B)/bench-eval
 	$(B)/bench-eval examples/rmsnorm_linear_b8.mu

@@ -14,6 +14,7 @@ void test_lax_checker(void);
 void test_partition_examples(void);
 void test_partition_recompose(void);
 void test_ir_check(void);
+void test_docs_op_table(void);
 
 static const char *EXAMPLES[] = {"gqa_b1", "gqa_b8", "qknorm_b1", "qknorm_b8", "rmsnorm_linear_b1",
                                  "rmsnorm_linear_b8", "ntrans_b1", "ntrans_b8", "lora",
@@ -340,4 +341,20 @@ void test_ir_check(void) {
     g->nodes[2].shape.d[1] = 3; /* stale shape */
     CHECK(ir_check(g, &ctx) != MG_OK && strstr(ctx.msg, "stale shape"));
     ir_graph_free(g);
+}
+
+/* docs/ir.md has a row for every operator of ops.def. */
+void test_docs_op_table(void) {
+    FILE *f = fopen("docs/ir.md", "rb");
+    CHECK(f != NULL);
+    if (!f) return;
+    static char doc[1 << 17];
+    size_t n = fread(doc, 1, sizeof doc - 1, f);
+    doc[n] = 0;
+    fclose(f);
+    for (int k = 0; k < IR_OP_COUNT; k++) {
+        char row[64];
+        snprintf(row, sizeof row, "| `%s` |", ir_ops[k].name);
+        CHECK_MSG(strstr(doc, row), "docs/ir.md has no row for '%s'", ir_ops[k].name);
+    }
 }
