@@ -250,7 +250,27 @@ static int save_float(const char *dir, const mg_tensor_desc *d, const double *v)
     return r;
 }
 
+/* Refuses programs whose inputs or outputs the evaluator could not hold anyway, before
+ * allocating them here. */
+static int too_large(mg_program *p, size_t elem) {
+    for (int i = 0; i < mg_program_n_inputs(p) + mg_program_n_outputs(p); i++) {
+        mg_tensor_desc d;
+        int in = i < mg_program_n_inputs(p);
+        if (in) mg_program_input(p, i, &d);
+        else mg_program_output(p, i - mg_program_n_inputs(p), &d);
+        double bytes = (double)d.numel * (double)elem;
+        if (bytes > mg_eval_max_bytes()) {
+            fprintf(stderr, "mugen: %s '%s' needs %.1f GB to evaluate, over the limit of %.1f GB "
+                    "(MUGEN_EVAL_MAX_GB)\n", in ? "input" : "output", d.name, bytes / 1e9,
+                    mg_eval_max_bytes() / 1e9);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
+    if (too_large(p, sizeof(double))) return 1;
     int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
     double **in = calloc((size_t)ni + 1, sizeof *in), **out = calloc((size_t)no + 1, sizeof *out);
     uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 12345;
@@ -318,6 +338,7 @@ static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
 
 static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
     if (o->n_in) return usage_error("%s: --in reads float inputs; --field draws random field inputs", "eval");
+    if (too_large(p, 8)) return 1;
     int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
     uint32_t P, Q;
     mg_field_primes(&P, &Q);

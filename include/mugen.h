@@ -98,6 +98,9 @@ mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const doub
 mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
                         const uint32_t *const *in_p, const uint32_t *const *in_q,
                         uint32_t *const *out_p, uint32_t *const *out_q);
+/* Largest tensor, in bytes, the reference evaluators (and callers preparing their inputs)
+ * should allocate: MUGEN_EVAL_MAX_GB, default 8 GB (docs/env.md). */
+double mg_eval_max_bytes(void);
 /* The primes in use: q prime, p = 2q + 1 prime, both < 2^32 (docs/verify.md). */
 void mg_field_primes(uint32_t *p, uint32_t *q);
 /* A pseudo-random q-th root of unity != 1 in Z_p, determined by seed. */

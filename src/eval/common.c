@@ -95,16 +95,17 @@ int *ev_last_use(const ir_graph *g) {
     return last;
 }
 
+double mg_eval_max_bytes(void) {
+    const char *e = getenv("MUGEN_EVAL_MAX_GB");
+    double gb = e ? atof(e) : 0;
+    return (gb > 0 ? gb : 8.0) * 1e9;
+}
+
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size) {
-    static double limit_gb = -1;
-    if (limit_gb < 0) {
-        const char *e = getenv("MUGEN_EVAL_MAX_GB");
-        limit_gb = e && atof(e) > 0 ? atof(e) : 8.0;
-    }
-    double gb = (double)ir_numel(&g->nodes[i].shape) * (double)elem_size / 1e9;
-    if (gb <= limit_gb) return MG_OK;
+    double bytes = (double)ir_numel(&g->nodes[i].shape) * (double)elem_size, max = mg_eval_max_bytes();
+    if (bytes <= max) return MG_OK;
     char lb[128];
     return ctx_err(ctx, MG_ERR_NOMEM, "tensor '%s' needs %.1f GB to evaluate, over the limit "
-                   "of %.1f GB (MUGEN_EVAL_MAX_GB)", ir_node_label(g, i, lb, sizeof lb), gb,
-                   limit_gb);
+                   "of %.1f GB (MUGEN_EVAL_MAX_GB)", ir_node_label(g, i, lb, sizeof lb),
+                   bytes / 1e9, max / 1e9);
 }
