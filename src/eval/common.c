@@ -1,18 +1,28 @@
-/* eval/common: index views shared by the float and finite-field evaluators. */
+/* eval/common: index views shared by the float and finite-field evaluators.
+ * Every shape is padded on the left to 4 dims, so the evaluators' loops are fixed 4-deep nests
+ * and rank only changes the padding. This is the one place that turns shapes into strides and
+ * offsets; ragged dims (docs/ir.md) will change these helpers, not the evaluators.
+ * Precondition throughout: the node passed shape inference (ir.c), so its shapes agree. */
 #include <stdlib.h>
 
 #include "eval.h"
 
+/* s right-aligned into 4 dims with leading 1s, the alignment numpy broadcasting uses */
 static void pad4(const ir_shape *s, int64_t d[4]) {
     int off = 4 - s->ndim;
     for (int i = 0; i < 4; i++) d[i] = i < off ? 1 : s->d[i - off];
 }
 
+/* Row-major element strides of a 4-dim shape: the last dim is contiguous. */
 static void strides4(const int64_t d[4], int64_t st[4]) {
     st[3] = 1;
     for (int i = 2; i >= 0; i--) st[i] = st[i + 1] * d[i + 1];
 }
 
+/* Precondition: out is ir_broadcast(a, b). Broadcasting is done with stride 0: where an
+ * operand has size 1 and the output does not, the operand's offset stays put while the output
+ * index moves, so the same element is read again and no broadcast copy is made. Stride 0 on a
+ * size-1 dim where the output is 1 as well changes nothing (the index is always 0). */
 void ev_bcast_init(ev_bcast *v, const ir_shape *out, const ir_shape *a, const ir_shape *b) {
     int64_t da[4], db[4], ta[4], tb[4];
     pad4(out, v->n), pad4(a, da), pad4(b, db);
@@ -23,6 +33,9 @@ void ev_bcast_init(ev_bcast *v, const ir_shape *out, const ir_shape *a, const ir
     }
 }
 
+/* Output (o, j, i) combines the group consecutive inputs (o, j * group + k, i), k < group: a
+ * full reduction has group = the dim's size and n_out = 1. n->dim is non-negative (infer
+ * normalised it) and group divides the dim. */
 void ev_reduce_init(ev_reduce *v, const ir_node *n, const ir_shape *in) {
     v->outer = v->inner = 1;
     for (int i = 0; i < n->dim; i++) v->outer *= in->d[i];
@@ -31,6 +44,7 @@ void ev_reduce_init(ev_reduce *v, const ir_node *n, const ir_shape *in) {
     v->n_out = in->d[n->dim] / n->group;
 }
 
+/* Precondition: shapes from infer_matmul (one rank >= 2). On failure nothing stays allocated. */
 mg_status ev_matmul_init(ev_matmul *v, const ir_shape *out, const ir_shape *a, const ir_shape *b) {
     int r = out->ndim;
     v->m = out->d[r - 2], v->n = out->d[r - 1], v->k = a->d[r - 1];
@@ -43,6 +57,9 @@ mg_status ev_matmul_init(ev_matmul *v, const ir_shape *out, const ir_shape *a, c
         return MG_ERR_NOMEM;
     }
     for (int64_t t = 0; t < v->batch; t++) {
+        /* Decompose t over the output's batch dims, last one fastest. An operand dim of size 1
+         * takes index 0 (a broadcast batch dim); sa and sb grow by the operand's own dims,
+         * starting from the size of one of its matrices. */
         int64_t rem = t, oa = 0, ob = 0, sa = v->m * v->k, sb = v->k * v->n;
         for (int i = r - 3; i >= 0; i--) {
             int64_t idx = rem % out->d[i];
@@ -60,6 +77,10 @@ void ev_matmul_free(ev_matmul *v) {
     v->a_off = v->b_off = NULL;
 }
 
+/* Computed from the 4-dim coordinate c of each output element. Repeat tiles the whole tensor,
+ * so the source coordinate is c mod the operand's size. Concat reads operand 0 until c passes
+ * its size on the concat dim cd, then operand 1 shifted back by that size. Operand 1 is
+ * encoded as -src - 1 so that its index 0 stays distinct from operand 0's. */
 int64_t *ev_layout_map(const ir_graph *g, const ir_node *n) {
     int64_t total = ir_numel(&n->shape), od[4], os[4], id[4], is[4];
     int64_t *map = base_alloc((size_t)total * sizeof *map);
@@ -85,6 +106,8 @@ int64_t *ev_layout_map(const ir_graph *g, const ir_node *n) {
     return map;
 }
 
+/* A node nobody reads keeps last[i] = i: the evaluators free only operands, so it lives until
+ * the final cleanup. Outputs get n_nodes, past every reader, so they are never freed early. */
 int *ev_last_use(const ir_graph *g) {
     int *last = base_alloc(((size_t)g->n_nodes + 1) * sizeof *last);
     if (!last) return NULL;
@@ -95,12 +118,16 @@ int *ev_last_use(const ir_graph *g) {
     return last;
 }
 
+/* Contract in mugen.h. An unset, unparsable or non-positive MUGEN_EVAL_MAX_GB falls back to
+ * 8 GB (atof gives 0). Read on every call, so a test can change it with setenv. */
 double mg_eval_max_bytes(void) {
     const char *e = getenv("MUGEN_EVAL_MAX_GB");
     double gb = e ? atof(e) : 0;
     return (gb > 0 ? gb : 8.0) * 1e9;
 }
 
+/* Called before each allocation, so an oversized tensor is refused by name rather than failing
+ * in malloc, or being granted by an overcommitting host and killed later. */
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size) {
     double bytes = (double)ir_numel(&g->nodes[i].shape) * (double)elem_size, max = mg_eval_max_bytes();
     if (bytes <= max) return MG_OK;

@@ -1,30 +1,39 @@
 /* feval: the float reference evaluator. Each op's result is computed in double and rounded
  * to f32 after every arithmetic step (or kept in f64 on request); inputs are rounded to their
  * dtype on entry and outputs on exit. Plain loops, obviously right, no reassociation tricks
- * beyond the accumulation order stated per op. */
+ * beyond the accumulation order stated per op.
+ * Reached through mg_eval_float (api.c); its outputs are the float reference that other
+ * implementations of a program are checked against. */
 #include <math.h>
 #include <string.h>
 
 #include "eval.h"
 
+/* Evaluation settings: f64 = 1 keeps every intermediate in double, unrounded. */
 typedef struct fctx {
     int f64;
 } fctx;
 
+/* Rounds a result to f32 unless in f64 mode. For + - * / and sqrt on f32 operands, computing
+ * in double and rounding once to f32 gives the correctly rounded f32 result (double has more
+ * than 2 * 24 + 2 significand bits), so this is exact f32 arithmetic; exp is libm's. */
 static inline double rnd(const fctx *c, double x) { return c->f64 ? x : (double)(float)x; }
 
+/* The scalar meaning of each unary op (docs/ir.md); silu(x) = x / (1 + exp(-x)). */
 static double unary(ir_op op, double x) {
     switch (op) {
     case IR_OP_EXP: return exp(x);
     case IR_OP_SQR: return x * x;
     case IR_OP_SQRT: return sqrt(x);
     case IR_OP_SILU: return x / (1.0 + exp(-x));
+    /* 0.0 * x: NaN stays NaN; a negative x gives -0.0, and -inf gives NaN */
     case IR_OP_RELU: return x > 0 ? x : 0.0 * x; /* keeps NaN */
     default: MG_ASSERT(!"not a unary op");
     }
     return 0;
 }
 
+/* The scalar meaning of each binary op; division by zero follows IEEE (inf or NaN). */
 static double binary(ir_op op, double a, double b) {
     switch (op) {
     case IR_OP_ADD: return a + b;
@@ -36,6 +45,8 @@ static double binary(ir_op op, double a, double b) {
     return 0;
 }
 
+/* Elementwise op with broadcasting: the output is written in row-major order (t) while each
+ * operand follows its ev_bcast strides, 0 on broadcast dims. */
 static void run_binary(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {
     ev_bcast b;
     ev_bcast_init(&b, &n->shape, &g->nodes[n->in[0]].shape, &g->nodes[n->in[1]].shape);
@@ -51,7 +62,10 @@ static void run_binary(const fctx *c, const ir_graph *g, const ir_node *n, doubl
             }
 }
 
-/* sum adds in index order; max keeps the first NaN it meets */
+/* sum adds in index order; max keeps the first NaN it meets
+ * Each output combines group consecutive elements of the reduced dim (ev_reduce). A sum is
+ * rounded after every addition, like a sequential f32 loop; a max picks an existing value and
+ * needs no rounding. */
 static void run_reduce(const fctx *c, const ir_graph *g, const ir_node *n, const double *x, double *o) {
     ev_reduce r;
     ev_reduce_init(&r, n, &g->nodes[n->in[0]].shape);
@@ -69,7 +83,10 @@ static void run_reduce(const fctx *c, const ir_graph *g, const ir_node *n, const
             }
 }
 
-/* out[i][j] = sum over k in increasing order of a[i][k] * b[k][j] (one rounding per step) */
+/* out[i][j] = sum over k in increasing order of a[i][k] * b[k][j] (one rounding per step)
+ * The i-k-j loop order keeps that k order for every output while streaming rows of b. The
+ * product of two f32 values is exact in double, so a step rounds acc + a * b once to f32 (via
+ * double): an f32 fused multiply-add, up to a rare double rounding. */
 static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {
     ev_matmul m;
     if (ev_matmul_init(&m, &n->shape, &g->nodes[n->in[0]].shape, &g->nodes[n->in[1]].shape))
@@ -90,6 +107,10 @@ static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, 
     return MG_OK;
 }
 
+/* Computes node i into o (numel doubles, allocated by the caller) from operand values v[].
+ * Inputs are taken from in[] in the order input nodes appear (*n_in counts them) and rounded
+ * to their declared dtype; a constant is its exact decimal's double, rounded like any
+ * intermediate. Fails only with MG_ERR_NOMEM (matmul offsets, layout maps). */
 static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, double *o,
                           const double *const *in, int *n_in) {
     const ir_node *n = &g->nodes[i];
@@ -110,6 +131,7 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
     case IR_KIND_LAYOUT: {
         if (n->op == IR_OP_RESHAPE) {
+            /* a reshape leaves row-major data as it is */
             memcpy(o, v[n->in[0]], (size_t)total * sizeof *o);
             return MG_OK;
         }
@@ -124,6 +146,9 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     return MG_OK;
 }
 
+/* Contract in eval.h (mg_eval_float in mugen.h). Walks nodes in order and keeps each value
+ * until its last reader (ev_last_use) has run; outputs are rounded to their dtype on the way
+ * out. On error every buffer is freed and out[] is not written. */
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const *in,
                    double *const *out) {
     fctx c = {.f64 = f64};

@@ -3,16 +3,24 @@
  * "none" (FF_NONE) marks a value with no exponent part, which a Lax program never feeds to a
  * second exp. silu(x) = x / (1 + exp(-x)) is evaluated the same way; 1 + omega^k is never 0
  * because omega has odd order q. Division by zero in Z_p is an error naming the tensor and
- * index; in Z_q it only removes the exponent part (an error if that part is later used). */
+ * index; in Z_q it only removes the exponent part (an error if that part is later used).
+ * Reached through mg_eval_field (api.c). Equivalence testing (docs/verify.md) runs two
+ * programs on the same random inputs and the same omega and compares the results; one test
+ * accepts an inequivalent pair with probability at most eps(d, k) (Mirage Theorem 2; sqrt
+ * is outside the theorem, see docs/verify.md). */
 #include <string.h>
 
 #include "ff.h"
 #include "eval.h"
 
+/* Invariant: p[t] < FF_P; q[t] < FF_Q or FF_NONE. FF_NONE = 2^32 - 1 lies above both primes,
+ * so it is no residue and can mark "no exponent part" in the q array without a separate flag. */
 typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */
     uint32_t *p, *q;
 } fv;
 
+/* pow tables: an exponent xq < q < 2^31 splits as hi * 2^16 + lo with hi < 2^15, so 65536 +
+ * 32768 entries (384 KB) make omega^xq one multiplication instead of a 31-step power. */
 typedef struct ffctx {
     const ir_graph *g;
     mg_ctx *ctx;
@@ -20,10 +28,16 @@ typedef struct ffctx {
     uint32_t *pow_lo, *pow_hi; /* omega^i and omega^(i * 2^16): exp in one multiplication */
 } ffctx;
 
+/* omega^xq in Z_p: the p part of exp (Mirage Table 3). Precondition: xq < FF_Q (not FF_NONE),
+ * so xq >> 16 < 32768 indexes pow_hi. */
 static uint32_t ff_exp(const ffctx *c, uint32_t xq) {
     return ff_mulp(c->pow_hi[xq >> 16], c->pow_lo[xq & 0xffff]);
 }
 
+/* Unary Lax ops on both parts (Mirage Table 3; docs/verify.md lists them); node indexes n,
+ * for messages. sqr and sqrt act on each part and keep FF_NONE. exp and silu use the q part
+ * as an exponent and produce none; a none q part here can only come from a division by zero
+ * in Z_q, since the Lax check has ruled out a second exp on any path. */
 static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, fv *o) {
     int64_t total = ir_numel(&n->shape);
     for (int64_t t = 0; t < total; t++) {
@@ -34,6 +48,7 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
             o->q[t] = xq == FF_NONE ? FF_NONE : ff_mulq(xq, xq);
             break;
         case IR_OP_SQRT:
+            /* the power map x^((m+1)/4): multiplicative, a square root of every square (ff.h) */
             o->p[t] = ff_sqrt(xp, FF_P);
             o->q[t] = xq == FF_NONE ? FF_NONE : ff_sqrt(xq, FF_Q);
             break;
@@ -46,6 +61,8 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
                                ir_node_label(c->g, node, lb, sizeof lb), ir_ops[n->op].name,
                                (long long)t);
             }
+            /* -xq in Z_q is q - xq (0 for 0). ff_inv never sees 0: 1 + omega^k = 0 would give
+             * omega^2k = 1, so q | k (q is odd) and omega^k = 1, not -1 */
             if (n->op == IR_OP_EXP) o->p[t] = ff_exp(c, xq);
             else /* x * (1 + omega^-x)^-1 */
                 o->p[t] = ff_mulp(xp, ff_inv(ff_add(1, ff_exp(c, xq ? FF_Q - xq : 0), FF_P), FF_P));
@@ -58,6 +75,7 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
     return MG_OK;
 }
 
+/* q part of add, sub, mul, div: none in, none out (no exponent part survives). */
 static inline uint32_t bin_q(ir_op op, uint32_t a, uint32_t b) {
     if (a == FF_NONE || b == FF_NONE) return FF_NONE;
     switch (op) {
@@ -69,7 +87,11 @@ static inline uint32_t bin_q(ir_op op, uint32_t a, uint32_t b) {
 
 /* Inverts x[0..n) in place in Z_m with one exponentiation (Montgomery's batch trick).
  * Zeros (and FF_NONE) are skipped and left as they are; returns the index of the first zero,
- * or -1. tmp holds n entries. */
+ * or -1. tmp holds n entries.
+ * Forward: tmp[i] = product of the non-zero x[0..i). One Fermat inversion of the whole product
+ * (about 64 multiplications), then backward: inv = (product of x[0..i])^-1, so x[i]^-1 is
+ * inv * tmp[i], and inv * x[i] steps back to the prefix before i. Three multiplications per
+ * element instead of one exponentiation each. */
 static int64_t batch_inv(uint32_t *x, int64_t n, uint32_t m, uint32_t *tmp) {
     uint32_t acc = 1;
     int64_t zero = -1;
@@ -91,6 +113,10 @@ static int64_t batch_inv(uint32_t *x, int64_t n, uint32_t m, uint32_t *tmp) {
     return zero;
 }
 
+/* Binary Lax ops on both parts, with broadcasting (ev_bcast). Division multiplies by inverses
+ * of the divisor, computed once per divisor element (not per output element, which can be
+ * many more under broadcasting) by batch_inv. A zero in the p part is an error naming the
+ * divisor element; a zero in the q part makes that quotient's q part none (docs/verify.md). */
 static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x, const fv *y, fv *o) {
     ev_bcast b;
     ev_bcast_init(&b, &n->shape, &c->g->nodes[n->in[0]].shape, &c->g->nodes[n->in[1]].shape);
@@ -128,6 +154,7 @@ static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x,
                 for (int64_t i3 = 0; i3 < b.n[3]; i3++, t++) {
                     int64_t ia = xa + i3 * b.sa[3], ib = yb + i3 * b.sb[3];
                     uint32_t ap = x->p[ia], bp = y->p[ib];
+                    /* p part; div is a multiplication by the inverted y (default case) */
                     switch (n->op) {
                     case IR_OP_ADD: o->p[t] = ff_add(ap, bp, FF_P); break;
                     case IR_OP_SUB: o->p[t] = ff_sub(ap, bp, FF_P); break;
@@ -140,6 +167,10 @@ static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x,
     return MG_OK;
 }
 
+/* sum over groups (ev_reduce) on both parts. Terms are added as plain 64-bit integers and
+ * reduced once per output: group <= 2^31 - 1 terms, each < 2^32, sum < 2^63. The q part is
+ * none if any term's is (FF_NONE is added too, but that sum is then discarded). max is not
+ * Lax and never reaches this evaluator. */
 static void reduce_sum(const ffctx *c, const ir_node *n, const fv *x, fv *o) {
     ev_reduce r;
     ev_reduce_init(&r, n, &c->g->nodes[n->in[0]].shape);
@@ -163,7 +194,11 @@ static void reduce_sum(const ffctx *c, const ir_node *n, const fv *x, fv *o) {
 
 /* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m, in 128-bit accumulators
  * (products are < 2^64), reduced once per output. Rows of b are streamed once per block of
- * columns for all rows of a. Returns 1 if an operand holds FF_NONE (q part only). */
+ * columns for all rows of a. Returns 1 if an operand holds FF_NONE (q part only).
+ * Bound: a product is < 2^32 * 2^32 = 2^64 and K <= 2^31 - 1 (IR_MAX_DIM), so a dot product
+ * is < 2^95 and the 128-bit accumulator cannot overflow: one % per output instead of K. An
+ * FF_NONE operand (2^32 - 1) fits the bound too; it only makes the q result meaningless, which
+ * the return value reports. acc holds M * JB entries. */
 static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
                        int64_t N, uint32_t m, mg_u128 *acc, int64_t JB) {
     int none = 0;
@@ -178,6 +213,7 @@ static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_
                 mg_u128 *ar = acc + i * jn;
                 for (int64_t j = 0; j < jn; j++) ar[j] += aik * brow[j];
             }
+            /* p values are < FF_P < FF_NONE, so only the q part's b needs the scan */
             if (m == FF_Q)
                 for (int64_t j = 0; j < jn; j++) none |= brow[j] == FF_NONE;
         }
@@ -187,7 +223,8 @@ static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_
     return none;
 }
 
-/* q part when an operand has no exponent part somewhere: per-element, NONE if any term is. */
+/* q part when an operand has no exponent part somewhere: per-element, NONE if any term is.
+ * Only run when matmul_part saw a none, so the common case stays on the blocked loop. */
 static void matmul_q_slow(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M,
                           int64_t K, int64_t N) {
     for (int64_t i = 0; i < M; i++)
@@ -203,6 +240,9 @@ static void matmul_q_slow(const uint32_t *a, const uint32_t *b, uint32_t *o, int
         }
 }
 
+/* Field matmul, one batch matrix at a time (ev_matmul offsets give broadcast batch dims).
+ * JB = 256 columns per block; the M * JB accumulators (16 bytes each) serve every block and
+ * both parts in turn. */
 static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv *y, fv *o) {
     ev_matmul m;
     const int64_t JB = 256;
@@ -224,6 +264,9 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
     return MG_OK;
 }
 
+/* Computes node i into v[i] (allocated by the caller) from its operands. Inputs come from
+ * in_p/in_q in the order input nodes appear (*n_in counts them) and must already be reduced
+ * (p < FF_P, q < FF_Q or FF_NONE), which is checked element by element. */
 static mg_status run_node(ffctx *c, int i, fv *v, const uint32_t *const *in_p,
                           const uint32_t *const *in_q, int *n_in) {
     const ir_node *n = &c->g->nodes[i];
@@ -270,6 +313,8 @@ static mg_status run_node(ffctx *c, int i, fv *v, const uint32_t *const *in_p,
     return MG_OK;
 }
 
+/* pow_lo[i] = omega^i (i < 2^16) and pow_hi[i] = omega^(i * 2^16) (i < 2^15), for ff_exp.
+ * 98304 multiplications per evaluation. On failure ev_field frees what was allocated. */
 static mg_status build_tables(ffctx *c) {
     c->pow_lo = base_alloc(65536 * sizeof(uint32_t));
     c->pow_hi = base_alloc(32768 * sizeof(uint32_t));
@@ -282,6 +327,12 @@ static mg_status build_tables(ffctx *c) {
     return MG_OK;
 }
 
+/* Contract in eval.h (mg_eval_field in mugen.h). The Lax check comes first: relu and max have
+ * no field meaning, and a second exp on a path would need a q part the first one removed.
+ * omega must have order exactly q (omega != 1 and omega^q = 1, q prime), so that
+ * x -> omega^x is well defined on Z_q and exp(a + b) = exp(a) exp(b) holds (Mirage §5.2).
+ * Values are freed after their last reader; 8 bytes per element (p and q parts) is what
+ * ev_check_size budgets. */
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q) {
     char why[512];

@@ -1,6 +1,11 @@
 /* ir: kernel-graph construction, shape inference, the checker and structural equality.
  * Every node enters through ir_add_input / ir_add_node / ir_add_const, which infer and
- * validate its shape, so a graph in memory is always well-formed (ir_check re-verifies). */
+ * validate its shape, so a graph in memory is always well-formed (ir_check re-verifies).
+ *
+ * Pipeline: the front ends (parse.c for .mu text, json.c) call ir_add_* in source order; the
+ * printers, the Lax checker and partitioner (lax.c) and both evaluators only read the result.
+ * infer() implements the "shape rule" column of docs/ir.md's operator table: a new op needs a
+ * case there as well as its row in ops.def. */
 #include "ir.h"
 
 #include <inttypes.h>
@@ -8,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The op table, one row per line of ops.def. K, B and T are the level bits the rows are written
+ * with (kernel, block, thread graph: Mirage Table 1); they exist only around the include so
+ * that no other code sees one-letter macros. */
 #define K IR_LEVEL_K
 #define B IR_LEVEL_B
 #define T IR_LEVEL_T
@@ -28,6 +36,8 @@ ir_graph *ir_graph_new(void) {
     return g;
 }
 
+/* Every name and literal a node points to lives in g->mem, so one arena_free releases them all.
+ * The strmap only borrows those strings as keys, and strmap_free does not read them. */
 void ir_graph_free(ir_graph *g) {
     if (!g) return;
     arena_free(&g->mem);
@@ -37,12 +47,15 @@ void ir_graph_free(ir_graph *g) {
     base_free(g);
 }
 
+/* No overflow check needed: every shape in a graph passed check_shape (<= 2^40 elements). */
 int64_t ir_numel(const ir_shape *s) {
     int64_t n = 1;
     for (int i = 0; i < s->ndim; i++) n *= s->d[i];
     return n;
 }
 
+/* snprintf returns the untruncated length, so k may pass n after a cut; every later write is
+ * guarded by k < n so that n - k never wraps. A short buf gives a truncated string. */
 const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "%s[", base_dtype_name(t));
     for (int i = 0; i < s->ndim && k < n; i++)
@@ -51,6 +64,7 @@ const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n) {
     return buf;
 }
 
+/* Anonymous constants are labelled by their literal, so a message says '4096', not 'const #3'. */
 const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n) {
     const ir_node *nd = &g->nodes[i];
     if (nd->name) snprintf(buf, n, "%s", nd->name);
@@ -60,6 +74,7 @@ const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n) {
     return buf;
 }
 
+/* names[] is in mg_dtype order (MG_F16, MG_BF16, MG_F32), so the index is the dtype. */
 int ir_dtype_parse(const char *s, size_t n) {
     static const char *names[] = {"f16", "bf16", "f32"};
     for (int t = 0; t < 3; t++)
@@ -69,6 +84,10 @@ int ir_dtype_parse(const char *s, size_t n) {
 
 int ir_find(const ir_graph *g, const char *name) { return strmap_get(&g->names, name); }
 
+/* Enforces the ir_shape invariant (ir.h): rank <= 4, every size in [1, 2^31 - 1], at most 2^40
+ * elements. The element bound is tested by division before multiplying, so the running
+ * product never overflows. ctx may be NULL: infer uses it as a silent yes/no test. Returns 0
+ * or -MG_ERR_LIMIT. */
 static int check_shape(mg_ctx *ctx, const ir_shape *s) {
     if (s->ndim < 0 || s->ndim > IR_MAX_DIMS) {
         return -(int)ctx_err(ctx, MG_ERR_LIMIT, "tensors have at most %d dims, got %d",
@@ -88,6 +107,9 @@ static int check_shape(mg_ctx *ctx, const ir_shape *s) {
     return 0;
 }
 
+/* Appends a copy of *n, doubling the array when full, and returns its index (or -rc). Nodes
+ * refer to each other only by index (in[], outputs[], the name map), never by pointer, so
+ * moving the array on realloc invalidates nothing. */
 static int push_node(ir_graph *g, mg_ctx *ctx, const ir_node *n) {
     if (g->n_nodes >= IR_MAX_NODES) {
         return -(int)ctx_err(ctx, MG_ERR_LIMIT, "program has more than %d tensors",
@@ -119,6 +141,8 @@ int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
         return -(int)ctx_err(ctx, MG_ERR_PARSE, "tensor '%s' cannot also be called '%s'",
                              g->nodes[i].name, name);
     }
+    /* Copy the name into the graph's arena before it enters the map: strmap borrows its keys,
+     * and the caller's buffer (a parser's stack copy, a cJSON string) does not outlive us. */
     char *s = arena_strdup(&g->mem, name);
     if (!s || strmap_put(&g->names, s, i)) {
         return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -130,17 +154,22 @@ int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
 int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s) {
     int rc = check_shape(ctx, s);
     if (rc < 0) return rc;
+    /* Refuse a duplicate before pushing, so a failed call leaves the graph as it was. A found
+     * name implies n_nodes >= 1, so index 0 satisfies ir_set_name's assertion. */
     if (ir_find(g, name) >= 0) return ir_set_name(g, ctx, 0, name); /* reports the duplicate */
     ir_node n = {.op = IR_OP_INPUT, .dtype = t, .shape = *s};
     int i = push_node(g, ctx, &n);
     if (i < 0) return i;
     if ((rc = ir_set_name(g, ctx, i, name)) < 0) {
+        /* undo the push: nothing refers to the new node yet */
         g->n_nodes--;
         return rc;
     }
     return i;
 }
 
+/* outputs[] keeps declaration order: the evaluators fill out[k] for the k-th output and the
+ * printers list them in that order, so ir_graph_equal compares outputs by position. */
 int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {
     MG_ASSERT(i >= 0 && i < g->n_nodes);
     char lb[128];
@@ -163,7 +192,12 @@ int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {
 
 /* ---- constants: exact decimals, so both evaluators see the same number ---- */
 
-/* Parses [-]digits[.digits][e[+-]digits] into num/den (den a power of ten). 0 on success. */
+/* Parses [-]digits[.digits][e[+-]digits] into num/den (den a power of ten). 0 on success.
+ * The value is m * 10^(e - frac), m being all digits read as one integer and frac the number
+ * after the dot. Leading zeros are not significant digits; at most 18 significant ones keep
+ * m < 10^18 < 2^63, and |e| <= 40 bounds the exponent loop. Common factors of 10 cancel, so
+ * equal decimals (0.5, 0.50, 5e-1) give the same num/den. *val is strtod of the same text: the
+ * float evaluator sees the double nearest to the exact fraction. */
 static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val) {
     const char *p = s;
     int neg = 0;
@@ -198,6 +232,8 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
     if (*p) return -1;
     long scale = e - frac; /* value = m * 10^scale */
     mg_i128 d = 1;
+    /* Move the exponent into num (scale > 0) or den (scale < 0). m and d are 128-bit so that
+     * one step past the int64 limit can be computed and then rejected without overflow. */
     for (; scale > 0; scale--) {
         m *= 10;
         if (m > INT64_MAX) return -1;
@@ -213,6 +249,9 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
     return 0;
 }
 
+/* A constant is a rank-0 node (ndim 0 from the zero initialiser): a scalar that broadcasts.
+ * Its dtype is f32, but join_dtype makes an op adopt its other operand's dtype, so a literal
+ * never widens an f16 computation. lit is kept verbatim for printing. */
 int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
     ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col};
     if (parse_decimal(lit, &n.num, &n.den, &n.value)) {
@@ -228,6 +267,8 @@ int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
 
 /* ---- shape inference ---- */
 
+/* Formats "<op>: <what>; <operand> is <dtype[shape]>, ..." and returns MG_ERR_SHAPE. n need not
+ * be in g yet: only its operands are looked up. The text stops growing at 1 KB. */
 static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *what) {
     char msg[1024];
     size_t k = (size_t)snprintf(msg, sizeof msg, "%s: %s", ir_ops[n->op].name, what);
@@ -241,6 +282,8 @@ static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, con
     return ctx_err(ctx, MG_ERR_SHAPE, "%s", msg);
 }
 
+/* Result dtype of a two-operand op (docs/ir.md): a constant adopts the other operand's dtype,
+ * equal dtypes are kept, mixed dtypes widen to f32. */
 static mg_dtype join_dtype(const ir_node *a, const ir_node *b) {
     if (a->op == IR_OP_CONST) return b->dtype;
     if (b->op == IR_OP_CONST) return a->dtype;
@@ -251,6 +294,7 @@ int ir_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
     int nd = a->ndim > b->ndim ? a->ndim : b->ndim;
     out->ndim = nd;
     for (int i = 0; i < nd; i++) {
+        /* right-aligned: a missing leading dim (ia or ib < 0) acts as size 1 */
         int ia = a->ndim - nd + i, ib = b->ndim - nd + i;
         int64_t da = ia >= 0 ? a->d[ia] : 1, db = ib >= 0 ? b->d[ib] : 1;
         if (da != db && da != 1 && db != 1) return -1;
@@ -259,11 +303,15 @@ int ir_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
     return 0;
 }
 
+/* Normalises a negative dim= (counted from the end, as in numpy) in place; 1 if in range. */
 static int norm_dim(ir_node *n, int rank) {
     if (n->dim < 0) n->dim += rank;
     return n->dim >= 0 && n->dim < rank;
 }
 
+/* [..., m, k] x [..., k, n] -> [..., m, n]. Both operands need the same rank (no implicit rank
+ * promotion, unlike numpy); each batch dim must match or be 1, and a 1 broadcasts
+ * (ev_matmul_init gives it offset 0). */
 static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape, *b = &g->nodes[n->in[1]].shape;
     if (a->ndim < 2 || b->ndim < 2 || a->ndim != b->ndim)
@@ -285,6 +333,11 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     return MG_OK;
 }
 
+/* Layout ops move elements without arithmetic. reshape: the shape comes from ints[] and keeps
+ * the element count (a row-major reinterpretation). repeat: each dim times its factor, tiling
+ * the whole tensor rather than repeating each element; a factor and a size both below 2^31
+ * cannot overflow int64, and infer's final check_shape rejects a result that is too large.
+ * concat: dim d adds up, every other dim must be equal. */
 static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
     char w[160];
@@ -323,7 +376,11 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     return MG_OK;
 }
 
-/* Infers n->shape and n->dtype from its operands; validates attributes. */
+/* Infers n->shape and n->dtype from its operands; validates attributes. Preconditions: n is
+ * an op node and n->in[] index nodes already in g. ir_check also runs it on a copy of an
+ * existing node, which is why it writes only into *n. Attributes are normalised in place (dim
+ * becomes non-negative, a sum's group 0 becomes the whole dim), so that equal programs
+ * compare equal. The result dtype is the first operand's unless a rule below joins two. */
 static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_op_info *info = &ir_ops[n->op];
     if (n->n_in != info->arity) {
@@ -347,6 +404,8 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     }
     case IR_KIND_REDUCE:
         if (!norm_dim(n, a->shape.ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+        /* sum(dim=d, group=g) reduces runs of g consecutive elements along d, which shrinks
+         * to size / g (Mirage's sum(k_r, .)); max always reduces the whole dim */
         if (n->op == IR_OP_MAX || n->group == 0) n->group = a->shape.d[n->dim];
         if (n->group < 1 || a->shape.d[n->dim] % n->group)
             return shape_err(ctx, g, n, "group= must divide the size of the reduced dim");
@@ -366,6 +425,9 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 
 int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto) {
     ir_node n = *proto;
+    /* Names are set afterwards with ir_set_name, which also indexes them. Inputs and constants
+     * have their own constructors. Operands must already be in g: that is what keeps the node
+     * array in topological order (and programs acyclic). */
     n.name = NULL;
     MG_ASSERT(n.op > IR_OP_CONST && n.op < IR_OP_COUNT);
     for (int i = 0; i < n.n_in; i++) MG_ASSERT(n.in[i] >= 0 && n.in[i] < g->n_nodes);
@@ -387,6 +449,8 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
                                n->in[k]);
         if (n->name && ir_find(g, n->name) != i)
             return ctx_err(ctx, MG_ERR_INVALID, "ir_check: name '%s' not indexed", n->name);
+        /* Sources have no rule to re-run, only a shape to check; every other node is inferred
+         * again on a copy and must match what was stored. */
         if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) {
             if (check_shape(ctx, &n->shape) < 0) return MG_ERR_INVALID;
             continue;
@@ -404,7 +468,13 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
 
 /* ---- structural equality ---- */
 
-/* memo[i] = node of b known equal to node i of a, -1 unknown, -2 known unequal to candidate */
+/* Is node i of a the same computation as node j of b? Compares op, attributes, dtype, shape,
+ * input names and constant values (as fractions: 0.5 == 0.50; the 128-bit cross products
+ * cannot overflow), then the operands recursively. memo[i] is the node of b already matched
+ * with node i of a, or -1. A match is final: comparing i with any other node fails, so a
+ * subexpression shared in a must be shared in b too (the converse is not checked: two copies
+ * in a may both match one node of b). Failures are not memoised because the first one ends
+ * the whole comparison; each node of a is expanded at most once, so the walk is linear. */
 static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *memo) {
     if (memo[i] >= 0) return memo[i] == j;
     const ir_node *x = &a->nodes[i], *y = &b->nodes[j];
@@ -427,10 +497,14 @@ int ir_graph_equal(const ir_graph *a, const ir_graph *b) {
     for (int i = 0; i < a->n_nodes; i++) na += a->nodes[i].op == IR_OP_INPUT;
     for (int i = 0; i < b->n_nodes; i++) nb += b->nodes[i].op == IR_OP_INPUT;
     if (na != nb) return 0;
+    /* Equal input counts also keep the pairing loop below inside b's nodes. memo has one extra
+     * slot so that an empty graph allocates a non-zero size; out of memory reads as unequal. */
     int *memo = base_alloc((size_t)(a->n_nodes + 1) * sizeof *memo);
     if (!memo) return 0;
     for (int i = 0; i < a->n_nodes; i++) memo[i] = -1;
     int eq = 1;
+    /* Inputs are paired in declaration order, the order in which the evaluators take their
+     * input arrays; outputs by position and name. Intermediates are matched only via memo. */
     for (int i = 0, j = 0; eq && i < a->n_nodes; i++) { /* inputs in the same order */
         if (a->nodes[i].op != IR_OP_INPUT) continue;
         while (b->nodes[j].op != IR_OP_INPUT) j++;

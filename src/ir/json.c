@@ -7,7 +7,10 @@
  *    "outputs": ["O"]}
  * Anonymous constants are written inline where they are used; named ones are tensors.
  * Tensors are listed in topological order; "dtype"/"shape" of op tensors are written for
- * readers and, when present on import, must match what shape inference gives. */
+ * readers and, when present on import, must match what shape inference gives.
+ * Import is the second front end beside parse.c (api.c picks it when the first non-blank byte
+ * is '{') and builds through the same ir_add_* calls, so the same shape rules and limits
+ * apply; export sits beside print.c. */
 #include <cjson/cJSON.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,7 +20,9 @@
 
 
 /* cJSON allocates through the library's hook too; a failed allocation is remembered so that
- * a parse failure caused by it reads as out of memory, not as malformed JSON. */
+ * a parse failure caused by it reads as out of memory, not as malformed JSON. cJSON's hooks
+ * are process-wide, so the flag is a global, reset by use_our_allocator at the start of each
+ * import and export: this module is not safe to call from two threads at once. */
 static int cj_oom;
 static void *cj_alloc(size_t n) {
     void *p = base_alloc(n);
@@ -31,6 +36,11 @@ static void use_our_allocator(void) {
     cj_oom = 0;
 }
 
+/* Builds the whole cJSON tree, then prints it. Most cJSON_Add* results are not checked one by
+ * one: a failed allocation inside them sets cj_oom, which is tested once before anything is
+ * written to sb, so an incomplete tree is never emitted. ts and outs belong to this function
+ * until attached to root, then to root (hence set to NULL), so the cleanup at done frees each
+ * exactly once. */
 mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
     use_our_allocator();
     arena a;
@@ -54,6 +64,8 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
         cJSON_AddItemToArray(tarr, t);
         cJSON_AddStringToObject(t, "name", names[i]);
         cJSON_AddStringToObject(t, "op", ir_ops[n->op].name);
+        /* a named constant is a tensor of its own; its value is the literal as a string, since
+         * a JSON number is a double and would lose the exact decimal */
         if (n->op == IR_OP_CONST) {
             cJSON_AddStringToObject(t, "value", n->lit);
             continue;
@@ -71,6 +83,8 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
                 cJSON_AddItemToArray(in, ref);
             }
         }
+        /* attributes as docs/ir.md names them: sum and max take dim (sum also group, written
+         * even when it is the whole dim), concat dim, reshape new_shape, repeat times */
         int reduce = ir_ops[n->op].kind == IR_KIND_REDUCE;
         if (reduce || n->op == IR_OP_CONCAT) cJSON_AddNumberToObject(t, "dim", n->dim);
         if (n->op == IR_OP_SUM) cJSON_AddNumberToObject(t, "group", (double)n->group);
@@ -79,6 +93,7 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
             for (int k = 0; v && k < n->n_ints; k++)
                 cJSON_AddItemToArray(v, cJSON_CreateNumber((double)n->ints[k]));
         }
+        /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
         cJSON *s = cJSON_AddArrayToObject(t, "shape");
         for (int k = 0; s && k < n->shape.ndim; k++)
@@ -106,6 +121,9 @@ done:
 
 /* ---- import ---- */
 
+/* Import state: the graph being built and the tensor being read, for messages. idx is -1
+ * outside the tensors list (top-level fields, outputs); name is set once that tensor's
+ * "name" has been read, NULL before. */
 typedef struct jin {
     mg_ctx *ctx;
     const char *file;
@@ -114,7 +132,8 @@ typedef struct jin {
     const char *name;
 } jin;
 
-/* Reports at tensors[idx] with status rc (MG_ERR_PARSE unless a graph call said otherwise). */
+/* Reports at tensors[idx] with status rc (MG_ERR_PARSE unless a graph call said otherwise).
+ * The message is formatted into a local buffer first, so jfwd may pass ctx->msg itself. */
 static mg_status jerr_rc(jin *j, mg_status rc, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static mg_status jerr_rc(jin *j, mg_status rc, const char *fmt, ...) {
@@ -133,7 +152,9 @@ static mg_status jerr_rc(jin *j, mg_status rc, const char *fmt, ...) {
 #define jfwd(j, r) jerr_rc(j, (mg_status)-(r), "%s", (j)->ctx ? (j)->ctx->msg : "error")
 
 
-/* Reads an integer field; 1 if present and valid, 0 if absent, -1 if malformed. */
+/* Reads an integer field; 1 if present and valid, 0 if absent, -1 if malformed.
+ * The range test comes first, written so that NaN fails it; only then is the double cast to
+ * int64 (a cast out of range would be undefined) and compared back to catch fractions. */
 static int get_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int64_t *out) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) return 0;
@@ -144,6 +165,8 @@ static int get_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int6
     return 1;
 }
 
+/* Reads a list of sizes, each an integer in [1, IR_MAX_DIM], at most max of them. Returns the
+ * count, -2 if the key is absent, -1 if malformed. */
 static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) return -2;
@@ -159,14 +182,22 @@ static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) 
     return n;
 }
 
+/* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
+ * own constructors; an op's "inputs" are names of earlier tensors or inline {"const": "..."}
+ * objects, each of which becomes an anonymous constant node. An absent "dim" or "group"
+ * reads as 0 (dim 0; group 0 = the whole dim, see infer); keys an op does not take are not
+ * rejected. The node is added, which infers its shape, before the optional "dtype" and
+ * "shape" are compared with the result; on any error the caller drops the whole graph. */
 static mg_status read_tensor(jin *j, const cJSON *t) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(t, "op");
     if (!cJSON_IsObject(t)) return jerr(j, "expected an object");
     if (!cJSON_IsString(nm) || !nm->valuestring[0]) return jerr(j, "needs a string \"name\"");
     j->name = nm->valuestring;
+    /* the bound of a .mu name; the characters are not checked (see ir_print_dot) */
     if (strlen(j->name) > 255) return jerr(j, "name is longer than 255 characters");
     if (!cJSON_IsString(op)) return jerr(j, "needs a string \"op\"");
+    /* op names are looked up in the op table, so JSON knows every ops.def row */
     int code = -1;
     for (int k = 0; k < IR_OP_COUNT; k++)
         if (!strcmp(op->valuestring, ir_ops[k].name)) code = k;
@@ -206,6 +237,7 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
         if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
         int k = ir_find(j->g, e->valuestring);
         if (k < 0) {
+            /* its own name is not in the map yet: ir_set_name runs last */
             if (!strcmp(e->valuestring, j->name))
                 return jerr(j, "reads itself (a cycle)");
             return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
@@ -239,6 +271,11 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
     return rc < 0 ? jfwd(j, rc) : MG_OK;
 }
 
+/* Contract in ir.h. Only the first len bytes are parsed (the text need not end in NUL). On a
+ * syntax error cJSON reports where it stopped, and the line is counted up to there. Tensors
+ * are read in list order, which must be topological, then outputs by name. The cJSON tree is
+ * freed before returning: ir_set_name and ir_add_const copied every string the graph keeps
+ * into its arena, so nothing in the graph points into the tree. */
 mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *file,
                         ir_graph **out) {
     jin j = {.ctx = ctx, .file = file ? file : "<input>", .idx = -1};
@@ -265,11 +302,13 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
     else if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
         rc = jerr(&j, "needs a non-empty \"outputs\" list");
     int k = 0;
+    /* the first failing tensor stops the walk; its message names tensors[k] and its name */
     for (const cJSON *t = ts ? ts->child : NULL; !rc && t; t = t->next, k++) {
         j.idx = k, j.name = NULL;
         rc = read_tensor(&j, t);
     }
     j.idx = -1;
+    /* outputs last, by name: an output may be any tensor, listed in any order */
     if (!rc) cJSON_ArrayForEach(e, os) {
         int o = cJSON_IsString(e) ? ir_find(j.g, e->valuestring) : -1;
         if (o < 0) {

@@ -18,6 +18,10 @@ int ir_is_lax(const ir_graph *g, char *why, size_t n) {
         snprintf(why, n, "out of memory");
         lax = -1;
     }
+    /* One pass in node order (topological): depth[i] is the largest number of exponentiations
+     * on any path from a source to i, i included, and first[i] the exponentiation on such a
+     * path (for the message). The rule is per path, not per program: exp(A) + exp(B) is Lax,
+     * exp(exp(A)) is not. Sources keep depth 0. */
     for (int i = 0; lax == 1 && i < g->n_nodes; i++) {
         const ir_node *nd = &g->nodes[i];
         if (!ir_ops[nd->op].lax) {
@@ -46,6 +50,11 @@ int ir_is_lax(const ir_graph *g, char *why, size_t n) {
 
 /* ---- partition ---- */
 
+/* State of the greedy partition. Invariants once nodes 0..v are assigned: part[i] is set for
+ * every i <= v; a part with lax[id] == 0 holds exactly one node; a part id emptied by a merge
+ * stays allocated (ir_partition drops it when renumbering); the graph of parts, with an edge
+ * q -> r when a node of r reads a node of q, is acyclic. mark, back, depth: can_merge's
+ * scratch, n_nodes + 1 entries each (n_parts <= n_nodes). */
 typedef struct part_state {
     const ir_graph *g;
     int *part;  /* node -> partition id, -1 for inputs and constants */
@@ -62,7 +71,17 @@ static int in_set(const int *set, int n, int x) {
     return 0;
 }
 
-/* Would putting node v together with partitions set[0..n) keep one Lax, acyclic part? */
+/* Would putting node v together with partitions set[0..n) keep one Lax, acyclic part?
+ * Precondition: v is a Lax op, set holds distinct Lax parts, nodes < v are assigned.
+ *
+ * Acyclicity is decided on the graph of parts, not of nodes. A part runs as a unit (one
+ * standalone program, later one kernel), so it can start only after every part it reads has
+ * finished. The everyday case is exp(S - max(S)) (docs/ir.md): the sub cannot join S's part,
+ * which would then both feed max and read its result. Node-level reachability is not enough:
+ * it misses paths that enter a part at one node and leave it from another. With a part
+ * Q = {a, b}, S -> a and b -> S', no node path leads from S to S' (a does not reach b), yet
+ * merging S and S' into M gives M -> Q -> M, and neither M nor Q can run first. So
+ * reachability is propagated per part: once any node of a part is reached, all of it is. */
 static int can_merge(part_state *s, int v, const int *set, int n) {
     const ir_graph *g = s->g;
     const ir_node *nv = &g->nodes[v];
@@ -70,8 +89,12 @@ static int can_merge(part_state *s, int v, const int *set, int n) {
      * the set (fwd) and reaches the set or v (back) */
     int *fwd = s->mark, *back = s->back;
     for (int q = 0; q < s->n_parts; q++) fwd[q] = back[q] = in_set(set, n, q);
+    /* v joins the merged part, so the parts v reads reach it too */
     for (int k = 0; k < nv->n_in; k++)
         if (s->part[nv->in[k]] >= 0) back[s->part[nv->in[k]]] = 1;
+    /* Fixed point over the edges q -> pi of nodes < v. One sweep in node order is not enough:
+     * a part can be reached through a late node after the edges leaving its earlier nodes
+     * were swept. Flags only turn on, so it ends. */
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < v; i++) {
@@ -87,7 +110,10 @@ static int can_merge(part_state *s, int v, const int *set, int n) {
     }
     for (int q = 0; q < s->n_parts; q++)
         if (fwd[q] && back[q] && !in_set(set, n, q)) return 0;
-    /* Lax: at most one exponentiation on any path inside the merged part */
+    /* Lax: at most one exponentiation on any path inside the merged part (Mirage Definition
+     * 5.1), counted over its nodes only: what it reads from other parts becomes an input of
+     * the standalone part (depth 0). The acyclicity above guarantees that a path leaving the
+     * part never comes back, so this count is the part's own. */
     for (int i = 0; i <= v; i++) {
         int mine = i == v || (s->part[i] >= 0 && in_set(set, n, s->part[i]));
         if (!mine) {
@@ -104,6 +130,10 @@ static int can_merge(part_state *s, int v, const int *set, int n) {
     return 1;
 }
 
+/* Puts node v into a part (nodes < v are assigned). Sources belong to no part: each part that
+ * reads them gets its own input or copy. A Lax op first tries to join all the distinct Lax
+ * parts of its operands at once, then each of them alone in operand order; if none works, or
+ * the op is not Lax, it opens a new part. So a non-Lax part always holds exactly one op. */
 static void assign(part_state *s, int v) {
     const ir_node *nv = &s->g->nodes[v];
     if (nv->op == IR_OP_INPUT || nv->op == IR_OP_CONST) {
@@ -153,6 +183,9 @@ mg_status ir_partition(const ir_graph *g, mg_ctx *ctx, int *part, int *lax, int 
     /* renumber the surviving parts in a topological order (Kahn over the part DAG) */
     for (int p = 0; p < s.n_parts; p++) newid[p] = -1;
     int n = 0;
+    /* Sweep until no part becomes ready: a part is ready when every other part it reads has
+     * an id. Parts emptied by merges are never present and get none. Quadratic at worst,
+     * which is fine at program sizes. */
     for (int done_any = 1; done_any;) {
         done_any = 0;
         for (int p = 0; p < s.n_parts; p++) {
@@ -183,7 +216,11 @@ done:
 
 /* Builds part p of g as a standalone program: tensors it reads from outside become inputs
  * (same names), constants are copied in, and tensors used outside or by the program's
- * outputs become outputs. names = ir_node_names(g). */
+ * outputs become outputs. names = ir_node_names(g). Those names have no inline literals, so
+ * every tensor has one and a tensor crossing a cut is called the same on both sides (part K's
+ * output t5 is a later part's input t5): that is what lets the printed parts be run in order
+ * and recomposed. A named constant is copied as an anonymous one with the same literal.
+ * Setting a name can fail here only for lack of memory, since names[] are distinct. */
 static mg_status extract(const ir_graph *g, mg_ctx *ctx, const int *part, int p,
                          const char **names, ir_graph **out) {
     ir_graph *sub = ir_graph_new();
@@ -233,7 +270,10 @@ done:
     return rc;
 }
 
-/* Renders the partition as .mu text: a comment line per part, then the part as a program. */
+/* Renders the partition as .mu text: a comment line per part, then the part as a program.
+ * Parts come in ir_partition's topological order, so evaluating them in sequence, each one
+ * reading earlier parts' outputs by name, gives the whole program's values
+ * (test_partition_recompose). */
 mg_status ir_print_partition(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
     int *part = base_calloc((size_t)g->n_nodes + 1, sizeof *part);
     int *lax = base_calloc((size_t)g->n_nodes + 1, sizeof *lax);

@@ -3,7 +3,12 @@
  * Recursive descent over a hand-written lexer. Errors unwind with longjmp to ir_parse_text
  * (as Lua's parser does), which frees the partial graph; every message is
  * "file:line:col: error: ...", the source line and a caret under the spot (chibicc style).
- * Shape errors found while adding a node are reported at the operator's position. */
+ * Shape errors found while adding a node are reported at the operator's position.
+ *
+ * Memory: the parser struct and the graph are the only heap objects. Tokens point into the
+ * source text and every other value lives on the C stack, so unwinding with longjmp skips no
+ * cleanup: ir_parse_text frees the graph, whose arena holds every name and literal copied so
+ * far. Recursion depth is bounded (MAX_DEPTH) so hostile input cannot overflow the C stack. */
 #include <ctype.h>
 #include <inttypes.h>
 #include <setjmp.h>
@@ -12,9 +17,14 @@
 
 #include "ir.h"
 
+/* Token kinds: T_NL ends a statement, T_PUNCT is always one character. MAX_DEPTH bounds the
+ * nesting of expressions and MAX_NAME the length of a name (docs/ir.md). */
 enum { T_EOF, T_NL, T_IDENT, T_NUM, T_PUNCT };
 enum { MAX_DEPTH = 200, MAX_NAME = 255 };
 
+/* A token is a view into the source: s[0..n) is not NUL-terminated and lives as long as the
+ * text. off is the byte offset of its first character; line and col (1-based) are what
+ * messages show. */
 typedef struct token {
     int kind;
     const char *s;
@@ -23,6 +33,11 @@ typedef struct token {
     int line, col;
 } token;
 
+/* Invariants: pos <= len; line_start is the offset where the current line begins, so a column
+ * is pos - line_start + 1; paren counts the ( and [ open at pos (never negative) and, while it
+ * is positive, newlines are blanks. tok is the one token of lookahead. depth counts nested
+ * parse_expr / parse_unary calls. rc and jb carry an error from fail_at back to the setjmp in
+ * ir_parse_text. */
 typedef struct parser {
     mg_ctx *ctx;
     const char *src, *file;
@@ -35,7 +50,11 @@ typedef struct parser {
     jmp_buf jb;
 } parser;
 
-/* Renders "file:line:col: error: msg" + the source line + caret into ctx and unwinds. */
+/* Renders "file:line:col: error: msg" + the source line + caret into ctx and unwinds.
+ * Only the line around off is shown: when the caret would sit past column 60 the window starts
+ * 40 bytes before it, behind "...", and at most 120 bytes are copied. Control and non-ASCII
+ * bytes print as '?', and tabs are copied into the caret line as well, so that a terminal
+ * expands both lines alike and the caret stays under the spot. */
 static _Noreturn void fail_at(parser *p, mg_status rc, size_t off, int line, int col,
                               const char *msg) {
     size_t b = off > p->len ? p->len : off, e = b;
@@ -51,6 +70,7 @@ static _Noreturn void fail_at(parser *p, mg_status rc, size_t off, int line, int
         src[k++] = c == '\t' ? '\t' : (c < 32 || c > 126) ? '?' : (char)c;
     }
     src[k] = 0;
+    /* the spot may lie past the copied text: at the line's end, or beyond the 120-byte cut */
     if (caret > k) caret = k;
     for (size_t i = 0; i < caret; i++) mark[i] = src[i] == '\t' ? '\t' : ' ';
     mark[caret] = '^', mark[caret + 1] = 0;
@@ -59,6 +79,7 @@ static _Noreturn void fail_at(parser *p, mg_status rc, size_t off, int line, int
     longjmp(p->jb, 1);
 }
 
+/* A syntax error at token t (MG_ERR_PARSE): formats the message and unwinds via fail_at. */
 static _Noreturn void fail(parser *p, const token *t, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 static _Noreturn void fail(parser *p, const token *t, const char *fmt, ...) {
@@ -70,13 +91,18 @@ static _Noreturn void fail(parser *p, const token *t, const char *fmt, ...) {
     fail_at(p, MG_ERR_PARSE, t->off, t->line, t->col, msg);
 }
 
-/* Re-raises the message a graph call left in ctx, positioned at t. */
+/* Re-raises the message a graph call left in ctx, positioned at t: errors found by ir.c
+ * (shapes, limits, duplicate names) keep their status rc. The message is copied out first
+ * because fail_at formats into the same ctx->msg buffer. */
 static _Noreturn void fail_ctx(parser *p, const token *t, mg_status rc) {
     char msg[sizeof p->ctx->msg];
     snprintf(msg, sizeof msg, "%s", p->ctx ? p->ctx->msg : "error");
     fail_at(p, rc ? rc : MG_ERR_PARSE, t->off, t->line, t->col, msg);
 }
 
+/* Describes t for "found ..." messages: "end of file", "end of line" or the token quoted, cut at
+ * 40 characters, non-printable bytes written as \xNN; k + 5 < n keeps room for one escape and
+ * the closing quote. */
 static const char *tok_desc(const token *t, char *buf, size_t n) {
     if (t->kind == T_EOF) return "end of file";
     if (t->kind == T_NL) return "end of line";
@@ -94,7 +120,12 @@ static const char *tok_desc(const token *t, char *buf, size_t n) {
 
 /* ---- lexer ---- */
 
+/* Advances p->tok. Blanks and '#' comments are skipped; a newline is a token (it ends a
+ * statement) except inside ( ) or [ ], where it is skipped so that calls and lists can span
+ * lines; line tracking advances either way. Names are bounded by MAX_NAME here, so every later
+ * copy into a MAX_NAME + 1 buffer is safe. */
 static void next(parser *p) {
+    /* skip blanks, a comment, and newlines inside brackets, until none of them is next */
     for (;;) {
         while (p->pos < p->len && (p->src[p->pos] == ' ' || p->src[p->pos] == '\t' ||
                                    p->src[p->pos] == '\r'))
@@ -128,6 +159,9 @@ static void next(parser *p) {
         if (t->n > MAX_NAME) fail(p, t, "name is longer than %d characters", MAX_NAME);
         return;
     }
+    /* Numbers are lexed loosely (digits and dots, then an optional exponent) and validated by
+     * parse_decimal when the constant is added, so "1.2.3" is rejected there; a letter right
+     * after a number ("2x") is rejected here rather than read as a name. */
     if (isdigit(c) || (c == '.' && p->pos + 1 < p->len && isdigit((unsigned char)p->src[p->pos + 1]))) {
         while (p->pos < p->len && (isdigit((unsigned char)p->src[p->pos]) || p->src[p->pos] == '.'))
             p->pos++;
@@ -141,6 +175,8 @@ static void next(parser *p) {
             fail(p, t, "malformed number");
         return;
     }
+    /* c != 0 because strchr would match the string's terminating NUL. paren never goes below 0,
+     * so a stray ')' cannot hide the newlines of later lines. */
     if (strchr("()[],=:+-*/", c) && c) {
         t->kind = T_PUNCT, t->n = 1, p->pos++;
         if (c == '(' || c == '[') p->paren++;
@@ -152,12 +188,14 @@ static void next(parser *p) {
     fail(p, t, "unexpected character %s", tok_desc(t, d, sizeof d));
 }
 
+/* Token tests: the current token is the punctuation c; t is exactly the identifier w. */
 static int is_punct(const parser *p, char c) {
     return p->tok.kind == T_PUNCT && p->tok.s[0] == c;
 }
 static int is_word(const token *t, const char *w) {
     return t->kind == T_IDENT && strlen(w) == t->n && !memcmp(t->s, w, t->n);
 }
+/* Consumes the punctuation c, or fails with "expected 'c' <context>, found ...". */
 static void expect(parser *p, char c, const char *context) {
     if (!is_punct(p, c)) {
         char d[64];
@@ -165,7 +203,9 @@ static void expect(parser *p, char c, const char *context) {
     }
     next(p);
 }
-/* An integer in a dim list or attribute, with an optional leading '-'. */
+/* An integer in a dim list or attribute, with an optional leading '-'. The caller checks the
+ * range. The overflow test is conservative ((INT64_MAX - 9) / 10) so v * 10 + digit never
+ * overflows; "too large" points at t, where the integer (or its '-') starts. */
 static int64_t parse_int(parser *p, const char *what) {
     token t = p->tok;
     int neg = 0;
@@ -185,7 +225,8 @@ static int64_t parse_int(parser *p, const char *what) {
     return neg ? -v : v;
 }
 
-/* '[' int, ... ']' into out; returns the count. */
+/* '[' int, ... ']' into out; returns the count. out holds IR_MAX_DIMS entries and more is an
+ * error at the '['. "[]" gives 0, and a trailing comma ("[2, 4,]") is accepted. */
 static int parse_int_list(parser *p, int64_t *out, const char *what) {
     token open = p->tok;
     expect(p, '[', "to start a list");
@@ -203,6 +244,8 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
 
 static int parse_expr(parser *p);
 
+/* Graph calls from the parser: they stamp the source position on the node (used by labels in
+ * later messages) and turn a failure into an error at that position, which unwinds. */
 static int add_node(parser *p, const token *at, ir_node *n) {
     n->line = at->line, n->col = at->col;
     int i = ir_add_node(p->g, p->ctx, n);
@@ -219,7 +262,8 @@ static int add_const(parser *p, const token *at, const char *lit) {
     return i;
 }
 
-/* Does `name =` start a line later in the file? (for "used before its definition") */
+/* Does `name =` start a line later in the file? (for "used before its definition")
+ * A raw-text heuristic that only picks the message: lookup fails either way. */
 static int defined_later(const parser *p, const token *t) {
     for (size_t i = p->pos; i + t->n < p->len; i++) {
         if (p->src[i] != '\n') continue;
@@ -234,6 +278,7 @@ static int defined_later(const parser *p, const token *t) {
     return 0;
 }
 
+/* Index of the tensor named t, or an error. fail is _Noreturn, so no return follows it. */
 static int lookup(parser *p, const token *t) {
     char name[MAX_NAME + 1];
     memcpy(name, t->s, t->n), name[t->n] = 0;
@@ -245,6 +290,8 @@ static int lookup(parser *p, const token *t) {
     fail(p, t, "unknown tensor '%s'", name);
 }
 
+/* The key=value attributes of one call as parsed, before check_attrs decides which ones the op
+ * takes; has_* say which were given (each at most once). */
 typedef struct attrs {
     int has_dim, has_group, has_shape, has_times;
     int64_t dim, group;
@@ -253,6 +300,8 @@ typedef struct attrs {
     token at;
 } attrs;
 
+/* Parses one key=value into a. Precondition: the current token is the key and the next
+ * non-blank byte is '=' (parse_call peeked), so both are skipped unchecked. */
 static void parse_attr(parser *p, attrs *a, const token *fn) {
     token key = p->tok;
     next(p); /* key */
@@ -267,11 +316,13 @@ static void parse_attr(parser *p, attrs *a, const token *fn) {
         fail(p, &key, "unknown attribute %s of '%.*s' (attributes are dim, group, shape, times)",
              tok_desc(&key, d, sizeof d), (int)fn->n, fn->s);
     }
+    /* seen is not NULL here: the unknown-key branch does not return */
     if (*seen) fail(p, &key, "attribute '%.*s' given twice", (int)key.n, key.s);
     *seen = 1;
 }
 
-/* Which attributes each function takes: d dim, g group, s shape, t times; upper = required. */
+/* Which attributes each function takes: d dim, g group, s shape, t times; upper = required.
+ * These four keys are all there are: a new one needs a letter here and a field in attrs. */
 static const char *fn_attrs(ir_op op) {
     switch (op) {
     case IR_OP_SUM: return "Dg";
@@ -282,6 +333,7 @@ static const char *fn_attrs(ir_op op) {
     }
 }
 
+/* Rejects attributes the op does not take and reports missing required ones, at the call. */
 static void check_attrs(parser *p, const token *fn, const attrs *a, const char *allowed) {
     const char *keys = "dgst";
     const int given[] = {a->has_dim, a->has_group, a->has_shape, a->has_times};
@@ -296,7 +348,10 @@ static void check_attrs(parser *p, const token *fn, const attrs *a, const char *
     }
 }
 
-/* rmsnorm(X, dim=d) = X / sqrt(sum(sqr(X), dim=d) / n); mean(X, dim=d) = sum / n. */
+/* rmsnorm(X, dim=d) = X / sqrt(sum(sqr(X), dim=d) / n); mean(X, dim=d) = sum / n.
+ * dim defaults to the last one and may be negative. n, the size of the reduced dim, becomes
+ * a decimal constant, so both evaluators divide by exactly that value. Every node of the
+ * expansion is positioned at the call, so an error inside it points there. */
 static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
     ir_node s = {.op = IR_OP_SQR, .n_in = 1, .in = {x}};
     const ir_shape *sh = &p->g->nodes[x].shape;
@@ -316,6 +371,12 @@ static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
     return add_binary(p, fn, IR_OP_DIV, x, add_node(p, fn, &q));
 }
 
+/* Parses the arguments of a call to fn (current token '('). Operator names come from the op
+ * table (input and const excluded), so a new ops.def row is callable at once, though the list
+ * in the "unknown operator" message is written out. rmsnorm and mean are sugar. Operands come
+ * first, then attributes; an identifier is a key when the next non-blank byte is '=', a peek
+ * at the raw text since the lexer has one token of lookahead. Operands past IR_MAX_IN are
+ * counted but not stored, and the arity check then reports them. */
 static int parse_call(parser *p, const token *fn) {
     int sugar = is_word(fn, "rmsnorm") || is_word(fn, "mean");
     ir_op op = IR_OP_COUNT;
@@ -359,6 +420,8 @@ static int parse_call(parser *p, const token *fn) {
         if (is_punct(p, ',')) next(p);
     }
     next(p); /* ')' */
+    /* Arity and attributes are checked once the call is closed, at the call's name: the
+     * message can then say how many operands were given. */
     int want = sugar ? 1 : ir_ops[op].arity;
     if (args != want)
         fail(p, fn, "'%.*s' takes %d operand%s, got %d", (int)fn->n, fn->s, want,
@@ -366,6 +429,8 @@ static int parse_call(parser *p, const token *fn) {
     check_attrs(p, fn, &a, sugar ? "d" : fn_attrs(op));
     if (sugar) return expand_sugar(p, fn, n.in[0], &a);
     n.n_in = args;
+    /* dim= is range-checked loosely here (it must fit an int); infer normalises it against
+     * the operand's rank and reports it there with the operand shapes. */
     if (a.has_dim) {
         if (a.dim < -IR_MAX_DIMS || a.dim >= IR_MAX_DIMS)
             fail(p, fn, "dim=%" PRId64 " is out of range", a.dim);
@@ -380,6 +445,8 @@ static int parse_call(parser *p, const token *fn) {
     return add_node(p, fn, &n);
 }
 
+/* primary := NUMBER | NAME | NAME '(' args ')' | '(' expr ')'. A number becomes an anonymous
+ * constant node; a name must be defined above, which keeps programs acyclic. */
 static int parse_primary(parser *p) {
     token t = p->tok;
     char d[64];
@@ -407,6 +474,10 @@ static int parse_primary(parser *p) {
          tok_desc(&t, d, sizeof d));
 }
 
+/* unary := '-' unary | primary. A '-' right before a number folds into a negative literal
+ * ("-0.5" is one constant and prints back the same); any other negation becomes 0 - x, as the
+ * op table has no neg. depth is counted here too because "- - - x" recurses without passing
+ * through parse_expr. */
 static int parse_unary(parser *p) {
     if (++p->depth > MAX_DEPTH) fail(p, &p->tok, "expression is nested too deeply");
     int v;
@@ -431,6 +502,7 @@ static int parse_unary(parser *p) {
     return v;
 }
 
+/* term := unary {('*' | '/') unary}, left-associative: a / b / c is (a / b) / c. */
 static int parse_term(parser *p) {
     int v = parse_unary(p);
     while (is_punct(p, '*') || is_punct(p, '/')) {
@@ -441,6 +513,7 @@ static int parse_term(parser *p) {
     return v;
 }
 
+/* expr := term {('+' | '-') term}, left-associative; the entry point for every expression. */
 static int parse_expr(parser *p) {
     if (++p->depth > MAX_DEPTH) fail(p, &p->tok, "expression is nested too deeply");
     int v = parse_term(p);
@@ -455,6 +528,7 @@ static int parse_expr(parser *p) {
 
 /* ---- statements ---- */
 
+/* Copies the identifier t into out (MAX_NAME + 1 bytes: next() bounds the length). */
 static void name_of(parser *p, const token *t, char *out) {
     if (t->kind != T_IDENT) {
         char d[64];
@@ -463,6 +537,9 @@ static void name_of(parser *p, const token *t, char *out) {
     memcpy(out, t->s, t->n), out[t->n] = 0;
 }
 
+/* input NAME ':' DTYPE '[' sizes ']' (keyword consumed). Sizes are range-checked here so the
+ * error points at the size; ir_add_input adds the element-count bound. The position is set
+ * afterwards because ir_add_input takes none. */
 static void parse_input(parser *p) {
     char name[MAX_NAME + 1];
     token nt = p->tok;
@@ -495,6 +572,7 @@ static void parse_input(parser *p) {
     p->g->nodes[rc].line = nt.line, p->g->nodes[rc].col = nt.col;
 }
 
+/* output NAME {',' NAME}: every name must be defined above; naming one twice is an error. */
 static void parse_output(parser *p) {
     for (;;) {
         token t = p->tok;
@@ -509,12 +587,16 @@ static void parse_output(parser *p) {
     }
 }
 
+/* NAME '=' expr: the expression's result node takes the name. An expression that creates no
+ * node ("Y = X", "Y = (X)") would only add an alias, and a node has one name, so it is
+ * refused. */
 static void parse_assign(parser *p, const token *nt) {
     char name[MAX_NAME + 1];
     name_of(p, nt, name);
     if (is_word(nt, "input") || is_word(nt, "output"))
         fail(p, nt, "'%s' is a keyword and cannot name a tensor", name);
     next(p); /* '=' */
+    /* a redefinition is reported first, before any error in the right-hand side */
     int prev = ir_find(p->g, name);
     if (prev >= 0) {
         const ir_node *pn = &p->g->nodes[prev];
@@ -529,6 +611,8 @@ static void parse_assign(parser *p, const token *nt) {
     p->g->nodes[v].line = nt->line, p->g->nodes[v].col = nt->col;
 }
 
+/* program := {[statement] NEWLINE}. 'input' and 'output' are keywords only when a name
+ * follows, so "input = ..." reaches parse_assign, which rejects it with a clearer message. */
 static void parse_program(parser *p) {
     next(p);
     while (p->tok.kind != T_EOF) {
@@ -551,6 +635,8 @@ static void parse_program(parser *p) {
         if (p->tok.kind != T_NL && p->tok.kind != T_EOF)
             fail(p, &p->tok, "expected end of line, found %s", tok_desc(&p->tok, d, sizeof d));
     }
+    /* An empty program, or one without an output line, is refused: every consumer (printers,
+     * evaluators, partitioner) works from the outputs. */
     if (p->g->n_outputs == 0) {
         token t = p->tok;
         fail(p, &t, "program has no outputs (add 'output NAME')");
@@ -564,6 +650,10 @@ mg_status ir_parse_text(mg_ctx *ctx, const char *text, size_t len, const char *f
     p->ctx = ctx, p->src = text, p->len = len, p->file = file ? file : "<input>";
     p->line = 1;
     p->g = ir_graph_new();
+    /* Ownership: on success the graph moves to *out and p->g becomes NULL, so the cleanup
+     * below frees only the parser; after a longjmp p->g still holds the partial graph, freed
+     * there. Nothing needs volatile: p's fields live on the heap, and no local is modified
+     * between setjmp and a longjmp. */
     mg_status rc = MG_OK;
     if (!p->g) {
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");

@@ -1,12 +1,19 @@
 /* print: kernel graph -> .mu text and Graphviz dot.
  * One statement per node, in node order; anonymous intermediates get fresh names, anonymous
- * constants are written inline at their use. parse(print(g)) is ir_graph_equal to g. */
+ * constants are written inline at their use. parse(print(g)) is ir_graph_equal to g.
+ * `mugen check` prints what the front ends built, and the partitioner prints each part
+ * through ir_print_text; the dot view colours inputs, outputs and non-Lax ops, so the points
+ * where ir_partition cuts stand out. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "ir.h"
 
+/* Chosen so that the printed text parses back to the same graph: a fresh "t<i>" gets '_'
+ * appended until no named node uses it (a user may have called a tensor t3), and fresh names
+ * differ from each other through their digits. n_nodes + 1 slots: an empty graph still gets a
+ * non-NULL array. Everything lives in a, so the caller frees it with the arena. */
 const char **ir_node_names(const ir_graph *g, arena *a, int inline_consts) {
     const char **names = arena_alloc(a, (size_t)(g->n_nodes + 1) * sizeof *names);
     if (!names) return NULL;
@@ -29,13 +36,17 @@ const char **ir_node_names(const ir_graph *g, arena *a, int inline_consts) {
     return names;
 }
 
+/* ", key=[a, b, ...]": the integer-list attributes of reshape and repeat. */
 static void print_ints(strbuf *sb, const char *key, const int64_t *v, int n) {
     sb_printf(sb, ", %s=[", key);
     for (int i = 0; i < n; i++) sb_printf(sb, "%s%" PRId64, i ? ", " : "", v[i]);
     sb_puts(sb, "]");
 }
 
-/* Writes the right-hand side of node i. */
+/* Writes the right-hand side of node i. Binary ops print infix without parentheses: their
+ * operands are names or inline literals, never nested expressions, so precedence cannot
+ * matter ("X - -0.5" parses back as X minus the constant -0.5). sum prints group= only when
+ * it differs from the whole dim, which is the default. */
 static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) {
     const ir_node *n = &g->nodes[i];
     const ir_op_info *info = &ir_ops[n->op];
@@ -44,6 +55,7 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
         return;
     }
     if (info->kind == IR_KIND_BINARY) {
+        /* indexed by op; only the four binary ops have entries */
         static const char sym[] = {[IR_OP_ADD] = '+', [IR_OP_SUB] = '-', [IR_OP_MUL] = '*',
                                    [IR_OP_DIV] = '/'};
         sb_printf(sb, "%s %c %s", names[n->in[0]], sym[n->op], names[n->in[1]]);
@@ -66,6 +78,9 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
     sb_puts(sb, ")");
 }
 
+/* Canonical text (docs/ir.md): inputs, then one statement per op node and per named constant
+ * in node order, then one output line. Node order is topological, so every name is defined
+ * before it is read. Out of memory sets sb->oom. */
 void ir_print_text(const ir_graph *g, strbuf *sb) {
     arena a;
     arena_init(&a);
@@ -82,6 +97,7 @@ void ir_print_text(const ir_graph *g, strbuf *sb) {
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
+        /* anonymous constants have no statement: their users print the literal */
         if (n->op == IR_OP_INPUT || (n->op == IR_OP_CONST && !n->name)) continue;
         sb_printf(sb, "%s = ", names[i]);
         print_rhs(g, i, names, sb);
@@ -93,6 +109,10 @@ void ir_print_text(const ir_graph *g, strbuf *sb) {
     arena_free(&a);
 }
 
+/* Graphviz: one vertex per tensor (constants as plain text), edges from operands to their
+ * reader. Labels are not escaped: names from .mu text are identifiers and literals are
+ * decimals. json.c does not hold names to the identifier pattern, so a JSON name with a quote
+ * breaks this output (and the .mu text, which then does not parse back). */
 void ir_print_dot(const ir_graph *g, strbuf *sb) {
     arena a;
     arena_init(&a);
@@ -111,6 +131,7 @@ void ir_print_dot(const ir_graph *g, strbuf *sb) {
             sb_printf(sb, "  n%d [label=\"%s\", shape=plaintext];\n", i, n->lit);
             continue;
         }
+        /* inputs blue, outputs green, other non-Lax ops salmon (the cut points), the rest plain */
         const char *style = n->op == IR_OP_INPUT ? "shape=box, style=filled, fillcolor=lightblue"
                             : is_out            ? "shape=box, style=filled, fillcolor=palegreen"
                             : ir_ops[n->op].lax ? "shape=ellipse"
