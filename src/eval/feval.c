@@ -27,7 +27,7 @@ static double unary(ir_op op, double x) {
     case IR_OP_SQRT: return sqrt(x);
     case IR_OP_SILU: return x / (1.0 + exp(-x));
     /* 0.0 * x: NaN stays NaN; a negative x gives -0.0, and -inf gives NaN */
-    case IR_OP_RELU: return x > 0 ? x : 0.0 * x; /* keeps NaN */
+    case IR_OP_RELU: return x > 0 || isnan(x) ? x : 0.0; /* NaN stays NaN; -inf gives 0 */
     default: MG_ASSERT(!"not a unary op");
     }
     return 0;

@@ -471,12 +471,14 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
 /* Is node i of a the same computation as node j of b? Compares op, attributes, dtype, shape,
  * input names and constant values (as fractions: 0.5 == 0.50; the 128-bit cross products
  * cannot overflow), then the operands recursively. memo[i] is the node of b already matched
- * with node i of a, or -1. A match is final: comparing i with any other node fails, so a
- * subexpression shared in a must be shared in b too (the converse is not checked: two copies
- * in a may both match one node of b). Failures are not memoised because the first one ends
- * the whole comparison; each node of a is expanded at most once, so the walk is linear. */
-static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *memo) {
+ * with node i of a, or -1, and memo_b[j] the node of a matched with node j of b. A match is
+ * final and one-to-one: a subexpression shared in one graph must be shared in the other.
+ * Failures are not memoised because the first one ends the whole comparison; each node of a
+ * is expanded at most once, so the walk is linear. */
+static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *memo,
+                      int *memo_b) {
     if (memo[i] >= 0) return memo[i] == j;
+    if (memo_b[j] >= 0) return 0; /* j already stands for another node of a */
     const ir_node *x = &a->nodes[i], *y = &b->nodes[j];
     if (x->op != y->op || x->n_in != y->n_in || x->dtype != y->dtype ||
         memcmp(&x->shape, &y->shape, sizeof x->shape) || x->dim != y->dim ||
@@ -486,8 +488,8 @@ static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *m
     if (x->op == IR_OP_INPUT && strcmp(x->name, y->name)) return 0;
     if (x->op == IR_OP_CONST && (mg_i128)x->num * y->den != (mg_i128)y->num * x->den) return 0;
     for (int k = 0; k < x->n_in; k++)
-        if (!node_equal(a, x->in[k], b, y->in[k], memo)) return 0;
-    memo[i] = j;
+        if (!node_equal(a, x->in[k], b, y->in[k], memo, memo_b)) return 0;
+    memo[i] = j, memo_b[j] = i;
     return 1;
 }
 
@@ -499,20 +501,21 @@ int ir_graph_equal(const ir_graph *a, const ir_graph *b) {
     if (na != nb) return 0;
     /* Equal input counts also keep the pairing loop below inside b's nodes. memo has one extra
      * slot so that an empty graph allocates a non-zero size; out of memory reads as unequal. */
-    int *memo = base_alloc((size_t)(a->n_nodes + 1) * sizeof *memo);
+    int *memo = base_alloc((size_t)(a->n_nodes + b->n_nodes + 1) * sizeof *memo);
     if (!memo) return 0;
-    for (int i = 0; i < a->n_nodes; i++) memo[i] = -1;
+    int *memo_b = memo + a->n_nodes;
+    for (int i = 0; i < a->n_nodes + b->n_nodes; i++) memo[i] = -1;
     int eq = 1;
     /* Inputs are paired in declaration order, the order in which the evaluators take their
      * input arrays; outputs by position and name. Intermediates are matched only via memo. */
     for (int i = 0, j = 0; eq && i < a->n_nodes; i++) { /* inputs in the same order */
         if (a->nodes[i].op != IR_OP_INPUT) continue;
         while (b->nodes[j].op != IR_OP_INPUT) j++;
-        eq = node_equal(a, i, b, j++, memo);
+        eq = node_equal(a, i, b, j++, memo, memo_b);
     }
     for (int k = 0; eq && k < a->n_outputs; k++) {
         const ir_node *x = &a->nodes[a->outputs[k]], *y = &b->nodes[b->outputs[k]];
-        eq = node_equal(a, a->outputs[k], b, b->outputs[k], memo) &&
+        eq = node_equal(a, a->outputs[k], b, b->outputs[k], memo, memo_b) &&
              !strcmp(x->name ? x->name : "", y->name ? y->name : "");
     }
     base_free(memo);

@@ -12,6 +12,7 @@
  * is '{') and builds through the same ir_add_* calls, so the same shape rules and limits
  * apply; export sits beside print.c. */
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -173,13 +174,38 @@ static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) 
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > max) return -1;
     int n = 0;
     const cJSON *e;
-    cJSON_ArrayForEach(e, v) {
-        if (!cJSON_IsNumber(e) || e->valuedouble != (double)(int64_t)e->valuedouble ||
-            e->valuedouble < 1 || e->valuedouble > (double)IR_MAX_DIM)
+    cJSON_ArrayForEach(e, v) { /* range first: casting 1e300 to int64_t is undefined */
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= (double)IR_MAX_DIM) ||
+            e->valuedouble != (double)(int64_t)e->valuedouble)
             return -1;
         out[n++] = (int64_t)e->valuedouble;
     }
     return n;
+}
+
+static int is_ident(const char *s) {
+    if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
+    for (; *s; s++)
+        if (!(isalnum((unsigned char)*s) || *s == '_')) return 0;
+    return 1;
+}
+
+/* The first field of tensor object t that op does not take, or NULL. Extra fields are
+ * refused rather than ignored, so a JSON program means exactly what it says. */
+static const char *unknown_key(const cJSON *t, ir_op op) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, t) {
+        const char *k = e->string;
+        int ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "dtype") || !strcmp(k, "shape");
+        if (op == IR_OP_CONST) ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "value");
+        else if (op != IR_OP_INPUT) ok |= !strcmp(k, "inputs");
+        ok |= !strcmp(k, "dim") && (ir_ops[op].kind == IR_KIND_REDUCE || op == IR_OP_CONCAT);
+        ok |= !strcmp(k, "group") && op == IR_OP_SUM;
+        ok |= !strcmp(k, "new_shape") && op == IR_OP_RESHAPE;
+        ok |= !strcmp(k, "times") && op == IR_OP_REPEAT;
+        if (!ok) return k;
+    }
+    return NULL;
 }
 
 /* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
@@ -194,14 +220,20 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
     if (!cJSON_IsObject(t)) return jerr(j, "expected an object");
     if (!cJSON_IsString(nm) || !nm->valuestring[0]) return jerr(j, "needs a string \"name\"");
     j->name = nm->valuestring;
-    /* the bound of a .mu name; the characters are not checked (see ir_print_dot) */
+    /* the same names as in .mu text, so every JSON program can be printed and re-parsed */
     if (strlen(j->name) > 255) return jerr(j, "name is longer than 255 characters");
+    if (!is_ident(j->name))
+        return jerr(j, "names are letters, digits and '_', not starting with a digit");
+    if (!strcmp(j->name, "input") || !strcmp(j->name, "output"))
+        return jerr(j, "'%s' is a keyword and cannot name a tensor", j->name);
     if (!cJSON_IsString(op)) return jerr(j, "needs a string \"op\"");
     /* op names are looked up in the op table, so JSON knows every ops.def row */
     int code = -1;
     for (int k = 0; k < IR_OP_COUNT; k++)
         if (!strcmp(op->valuestring, ir_ops[k].name)) code = k;
     if (code < 0) return jerr(j, "unknown op '%.64s'", op->valuestring);
+    const char *bad = unknown_key(t, (ir_op)code);
+    if (bad) return jerr(j, "'%s' takes no field \"%.64s\"", ir_ops[code].name, bad);
     int i, rc;
     if (code == IR_OP_INPUT || code == IR_OP_CONST) {
         if (code == IR_OP_CONST) {

@@ -171,11 +171,10 @@ mg_status ir_partition(const ir_graph *g, mg_ctx *ctx, int *part, int *lax, int 
     s.mark = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     s.depth = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     s.back = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
-    int *order = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     int *newid = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     int *lax2 = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     mg_status rc = MG_OK;
-    if (!s.mark || !s.depth || !s.back || !order || !newid || !lax2) {
+    if (!s.mark || !s.depth || !s.back || !newid || !lax2) {
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -208,9 +207,8 @@ mg_status ir_partition(const ir_graph *g, mg_ctx *ctx, int *part, int *lax, int 
     }
     memcpy(lax, lax2, (size_t)n * sizeof *lax);
     *n_parts = n;
-    (void)order;
 done:
-    base_free(s.mark), base_free(s.depth), base_free(s.back), base_free(order), base_free(newid), base_free(lax2);
+    base_free(s.mark), base_free(s.depth), base_free(s.back), base_free(newid), base_free(lax2);
     return rc;
 }
 

@@ -82,6 +82,11 @@ void test_parse_print_roundtrip(void) {
     CHECK(!ir_graph_equal(a, c)); /* operand order matters */
     CHECK(ir_graph_equal(a, a));
     ir_graph_free(a), ir_graph_free(b), ir_graph_free(c);
+    /* sharing must match both ways */
+    a = unit_parse("input X : f32[4]\nY = exp(X) + exp(X)\noutput Y\n");
+    b = unit_parse("input X : f32[4]\nE = exp(X)\nY = E + E\noutput Y\n");
+    CHECK(!ir_graph_equal(a, b) && !ir_graph_equal(b, a));
+    ir_graph_free(a), ir_graph_free(b);
 }
 
 void test_json_roundtrip(void) {
@@ -112,6 +117,16 @@ void test_json_roundtrip(void) {
     ir_graph *g = NULL;
     CHECK(ir_parse_json(&ctx, bad, strlen(bad), "b.json", &g) == MG_ERR_PARSE);
     CHECK_MSG(strstr(ctx.msg, "does not match the inferred f32[2, 3]"), "%s", ctx.msg);
+    /* names must be .mu names; fields an op does not take are refused */
+    const char *badname = "{\"format\":\"mugen-program\",\"tensors\":[{\"name\":\"a b\",\"op\":\"input\","
+                          "\"dtype\":\"f32\",\"shape\":[2]}],\"outputs\":[\"a b\"]}";
+    CHECK(ir_parse_json(&ctx, badname, strlen(badname), "b.json", &g) == MG_ERR_PARSE);
+    CHECK_MSG(strstr(ctx.msg, "names are letters, digits and '_'"), "%s", ctx.msg);
+    const char *extra = "{\"format\":\"mugen-program\",\"tensors\":[{\"name\":\"X\",\"op\":\"input\","
+                        "\"dtype\":\"f32\",\"shape\":[2]},{\"name\":\"Y\",\"op\":\"exp\",\"inputs\":[\"X\"],"
+                        "\"dim\":0}],\"outputs\":[\"Y\"]}";
+    CHECK(ir_parse_json(&ctx, extra, strlen(extra), "b.json", &g) == MG_ERR_PARSE);
+    CHECK_MSG(strstr(ctx.msg, "'exp' takes no field \"dim\""), "%s", ctx.msg);
 }
 
 void test_shape_errors(void) {
