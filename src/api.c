@@ -63,10 +63,10 @@ mg_status mg_program_load(mg_ctx *ctx, const char *path, mg_program **out) {
         }
         if (!b.oom) memcpy(b.s + b.len, chunk, n), b.len += n;
     }
-    int err = ferror(f);
+    int err = ferror(f) ? errno : 0;
     if (!is_stdin) fclose(f);
     mg_status rc;
-    if (err) rc = ctx_err(ctx, MG_ERR_IO, "%s: read error", path);
+    if (err) rc = ctx_err(ctx, MG_ERR_IO, "%s: cannot read: %s", path, strerror(err));
     else if (b.oom) rc = ctx_err(ctx, MG_ERR_NOMEM, "%s: out of memory reading the file", path);
     else if (b.len > MAX_FILE) rc = ctx_err(ctx, MG_ERR_LIMIT, "%s: file is larger than 256 MiB", path);
     else rc = mg_program_parse(ctx, b.s ? b.s : "", b.len, is_stdin ? "<stdin>" : path, out);

@@ -192,18 +192,18 @@ int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {
 
 /* ---- constants: exact decimals, so both evaluators see the same number ---- */
 
-/* Parses [-]digits[.digits][e[+-]digits] into num/den (den a power of ten). 0 on success.
- * The value is m * 10^(e - frac), m being all digits read as one integer and frac the number
- * after the dot. Leading zeros are not significant digits; at most 18 significant ones keep
- * m < 10^18 < 2^63, and |e| <= 40 bounds the exponent loop. Common factors of 10 cancel, so
- * equal decimals (0.5, 0.50, 5e-1) give the same num/den. *val is strtod of the same text: the
- * float evaluator sees the double nearest to the exact fraction. */
+/* Parses [-]digits[.digits][e[+-]digits] into num/den (den a power of ten). Returns 0, -1 if
+ * malformed, -2 if out of range. The value is m * 10^(e - frac), m being all digits read as
+ * one 128-bit integer (at most 10^36) and frac the number after the dot; |e| <= 40. Trailing
+ * zeros cancel against the denominator, so equal decimals (0.5, 0.50, 5e-1) give the same
+ * num/den, and the result must have |num| < 2^63 and den <= 10^18. *val is strtod of the same
+ * text: the float evaluator sees the double nearest to the exact fraction. */
 static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val) {
     const char *p = s;
     int neg = 0;
     if (*p == '-') neg = 1, p++;
     mg_i128 m = 0;
-    int frac = 0, digits = 0, seen_dot = 0, sig = 0;
+    int frac = 0, digits = 0, seen_dot = 0;
     for (; *p; p++) {
         if (*p == '.' && !seen_dot) {
             seen_dot = 1;
@@ -211,8 +211,7 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
         }
         if (*p < '0' || *p > '9') break;
         digits++;
-        if (m || *p != '0') sig++;
-        if (sig > 18) return -1;
+        if (m > (mg_i128)1000000000000000000 * 1000000000000000000) return -2; /* > 10^36 */
         m = m * 10 + (*p - '0');
         if (seen_dot) frac++;
     }
@@ -225,25 +224,21 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
         if (*p < '0' || *p > '9') return -1;
         for (; *p >= '0' && *p <= '9'; p++) {
             e = e * 10 + (*p - '0');
-            if (e > 40) return -1;
+            if (e > 40) return -2;
         }
         if (eneg) e = -e;
     }
     if (*p) return -1;
     long scale = e - frac; /* value = m * 10^scale */
-    mg_i128 d = 1;
-    /* Move the exponent into num (scale > 0) or den (scale < 0). m and d are 128-bit so that
-     * one step past the int64 limit can be computed and then rejected without overflow. */
-    for (; scale > 0; scale--) {
+    for (; scale > 0; scale--) { /* move a positive exponent into num */
         m *= 10;
-        if (m > INT64_MAX) return -1;
+        if (m > INT64_MAX) return -2;
     }
-    for (; scale < 0; scale++) {
-        d *= 10;
-        if (d > (mg_i128)1000000000000000000) return -1;
-    }
-    while (m && m % 10 == 0 && d > 1) m /= 10, d /= 10; /* canonical: 0.50 == 0.5 */
-    if (m == 0) d = 1;
+    while (scale < 0 && m && m % 10 == 0) m /= 10, scale++; /* canonical: 0.50 == 0.5 */
+    if (m == 0) scale = 0;
+    if (scale < -18 || m > INT64_MAX) return -2;
+    mg_i128 d = 1;
+    for (; scale < 0; scale++) d *= 10;
     *num = (int64_t)(neg ? -m : m), *den = (int64_t)d;
     *val = strtod(s, NULL);
     return 0;
@@ -254,11 +249,12 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
  * never widens an f16 computation. lit is kept verbatim for printing. */
 int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
     ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col};
-    if (parse_decimal(lit, &n.num, &n.den, &n.value)) {
+    int r = parse_decimal(lit, &n.num, &n.den, &n.value);
+    if (r == -1) return -(int)ctx_err(ctx, MG_ERR_PARSE, "malformed number '%.40s'", lit);
+    if (r) {
         return -(int)ctx_err(ctx, MG_ERR_PARSE,
-                             "constant '%.40s' is out of range: constants are decimals with at "
-                             "most 18 significant digits, magnitude below 9.2e18 and at most 18 "
-                             "decimal places", lit);
+                             "constant '%.40s' is out of range: a constant must equal n / 10^k "
+                             "with |n| < 2^63 (about 9.2e18) and k <= 18", lit);
     }
     n.lit = arena_strdup(&g->mem, lit);
     if (!n.lit) return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -366,7 +362,8 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     }
     /* concat */
     const ir_shape *b = &g->nodes[n->in[1]].shape;
-    if (a->ndim != b->ndim || a->ndim == 0) return shape_err(ctx, g, n, "ranks differ");
+    if (a->ndim == 0 || b->ndim == 0) return shape_err(ctx, g, n, "operands need rank at least 1");
+    if (a->ndim != b->ndim) return shape_err(ctx, g, n, "ranks differ");
     if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
     for (int i = 0; i < a->ndim; i++)
         if (i != n->dim && a->d[i] != b->d[i])

@@ -322,6 +322,14 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
         return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j.file,
                        line, off);
     }
+    for (size_t k = end ? (size_t)(end - text) : len; root && k < len; k++)
+        if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
+            cJSON_Delete(root);
+            int line = 1;
+            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
+            return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
+                           "object (byte %zu)", j.file, line, k);
+        }
     mg_status rc = MG_OK;
     j.g = ir_graph_new();
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
@@ -330,6 +338,13 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
     if (!j.g) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
         rc = jerr(&j, "not a mugen program (needs \"format\": \"mugen-program\")");
+    else if (cJSON_GetObjectItemCaseSensitive(root, "version") &&
+             !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")))
+        rc = jerr(&j, "\"version\" must be the number 1");
+    else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")) &&
+             cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble != 1)
+        rc = jerr(&j, "unsupported version %g (this mugen reads version 1)",
+                  cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble);
     else if (!cJSON_IsArray(ts)) rc = jerr(&j, "needs a \"tensors\" list");
     else if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
         rc = jerr(&j, "needs a non-empty \"outputs\" list");

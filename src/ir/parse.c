@@ -46,6 +46,7 @@ typedef struct parser {
     token tok;
     ir_graph *g;
     int depth;
+    const token *defining; /* the name being assigned, while its expression is parsed */
     mg_status rc;
     jmp_buf jb;
 } parser;
@@ -163,16 +164,23 @@ static void next(parser *p) {
      * parse_decimal when the constant is added, so "1.2.3" is rejected there; a letter right
      * after a number ("2x") is rejected here rather than read as a name. */
     if (isdigit(c) || (c == '.' && p->pos + 1 < p->len && isdigit((unsigned char)p->src[p->pos + 1]))) {
+        int dots = 0, exp_digits = 1;
         while (p->pos < p->len && (isdigit((unsigned char)p->src[p->pos]) || p->src[p->pos] == '.'))
-            p->pos++;
+            dots += p->src[p->pos++] == '.';
         if (p->pos < p->len && (p->src[p->pos] == 'e' || p->src[p->pos] == 'E')) {
             p->pos++;
             if (p->pos < p->len && (p->src[p->pos] == '+' || p->src[p->pos] == '-')) p->pos++;
-            while (p->pos < p->len && isdigit((unsigned char)p->src[p->pos])) p->pos++;
+            for (exp_digits = 0; p->pos < p->len && isdigit((unsigned char)p->src[p->pos]); p->pos++)
+                exp_digits++;
         }
         t->kind = T_NUM, t->n = p->pos - s;
-        if (p->pos < p->len && (isalpha((unsigned char)p->src[p->pos]) || p->src[p->pos] == '_'))
-            fail(p, t, "malformed number");
+        int glued = p->pos < p->len && (isalnum((unsigned char)p->src[p->pos]) ||
+                                        p->src[p->pos] == '_' || p->src[p->pos] == '.');
+        if (dots > 1 || !exp_digits || glued) {
+            char d[64];
+            t->n += (size_t)glued; /* show the character that does not belong */
+            fail(p, t, "malformed number %s", tok_desc(t, d, sizeof d));
+        }
         return;
     }
     /* c != 0 because strchr would match the string's terminating NUL. paren never goes below 0,
@@ -231,10 +239,12 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
     token open = p->tok;
     expect(p, '[', "to start a list");
     int n = 0;
-    while (!is_punct(p, ']')) {
+    while (!is_punct(p, ']')) { /* a ',' must be followed by an entry: no trailing comma */
         if (n == IR_MAX_DIMS) fail(p, &open, "%s: at most %d entries", what, IR_MAX_DIMS);
         out[n++] = parse_int(p, what);
-        if (!is_punct(p, ']')) expect(p, ',', "between list entries");
+        if (is_punct(p, ']')) break;
+        expect(p, ',', "between list entries");
+        if (is_punct(p, ']')) fail(p, &p->tok, "expected an integer for %s after ','", what);
     }
     next(p);
     return n;
@@ -284,6 +294,8 @@ static int lookup(parser *p, const token *t) {
     memcpy(name, t->s, t->n), name[t->n] = 0;
     int i = ir_find(p->g, name);
     if (i >= 0) return i;
+    if (p->defining && p->defining->n == t->n && !memcmp(p->defining->s, t->s, t->n))
+        fail(p, t, "'%s' is used in its own definition (a program is acyclic)", name);
     if (defined_later(p, t))
         fail(p, t, "'%s' is used before its definition (a program is acyclic: define each "
              "tensor before using it)", name);
@@ -403,7 +415,11 @@ static int parse_call(parser *p, const token *fn) {
             while (j < p->len && (p->src[j] == ' ' || p->src[j] == '\t')) j++;
             if (j < p->len && p->src[j] == '=') {
                 parse_attr(p, &a, fn);
-                if (!is_punct(p, ')')) expect(p, ',', "between arguments");
+                if (!is_punct(p, ')')) {
+                    expect(p, ',', "between arguments");
+                    if (is_punct(p, ')'))
+                        fail(p, &p->tok, "expected an operand or attribute after ','");
+                }
                 continue;
             }
         }
@@ -417,7 +433,10 @@ static int parse_call(parser *p, const token *fn) {
             fail(p, &p->tok, "expected ',' or ')' to close '%.*s(' (opened at %d:%d), found %s",
                  (int)fn->n, fn->s, fn->line, fn->col, tok_desc(&p->tok, d, sizeof d));
         }
-        if (is_punct(p, ',')) next(p);
+        if (is_punct(p, ',')) {
+            next(p);
+            if (is_punct(p, ')')) fail(p, &p->tok, "expected an operand or attribute after ','");
+        }
     }
     next(p); /* ')' */
     /* Arity and attributes are checked once the call is closed, at the call's name: the
@@ -460,7 +479,10 @@ static int parse_primary(parser *p) {
     if (is_punct(p, '(')) {
         next(p);
         int v = parse_expr(p);
-        expect(p, ')', "to close '('");
+        if (!is_punct(p, ')'))
+            fail(p, &p->tok, "expected ')' to close the '(' opened at %d:%d, found %s", t.line,
+                 t.col, tok_desc(&p->tok, d, sizeof d));
+        next(p);
         return v;
     }
     if (t.kind == T_IDENT) {
@@ -564,7 +586,9 @@ static void parse_input(parser *p) {
             fail(p, &dtok, "dimension size %" PRId64 " is out of range [1, %" PRId64 "]", v,
                  IR_MAX_DIM);
         s.d[s.ndim++] = v;
-        if (!is_punct(p, ']')) expect(p, ',', "between dimension sizes");
+        if (is_punct(p, ']')) break;
+        expect(p, ',', "between dimension sizes");
+        if (is_punct(p, ']')) fail(p, &p->tok, "expected a dimension size after ','");
     }
     next(p);
     int rc = ir_add_input(p->g, p->ctx, name, (mg_dtype)dt, &s);
@@ -603,7 +627,14 @@ static void parse_assign(parser *p, const token *nt) {
         fail(p, nt, "duplicate name '%s' (first defined at line %d)", name, pn->line);
     }
     int n0 = p->g->n_nodes;
+    p->defining = nt;
     int v = parse_expr(p);
+    p->defining = NULL;
+    if (p->tok.kind != T_NL && p->tok.kind != T_EOF) {
+        char d[64];
+        fail(p, &p->tok, "expected an operator or end of line, found %s",
+             tok_desc(&p->tok, d, sizeof d));
+    }
     if (p->g->nodes[v].name || v < n0)
         fail(p, nt, "'%s = ...' only renames an existing tensor; use it directly", name);
     int rc = ir_set_name(p->g, p->ctx, v, name);
@@ -626,9 +657,13 @@ static void parse_program(parser *p) {
             fail(p, &t, "expected a statement (input, output or NAME = ...), found %s",
                  tok_desc(&t, d, sizeof d));
         next(p);
+        int kw = is_word(&t, "input") || is_word(&t, "output");
         if (is_word(&t, "input") && p->tok.kind == T_IDENT) parse_input(p);
         else if (is_word(&t, "output") && p->tok.kind == T_IDENT) parse_output(p);
         else if (is_punct(p, '=')) parse_assign(p, &t);
+        else if (kw)
+            fail(p, &p->tok, "expected a tensor name after '%.*s', found %s", (int)t.n, t.s,
+                 tok_desc(&p->tok, d, sizeof d));
         else
             fail(p, &p->tok, "expected '=' after '%.*s' (statements are input, output or "
                  "NAME = expression), found %s", (int)t.n, t.s, tok_desc(&p->tok, d, sizeof d));

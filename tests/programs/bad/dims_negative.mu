@@ -1,0 +1,2 @@
+input A : f16[2, -3]
+output A

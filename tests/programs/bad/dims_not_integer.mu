@@ -1,0 +1,2 @@
+input A : f16[2.5]
+output A

@@ -1,0 +1,2 @@
+input A : f16[2147483648]
+output A

@@ -1,0 +1,2 @@
+input A : f16[0, 4]
+output A

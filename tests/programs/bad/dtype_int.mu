@@ -1,0 +1,2 @@
+input A : int32[2]
+output A

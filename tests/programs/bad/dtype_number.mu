@@ -1,0 +1,2 @@
+input A : 16[2]
+output A

@@ -1,0 +1,2 @@
+input A : f64[2]
+output A

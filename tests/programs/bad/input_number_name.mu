@@ -1,0 +1,2 @@
+input 3 : f16[2]
+output 3

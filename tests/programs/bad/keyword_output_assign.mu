@@ -1,0 +1,3 @@
+input X : f16[2, 4]
+output = X + 1
+output X

@@ -1,0 +1,3 @@
+input X : f16[2, 4]
+Y = X
+output Y

@@ -1,0 +1,3 @@
+input X : f16[2, 4]
+A = A + 1
+output A

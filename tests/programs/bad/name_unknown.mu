@@ -1,0 +1,3 @@
+input X : f16[2, 4]
+Z = X + Y
+output Z

@@ -1,0 +1,3 @@
+input X : f16[2]
+Y = X * 2
+output

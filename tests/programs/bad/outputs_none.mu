@@ -1,0 +1,2 @@
+input X : f16[2, 4]
+Y = exp(X)

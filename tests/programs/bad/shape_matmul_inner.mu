@@ -1,0 +1,4 @@
+input A : f16[2, 3]
+input B : f16[4, 5]
+C = matmul(A, B)
+output C

@@ -1,0 +1,3 @@
+input A : f16[2, 6]
+C = max(A, dim=5)
+output C

@@ -1,0 +1,3 @@
+input A : f16[]
+C = mean(A, dim=0)
+output C

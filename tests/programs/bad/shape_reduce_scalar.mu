@@ -1,0 +1,3 @@
+input A : f32[]
+C = sum(A, dim=0)
+output C

@@ -1,0 +1,3 @@
+input A : f16[2, 3]
+C = reshape(A, shape=[])
+output C

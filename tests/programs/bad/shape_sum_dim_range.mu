@@ -1,0 +1,3 @@
+input A : f16[2, 6]
+C = sum(A, dim=2)
+output C

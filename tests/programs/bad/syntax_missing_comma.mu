@@ -1,0 +1,3 @@
+input X : f16[2, 4]
+Y = add(X X)
+output Y

@@ -1,0 +1,3 @@
+input X : f16[2, 3]
+Y = add(X, X,)
+output Y

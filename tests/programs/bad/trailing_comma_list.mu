@@ -1,0 +1,3 @@
+input X : f16[6]
+Y = reshape(X, shape=[2, 3,])
+output Y

@@ -1,0 +1,3 @@
+input X : f16[2]
+Y = exp(X)
+output Y

@@ -1,0 +1,426 @@
+#!/bin/sh
+# The program corpus: sh tests/programs/run.sh BUILD/mugen [quick]   (POSIX sh, from the repo root)
+#
+#   bad/      malformed programs; bad/EXPECT has one line per file, FILE<TAB>substring. Every
+#             command (check, eval, partition, dot) must exit 1 (never 2, never a signal), print
+#             nothing on stdout, no sanitizer report, and a stderr holding the substring.
+#   good/     valid edge cases: check exits 0, its text and its JSON parse back to the same text.
+#   examples/ goldens in tests/golden (check, partition, eval --field --seed 7), text and JSON
+#             round trips, eval and eval --f64 free of nan.
+#   plus      eval --in / --out against hand-computed values, command-line errors, and two
+#             10 MB single-line programs generated here (never committed) that must fail fast.
+#
+# quick (used under AddressSanitizer): skips the slow evaluations of the large examples.
+# Prints one line per failure and ends with exactly one line "N passed, N failed".
+#
+# Generated once and committed: bad/binary_junk.bin (2048 bytes of Python's
+# random.Random(20240613).getrandbits(8), byte 0 set to 0x7f and every 97th byte to 0) and
+# bad/nesting_deep*.mu (300 nested '(', 250 nested 'exp(', 300 unary '-').
+
+M=$1
+QUICK=$2
+if [ -z "$M" ] || [ ! -x "$M" ] || { [ -n "$QUICK" ] && [ "$QUICK" != quick ]; }; then
+    echo "usage: sh tests/programs/run.sh BUILD/mugen [quick]" >&2
+    exit 2
+fi
+case $M in /*) ;; *) M=$(pwd)/$M ;; esac
+if [ ! -d tests/programs/bad ] || [ ! -d examples ]; then
+    echo "run.sh: run it from the repository root" >&2
+    exit 2
+fi
+
+BAD=tests/programs/bad
+GOOD=tests/programs/good
+GOLD=tests/golden
+T=$(mktemp -d "${TMPDIR:-/tmp}/mugen-programs.XXXXXX") || exit 2
+trap 'rm -rf "$T"' 0
+trap 'exit 130' INT TERM
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() {
+    fail=$((fail + 1))
+    echo "FAIL: $*"
+}
+first_line() { sed -n 1p "$1" | cut -c1-200; }
+
+# mg ARGS...: runs mugen with stdin from /dev/null; stdout in $T/out, stderr in $T/err, status in rc.
+mg() {
+    "$M" "$@" >"$T/out" 2>"$T/err" </dev/null
+    rc=$?
+}
+
+# crashed WHAT: reports a signal, an assertion or a sanitizer report in the last run; 0 if so.
+crashed() {
+    if [ "$rc" -gt 128 ]; then
+        bad "$1: killed by signal $((rc - 128)) (exit $rc): $(first_line "$T/err")"
+        return 0
+    fi
+    if grep -E 'Sanitizer|runtime error:|internal error|IR check failed' "$T/err" >/dev/null; then
+        bad "$1: crash report on stderr: $(grep -E 'Sanitizer|runtime error:|internal error|IR check failed' "$T/err" | sed -n 1p | cut -c1-200)"
+        return 0
+    fi
+    return 1
+}
+
+# expect_rc WANT WHAT: checks the last run's exit status (and that it did not crash).
+expect_rc() {
+    if crashed "$2"; then return 1; fi
+    if [ "$rc" -ne "$1" ]; then
+        bad "$2: exit $rc, want $1: $(first_line "$T/err")"
+        return 1
+    fi
+    return 0
+}
+
+# ---- bad programs: every command exits 1 with the expected message --------------------------
+
+tab=$(printf '\t')
+for f in "$BAD"/*; do
+    b=${f##*/}
+    [ "$b" = EXPECT ] && continue
+    if ! grep "^$b$tab" "$BAD/EXPECT" >/dev/null; then bad "bad/$b: no line in bad/EXPECT"; fi
+done
+while IFS=$tab read -r b want; do
+    [ -n "$b" ] || continue
+    if [ ! -f "$BAD/$b" ]; then
+        bad "bad/EXPECT names $b, which does not exist"
+        continue
+    fi
+    if [ -z "$want" ]; then
+        bad "bad/EXPECT: $b has no expected message"
+        continue
+    fi
+    for c in check eval partition dot; do
+        mg "$c" "$BAD/$b"
+        expect_rc 1 "bad/$b: mugen $c" || continue
+        if ! grep -F -e "$want" "$T/err" >/dev/null; then
+            bad "bad/$b: mugen $c: stderr lacks \"$want\"; got: $(first_line "$T/err")"
+        elif [ "$(sed -n '1s/^\(mugen: \).*/\1/p' "$T/err")" != "mugen: " ]; then
+            bad "bad/$b: mugen $c: stderr does not start with 'mugen: ': $(first_line "$T/err")"
+        elif [ -s "$T/out" ]; then
+            bad "bad/$b: mugen $c: wrote to stdout although it failed: $(first_line "$T/out")"
+        else
+            ok
+        fi
+    done
+done <"$BAD/EXPECT"
+
+# 10 MB single-line programs, generated here: they must fail cleanly, fast, with a short message.
+big_case() { # NAME WANT
+    for c in check eval partition dot; do
+        t0=$(date +%s)
+        mg "$c" "$T/$1"
+        t1=$(date +%s)
+        expect_rc 1 "$1 (10 MB line): mugen $c" || continue
+        if ! grep -F -e "$2" "$T/err" >/dev/null; then
+            bad "$1 (10 MB line): mugen $c: stderr lacks \"$2\"; got: $(first_line "$T/err")"
+        elif [ "$(wc -c <"$T/err")" -gt 4096 ]; then
+            bad "$1 (10 MB line): mugen $c: error message is $(wc -c <"$T/err") bytes long"
+        elif [ $((t1 - t0)) -gt 10 ]; then
+            bad "$1 (10 MB line): mugen $c took $((t1 - t0)) s (limit 10 s)"
+        else
+            ok
+        fi
+    done
+    t0=$(date +%s)
+    "$M" check - <"$T/$1" >"$T/out" 2>"$T/err"
+    rc=$?
+    t1=$(date +%s)
+    if expect_rc 1 "$1 (10 MB line): mugen check - (standard input)"; then
+        if ! grep -F -e "$2" "$T/err" >/dev/null; then
+            bad "$1 (10 MB line): mugen check -: stderr lacks \"$2\"; got: $(first_line "$T/err")"
+        elif [ $((t1 - t0)) -gt 10 ]; then
+            bad "$1 (10 MB line): mugen check - took $((t1 - t0)) s (limit 10 s)"
+        else
+            ok
+        fi
+    fi
+}
+{
+    printf 'input X : f16['
+    dd if=/dev/zero bs=1000000 count=10 2>/dev/null | tr '\0' '7'
+    printf ']\noutput X\n'
+} >"$T/big_digits.mu"
+big_case big_digits.mu "a dimension size is too large"
+{
+    printf 'input x : f16[2]\ny = '
+    awk 'BEGIN { s = "x+"; while (length(s) < 5000000) s = s s;
+                 printf "%s%s", s, substr(s, 1, 10000000 - length(s)) }'
+    printf 'x\noutput y\n'
+} >"$T/big_sum.mu"
+big_case big_sum.mu "program has more than"
+
+# ---- good programs: check succeeds and its output is a fixed point -------------------------
+
+# roundtrip WHAT FILE: check FILE; its text (after line 1) and its JSON must both re-check to the
+# same text. Leaves the text in $T/p1.
+roundtrip() {
+    mg check "$2"
+    expect_rc 0 "$1: mugen check" || return 1
+    tail -n +2 "$T/out" >"$T/p1"
+    if [ ! -s "$T/p1" ]; then
+        bad "$1: mugen check printed no program"
+        return 1
+    fi
+    "$M" check - <"$T/p1" >"$T/out2" 2>"$T/err"
+    rc=$?
+    if expect_rc 0 "$1: mugen check - (its own output)"; then
+        tail -n +2 "$T/out2" >"$T/p2"
+        if cmp -s "$T/p1" "$T/p2"; then ok; else
+            bad "$1: text round trip differs: $(cmp "$T/p1" "$T/p2" 2>&1 | sed 's|.*differ: ||')"
+        fi
+    fi
+    mg check --json "$2"
+    if expect_rc 0 "$1: mugen check --json"; then
+        cp "$T/out" "$T/rt.json"
+        mg check "$T/rt.json"
+        if expect_rc 0 "$1: mugen check of its JSON form"; then
+            tail -n +2 "$T/out" >"$T/p3"
+            if cmp -s "$T/p1" "$T/p3"; then ok; else
+                bad "$1: JSON round trip differs: $(cmp "$T/p1" "$T/p3" 2>&1 | sed 's|.*differ: ||')"
+            fi
+        fi
+    fi
+    return 0
+}
+
+for f in "$GOOD"/*; do
+    b=${f##*/}
+    roundtrip "good/$b" "$f" && ok
+    for c in partition dot; do
+        mg "$c" "$f"
+        expect_rc 0 "good/$b: mugen $c" && ok
+    done
+done
+
+# ---- examples: goldens, round trips, evaluation ---------------------------------------------
+
+# golden WHAT GOLDEN_FILE: compares $T/out with it.
+golden() {
+    if [ ! -f "$2" ]; then
+        bad "$1: golden $2 is missing"
+    elif cmp -s "$T/out" "$2"; then
+        ok
+    else
+        bad "$1: output differs from $2: $(cmp "$T/out" "$2" 2>&1 | sed 's|.*differ: ||')"
+    fi
+}
+
+for f in examples/*.mu; do
+    n=${f##*/}
+    n=${n%.mu}
+    heavy=
+    case $n in gqa_b8 | qknorm_b8 | gated_mlp | rmsnorm_linear_b8) heavy=1 ;; esac
+
+    mg check "$f"
+    if expect_rc 0 "$f: mugen check"; then
+        golden "$f: mugen check" "$GOLD/$n.check"
+        verdict=$(sed -n 1p "$T/out")
+        case $n:$verdict in
+        softmax_attention:*"; not Lax: "*) ok ;;
+        softmax_attention:*) bad "$f: mugen check calls it Lax: $verdict" ;;
+        *"; Lax") ok ;;
+        *) bad "$f: mugen check does not call it Lax: $verdict" ;;
+        esac
+    fi
+    mg partition "$f"
+    if expect_rc 0 "$f: mugen partition"; then
+        golden "$f: mugen partition" "$GOLD/$n.partition"
+        if [ "$n" = softmax_attention ]; then
+            if [ "$(grep -c '^# part [0-9]* of 3: ' "$T/out")" -eq 3 ]; then ok; else
+                bad "$f: partition should give 3 parts: $(first_line "$T/out")"
+            fi
+        fi
+    fi
+    mg dot "$f"
+    expect_rc 0 "$f: mugen dot" && ok
+
+    roundtrip "$f" "$f" && ok
+
+    if [ "$n" = softmax_attention ] || [ ! -f "$GOLD/$n.field" ]; then
+        # not Lax: the field evaluator must refuse it
+        mg eval --field --seed 7 "$f"
+        if expect_rc 1 "$f: mugen eval --field (not Lax; no $GOLD/$n.field)"; then
+            if grep -F 'Lax' "$T/err" >/dev/null; then ok; else
+                bad "$f: mugen eval --field should say it needs a Lax program: $(first_line "$T/err")"
+            fi
+        fi
+    elif [ -z "$QUICK" ] || { [ "$n" != gqa_b8 ] && [ "$n" != qknorm_b8 ]; }; then
+        mg eval --field --seed 7 "$f"
+        expect_rc 0 "$f: mugen eval --field --seed 7" && golden "$f: mugen eval --field --seed 7" "$GOLD/$n.field"
+    fi
+
+    if [ -z "$QUICK" ] || [ -z "$heavy" ]; then
+        for o in "" --f64; do
+            mg eval $o "$f"
+            expect_rc 0 "$f: mugen eval $o" || continue
+            if grep -i nan "$T/out" >/dev/null; then
+                bad "$f: mugen eval $o printed nan: $(grep -i nan "$T/out" | sed -n 1p | cut -c1-120)"
+            elif ! grep ': min .* max .* mean ' "$T/out" >/dev/null; then
+                bad "$f: mugen eval $o printed no output summary: $(first_line "$T/out")"
+            else
+                ok
+            fi
+        done
+    fi
+done
+
+# ---- eval --in / --out against hand-computed values -----------------------------------------
+
+# same_text WHAT FILE EXPECTED_TEXT: FILE must hold exactly EXPECTED_TEXT plus a newline.
+same_text() {
+    printf '%s\n' "$3" >"$T/want"
+    if cmp -s "$2" "$T/want"; then ok; else
+        bad "$1: got \"$(tr '\n' '|' <"$2" | cut -c1-160)\", want \"$(tr '\n' '|' <"$T/want")\""
+    fi
+}
+# size_is WHAT FILE BYTES
+size_is() {
+    if [ ! -f "$2" ]; then
+        bad "$1: $2 was not written"
+    elif [ "$(wc -c <"$2" | tr -d ' ')" -ne "$3" ]; then
+        bad "$1: $2 has $(wc -c <"$2" | tr -d ' ') bytes, want $3"
+    else
+        ok
+    fi
+}
+
+# O = [[1, 2], [3, 4]] x [[5, 6], [7, 8]] + 1 = [[20, 23], [44, 51]]; P = A * 0.5 - B.
+cat >"$T/small.mu" <<'EOF'
+input A : f32[2, 2]
+input B : f32[2, 2]
+O = matmul(A, B) + 1
+P = A * 0.5 - B
+output O, P
+EOF
+printf '1 2\n3 4\n' >"$T/A.txt"
+printf '  5\t6\n7 8' >"$T/B.txt"
+small_want='O f32[2, 2]: min 20 max 51 mean 34.5
+  20 23 44 51
+P f32[2, 2]: min -6 max -4.5 mean -5.25
+  -4.5 -5 -5.5 -6'
+for o in "" --f64; do
+    mg eval $o --in A="$T/A.txt" --in B="$T/B.txt" "$T/small.mu"
+    expect_rc 0 "eval $o --in small.mu" && same_text "eval $o --in small.mu" "$T/out" "$small_want"
+done
+# raw little-endian f32 for A (1, 2, 3, 4), text for B: the same result
+printf '\000\000\200\077\000\000\000\100\000\000\100\100\000\000\200\100' >"$T/A.bin"
+mg eval --in A="$T/A.bin" --in B="$T/B.txt" "$T/small.mu"
+expect_rc 0 "eval --in A=A.bin (raw f32)" && same_text "eval --in A=A.bin (raw f32)" "$T/out" "$small_want"
+mkdir "$T/outdir"
+mg eval --in A="$T/A.txt" --in B="$T/B.txt" --out "$T/outdir" "$T/small.mu"
+if expect_rc 0 "eval --out"; then
+    size_is "eval --out" "$T/outdir/O.bin" 16
+    size_is "eval --out" "$T/outdir/P.bin" 16
+    # O.bin: 20, 23, 44, 51 as little-endian f32
+    if [ "$(od -A n -t x1 "$T/outdir/O.bin" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//')" = \
+        "00 00 a0 41 00 00 b8 41 00 00 30 42 00 00 4c 42" ]; then ok; else
+        bad "eval --out: O.bin holds $(od -A n -t x1 "$T/outdir/O.bin" | tr -s ' \n' '  '), want 20 23 44 51 as f32"
+    fi
+fi
+
+# f16 and bf16: raw 2-byte inputs, outputs written in their dtype.
+cat >"$T/half.mu" <<'EOF'
+input H : f16[4]
+input G : bf16[2, 3]
+input F : f32[3]
+O = H * 2 + 1
+Q = G * F
+R = sum(G, dim=1)
+output O, Q, R
+EOF
+printf '\000\074\000\100\000\070\000\274' >"$T/H.bin"        # f16 1, 2, 0.5, -1
+printf '\200\077\000\100\100\100\200\100\240\100\300\100' >"$T/G.bin" # bf16 1 2 3 4 5 6
+printf '1 0.5 -2\n' >"$T/F.txt"
+mkdir "$T/halfdir"
+mg eval --in H="$T/H.bin" --in G="$T/G.bin" --in F="$T/F.txt" --out "$T/halfdir" "$T/half.mu"
+if expect_rc 0 "eval f16/bf16 --in"; then
+    same_text "eval f16/bf16 --in" "$T/out" 'O f16[4]: min -1 max 5 mean 2.25
+  3 5 2 -1
+Q f32[2, 3]: min -12 max 4 mean -1.58333
+  1 1 -6 4 2.5 -12
+R bf16[2, 1]: min 6 max 15 mean 10.5
+  6 15'
+    size_is "eval --out f16" "$T/halfdir/O.bin" 8
+    size_is "eval --out f32" "$T/halfdir/Q.bin" 24
+    size_is "eval --out bf16" "$T/halfdir/R.bin" 4
+    if [ "$(od -A n -t x1 "$T/halfdir/O.bin" | tr -s ' \n' '  ' | sed 's/^ //; s/ $//')" = \
+        "00 42 00 45 00 40 00 bc" ]; then ok; else
+        bad "eval --out: O.bin holds $(od -A n -t x1 "$T/halfdir/O.bin" | tr -s ' \n' '  '), want f16 3 5 2 -1"
+    fi
+fi
+mkdir "$T/fielddir"
+mg eval --field --out "$T/fielddir" "$T/half.mu"
+if expect_rc 0 "eval --field --out"; then
+    size_is "eval --field --out" "$T/fielddir/O.p.u32" 16
+    size_is "eval --field --out" "$T/fielddir/O.q.u32" 16
+    size_is "eval --field --out" "$T/fielddir/Q.p.u32" 24
+    size_is "eval --field --out" "$T/fielddir/R.q.u32" 8
+fi
+
+# bad inputs: exit 1
+printf '1 2 3' >"$T/short.txt"
+printf '1 2 3 4 5' >"$T/long.txt"
+printf '1 2 x 4' >"$T/word.txt"
+printf '\000\000\200\077' >"$T/short.bin"
+for case in "short.txt:needs 4 values" "long.txt:needs 4 values" "word.txt:not a number" \
+    "short.bin:needs 4 values" "missing.txt:cannot open"; do
+    file=${case%%:*}
+    want=${case#*:}
+    mg eval --in A="$T/$file" "$T/small.mu"
+    if expect_rc 1 "eval --in A=$file"; then
+        if grep -F -e "$want" "$T/err" >/dev/null; then ok; else
+            bad "eval --in A=$file: stderr lacks \"$want\": $(first_line "$T/err")"
+        fi
+    fi
+done
+mg eval --in C="$T/A.txt" "$T/small.mu"
+expect_rc 1 "eval --in C=... (no such input)" && ok
+mg eval --out "$T/no/such/dir" "$T/small.mu"
+expect_rc 1 "eval --out into a missing directory" && ok
+
+# ---- the command line: 2 for a bad command line, 1 for an unreadable file ---------------------
+
+cli() { # WANT_RC STDERR_SUBSTRING ARGS...
+    want=$1
+    sub=$2
+    shift 2
+    mg "$@"
+    expect_rc "$want" "mugen $*" || return
+    if [ -n "$sub" ] && ! grep -F -e "$sub" "$T/err" >/dev/null; then
+        bad "mugen $*: stderr lacks \"$sub\": $(first_line "$T/err")"
+    else
+        ok
+    fi
+}
+S=examples/lora.mu
+cli 2 "usage: mugen"
+cli 2 "unknown command 'frobnicate'" frobnicate "$S"
+cli 2 "unknown command" --bogus "$S"
+cli 2 "unknown option '--bogus'" check --bogus "$S"
+cli 2 "unknown option" eval -x "$S"
+cli 2 "needs a FILE" check
+cli 2 "needs a FILE" eval --seed 3
+cli 2 "more than one FILE" check "$S" "$S"
+cli 2 "--seed needs a value" eval "$S" --seed
+cli 2 "bad number" eval --seed x "$S"
+cli 2 "bad number" eval --show -1 "$S"
+cli 2 "--in wants NAME=PATH" eval --in A "$S"
+cli 2 "not valid" check --f64 "$S"
+cli 2 "not valid" partition --json "$S"
+cli 2 "not valid" dot --out "$T" "$S"
+cli 2 "exclude each other" eval --field --f64 "$S"
+cli 1 "cannot open" check "$T/no-such-file.mu"
+cli 1 "cannot open" eval "$T/no-such-file.mu"
+cli 1 "cannot open" partition "$T/no-such-file.mu"
+cli 1 "cannot open" dot "$T/no-such-file.mu"
+cli 1 "" check "$T"
+cli 0 "" --help
+cli 0 "" check --help
+cli 0 "" eval --help
+if grep -F -e '--field' "$T/out" >/dev/null; then ok; else bad "mugen eval --help does not describe --field"; fi
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
