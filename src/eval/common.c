@@ -4,6 +4,7 @@
  * offsets; ragged dims (docs/ir.md) will change these helpers, not the evaluators.
  * Precondition throughout: the node passed shape inference (ir.c), so its shapes agree. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "eval.h"
 
@@ -135,4 +136,40 @@ mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size)
     return ctx_err(ctx, MG_ERR_NOMEM, "tensor '%s' needs %.1f GB to evaluate, over the limit "
                    "of %.1f GB (MUGEN_EVAL_MAX_GB)", ir_node_label(g, i, lb, sizeof lb),
                    bytes / 1e9, max / 1e9);
+}
+
+void ev_tile_offset(const ir_graph *body, const ir_node *n, const int b[3], int64_t it,
+                    int64_t off[4]) {
+    int r = n->op == IR_OP_SAVE ? body->nodes[n->in[0]].shape.ndim : n->shape.ndim;
+    int pad = 4 - r;
+    for (int d = 0; d < 4; d++) off[d] = 0;
+    if (n->op == IR_OP_ACCUM) { /* slot `it` of the concatenation along fmap */
+        off[pad + n->fmap] = it * body->nodes[n->in[0]].shape.d[n->fmap];
+        return;
+    }
+    for (int g = 0; g < 3; g++) { /* imap / omap: each block owns one chunk of the dim */
+        int d = n->map[g];
+        if (d < 0) continue;
+        int64_t chunk = n->shape.d[d];
+        if (n->op == IR_OP_ITER && n->fmap == d) chunk *= body->forloop;
+        off[pad + d] += b[g] * chunk;
+    }
+    if (n->op == IR_OP_ITER && n->fmap >= 0) off[pad + n->fmap] += it * n->shape.d[n->fmap];
+}
+
+void ev_tile_copy(void *tile, void *full, size_t elem, const ir_shape *ts, const ir_shape *fs,
+                  const int64_t off[4], int scatter) {
+    int64_t t[4], f[4], fst[4];
+    pad4(ts, t), pad4(fs, f), strides4(f, fst);
+    size_t run = (size_t)t[3] * elem; /* the innermost dim is contiguous in both */
+    char *tp = tile;
+    for (int64_t i0 = 0; i0 < t[0]; i0++)
+        for (int64_t i1 = 0; i1 < t[1]; i1++)
+            for (int64_t i2 = 0; i2 < t[2]; i2++, tp += run) {
+                int64_t at = (off[0] + i0) * fst[0] + (off[1] + i1) * fst[1] +
+                             (off[2] + i2) * fst[2] + off[3];
+                char *fp = (char *)full + at * (int64_t)elem;
+                if (scatter) memcpy(fp, tp, run);
+                else memcpy(tp, fp, run);
+            }
 }

@@ -32,6 +32,18 @@ void ev_matmul_free(ev_matmul *v);
  * src[i] < 0 means operand 1 at -src[i]-1. RESHAPE is the identity. Caller frees. */
 int64_t *ev_layout_map(const ir_graph *g, const ir_node *n);
 
+/* μGraph tiles (Mirage §2). The tile a node of a block graph touches, for block b[3] and
+ * for-loop iteration it, starts at off[] (per dim, padded to 4 dims on the left):
+ *   ITER:  in its kernel input (imap: block index times the block's chunk; fmap: plus it
+ *          times the tile), SAVE: in the kernel output (omap), ACCUM with an fmap: in the
+ *          accumulator (iteration it's slot). */
+void ev_tile_offset(const ir_graph *body, const ir_node *n, const int b[3], int64_t it,
+                    int64_t off[4]);
+/* Copies the tile of shape ts at off[] between a dense tile buffer and a full tensor of
+ * shape fs (gather: full -> tile; scatter: tile -> full). elem = bytes per element. */
+void ev_tile_copy(void *tile, void *full, size_t elem, const ir_shape *ts, const ir_shape *fs,
+                  const int64_t off[4], int scatter);
+
 /* Index of the last node reading each node (or n_nodes for outputs); caller frees. */
 int *ev_last_use(const ir_graph *g);
 

@@ -129,6 +129,8 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     case IR_KIND_BINARY: run_binary(c, g, n, v, o); return MG_OK;
     case IR_KIND_REDUCE: run_reduce(c, g, n, v[n->in[0]], o); return MG_OK;
     case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
+    case IR_KIND_GRAPH:
+    case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
     case IR_KIND_LAYOUT: {
         if (n->op == IR_OP_RESHAPE) {
             /* a reshape leaves row-major data as it is */
@@ -149,6 +151,86 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
 /* Contract in eval.h (mg_eval_float in mugen.h). Walks nodes in order and keeps each value
  * until its last reader (ev_last_use) has run; outputs are rounded to their dtype on the way
  * out. On error every buffer is freed and out[] is not written. */
+/* ---- μGraphs: a graph-defined kernel runs block by block, iteration by iteration ---- */
+
+/* Runs block graph b over the whole grid: kin[k] are the kernel inputs, outs[k] receive the
+ * savers' results (kernel-level shapes out_shape[k]). Each block walks the for-loop: iterators
+ * gather their tile, loop operators run on tiles, accumulators add (or place) each
+ * iteration's value; after the loop the post-loop operators run and savers scatter the
+ * block's tile into the outputs (Mirage §2). Constants are evaluated once per block. */
+static mg_status run_block(const fctx *c, mg_ctx *ctx, const ir_graph *b, double *const *kin,
+                           double *const *outs, const ir_shape *out_shape) {
+    int n = b->n_nodes, dummy = 0;
+    int *cls = base_calloc((size_t)n + 1, sizeof *cls);
+    double **tv = base_calloc((size_t)n + 1, sizeof *tv);
+    mg_status rc = cls && tv ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < n; i++)
+        if (b->nodes[i].op != IR_OP_SAVE &&
+            !(tv[i] = base_alloc((size_t)ir_numel(&b->nodes[i].shape) * sizeof(double))))
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) ir_block_classes(b, cls);
+    int64_t off[4];
+    for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
+        int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
+        for (int64_t it = 0; !rc && it < b->forloop; it++)
+            for (int i = 0; !rc && i < n; i++) {
+                const ir_node *nd = &b->nodes[i];
+                if (cls[i] == IR_INVARIANT) {
+                    if (it == 0) rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
+                } else if (nd->op == IR_OP_ITER) {
+                    ev_tile_offset(b, nd, bi, it, off);
+                    ev_tile_copy(tv[i], kin[nd->index], sizeof(double), &nd->shape,
+                                 &b->kin_shape[nd->index], off, 0);
+                } else if (nd->op == IR_OP_ACCUM) {
+                    const double *x = tv[nd->in[0]];
+                    int64_t m = ir_numel(&b->nodes[nd->in[0]].shape);
+                    if (nd->fmap >= 0) {
+                        ev_tile_offset(b, nd, bi, it, off);
+                        ev_tile_copy((void *)x, tv[i], sizeof(double), &b->nodes[nd->in[0]].shape,
+                                     &nd->shape, off, 1);
+                    } else if (it == 0) memcpy(tv[i], x, (size_t)m * sizeof(double));
+                    else for (int64_t t = 0; t < m; t++) tv[i][t] = rnd(c, tv[i][t] + x[t]);
+                } else if (cls[i] == IR_LOOP) rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
+            }
+        for (int i = 0; !rc && i < n; i++) { /* after the loop */
+            const ir_node *nd = &b->nodes[i];
+            if (cls[i] != IR_POST || nd->op == IR_OP_ACCUM) continue;
+            if (nd->op == IR_OP_SAVE) {
+                ev_tile_offset(b, nd, bi, 0, off);
+                ev_tile_copy(tv[nd->in[0]], outs[nd->index], sizeof(double), &nd->shape,
+                             &out_shape[nd->index], off, 1);
+            } else rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
+        }
+    }
+    for (int i = 0; tv && i < n; i++) base_free(tv[i]);
+    base_free(tv), base_free(cls);
+    if (rc && ctx && !ctx->msg[0]) ctx_err(ctx, rc, "out of memory");
+    return rc;
+}
+
+/* KERNEL node i: its outputs are consecutive nodes i .. i + n_saves - 1 (ir_add_kernel). The
+ * node with index 0 runs the block graph and fills all of them. */
+static mg_status run_kernel(const fctx *c, mg_ctx *ctx, const ir_graph *g, int i, double **v) {
+    const ir_node *n = &g->nodes[i];
+    const ir_graph *b = n->body;
+    if (n->index > 0) {
+        MG_ASSERT(v[i] != NULL); /* filled when output 0 ran */
+        return MG_OK;
+    }
+    double *kin[IR_MAX_IN], *outs[IR_MAX_IN];
+    ir_shape shapes[IR_MAX_IN];
+    MG_ASSERT(b->n_outputs <= IR_MAX_IN && i + b->n_outputs <= g->n_nodes);
+    for (int k = 0; k < n->n_in; k++) kin[k] = v[n->in[k]];
+    for (int k = 0; k < b->n_outputs; k++) {
+        MG_ASSERT(g->nodes[i + k].body == b && g->nodes[i + k].index == k);
+        shapes[k] = g->nodes[i + k].shape;
+        if (!v[i + k] && !(v[i + k] = base_alloc((size_t)ir_numel(&shapes[k]) * sizeof(double))))
+            return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        outs[k] = v[i + k];
+    }
+    return run_block(c, ctx, b, kin, outs, shapes);
+}
+
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const *in,
                    double *const *out) {
     fctx c = {.f64 = f64};
@@ -159,14 +241,18 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const 
     if (!v || !last) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         if ((rc = ev_check_size(g, ctx, i, sizeof(double)))) break;
-        v[i] = base_alloc((size_t)ir_numel(&g->nodes[i].shape) * sizeof(double));
-        if (!v[i]) {
-            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
-            break;
-        }
-        if ((rc = run_node(&c, g, i, v, v[i], in, &n_in))) {
-            ctx_err(ctx, rc, "out of memory evaluating node %d", i);
-            break;
+        if (g->nodes[i].op == IR_OP_KERNEL) {
+            if ((rc = run_kernel(&c, ctx, g, i, v))) break;
+        } else {
+            if (!v[i]) v[i] = base_alloc((size_t)ir_numel(&g->nodes[i].shape) * sizeof(double));
+            if (!v[i]) {
+                rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
+                break;
+            }
+            if ((rc = run_node(&c, g, i, v, v[i], in, &n_in))) {
+                ctx_err(ctx, rc, "out of memory evaluating node %d", i);
+                break;
+            }
         }
         for (int k = 0; k < g->nodes[i].n_in; k++) /* free operands at their last use */
             if (last[g->nodes[i].in[k]] == i) base_free(v[g->nodes[i].in[k]]), v[g->nodes[i].in[k]] = NULL;

@@ -293,6 +293,8 @@ static mg_status run_node(ffctx *c, int i, fv *v, const uint32_t *const *in_p,
     case IR_KIND_BINARY: return binary(c, i, n, &v[n->in[0]], &v[n->in[1]], o);
     case IR_KIND_REDUCE: reduce_sum(c, n, &v[n->in[0]], o); return MG_OK;
     case IR_KIND_MATMUL: return matmul(c, n, &v[n->in[0]], &v[n->in[1]], o);
+    case IR_KIND_GRAPH:
+    case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
     case IR_KIND_LAYOUT: {
         const fv *x = &v[n->in[0]], *y = n->n_in > 1 ? &v[n->in[1]] : NULL;
         if (n->op == IR_OP_RESHAPE) {
@@ -333,6 +335,95 @@ static mg_status build_tables(ffctx *c) {
  * x -> omega^x is well defined on Z_q and exp(a + b) = exp(a) exp(b) holds (Mirage §5.2).
  * Values are freed after their last reader; 8 bytes per element (p and q parts) is what
  * ev_check_size budgets. */
+/* ---- μGraphs: the same block-by-block walk as feval.c's run_block, on both parts ---- */
+
+static void copy_tile(fv *tile, const fv *full, const ir_shape *ts, const ir_shape *fs,
+                      const int64_t off[4], int scatter) {
+    ev_tile_copy(tile->p, full->p, 4, ts, fs, off, scatter);
+    ev_tile_copy(tile->q, full->q, 4, ts, fs, off, scatter);
+}
+
+/* Runs block graph b over the whole grid (see feval.c run_block); kin[k] are the kernel
+ * inputs, outs[k] receive the savers' results of kernel-level shape out_shape[k]. */
+static mg_status run_block(const ffctx *c, const ir_graph *b, const fv *kin, fv *outs,
+                           const ir_shape *out_shape) {
+    ffctx bc = *c;
+    bc.g = b;
+    int n = b->n_nodes, dummy = 0;
+    int *cls = base_calloc((size_t)n + 1, sizeof *cls);
+    fv *tv = base_calloc((size_t)n + 1, sizeof *tv);
+    mg_status rc = cls && tv ? MG_OK : ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < n; i++) {
+        size_t bytes = (size_t)ir_numel(&b->nodes[i].shape) * 4;
+        if (b->nodes[i].op == IR_OP_SAVE) continue;
+        tv[i].p = base_alloc(bytes), tv[i].q = base_alloc(bytes);
+        if (!tv[i].p || !tv[i].q) rc = ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    if (!rc) ir_block_classes(b, cls);
+    int64_t off[4];
+    for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
+        int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
+        for (int64_t it = 0; !rc && it < b->forloop; it++)
+            for (int i = 0; !rc && i < n; i++) {
+                const ir_node *nd = &b->nodes[i];
+                if (cls[i] == IR_INVARIANT) {
+                    if (it == 0) rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
+                } else if (nd->op == IR_OP_ITER) {
+                    ev_tile_offset(b, nd, bi, it, off);
+                    copy_tile(&tv[i], &kin[nd->index], &nd->shape, &b->kin_shape[nd->index], off, 0);
+                } else if (nd->op == IR_OP_ACCUM) {
+                    const fv *x = &tv[nd->in[0]];
+                    int64_t m = ir_numel(&b->nodes[nd->in[0]].shape);
+                    if (nd->fmap >= 0) {
+                        ev_tile_offset(b, nd, bi, it, off);
+                        copy_tile((fv *)x, &tv[i], &b->nodes[nd->in[0]].shape, &nd->shape, off, 1);
+                    } else if (it == 0) {
+                        memcpy(tv[i].p, x->p, (size_t)m * 4), memcpy(tv[i].q, x->q, (size_t)m * 4);
+                    } else
+                        for (int64_t t = 0; t < m; t++) {
+                            tv[i].p[t] = ff_add(tv[i].p[t], x->p[t], FF_P);
+                            tv[i].q[t] = bin_q(IR_OP_ADD, tv[i].q[t], x->q[t]);
+                        }
+                } else if (cls[i] == IR_LOOP) rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
+            }
+        for (int i = 0; !rc && i < n; i++) { /* after the loop */
+            const ir_node *nd = &b->nodes[i];
+            if (cls[i] != IR_POST || nd->op == IR_OP_ACCUM) continue;
+            if (nd->op == IR_OP_SAVE) {
+                ev_tile_offset(b, nd, bi, 0, off);
+                copy_tile(&tv[nd->in[0]], &outs[nd->index], &nd->shape, &out_shape[nd->index], off, 1);
+            } else rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
+        }
+    }
+    for (int i = 0; tv && i < n; i++) base_free(tv[i].p), base_free(tv[i].q);
+    base_free(tv), base_free(cls);
+    return rc;
+}
+
+/* KERNEL node i; outputs are nodes i .. i + n_saves - 1, all filled when index 0 runs. */
+static mg_status run_kernel(ffctx *c, int i, fv *v) {
+    const ir_graph *g = c->g;
+    const ir_node *n = &g->nodes[i];
+    const ir_graph *b = n->body;
+    if (n->index > 0) {
+        MG_ASSERT(v[i].p != NULL);
+        return MG_OK;
+    }
+    fv kin[IR_MAX_IN], outs[IR_MAX_IN];
+    ir_shape shapes[IR_MAX_IN];
+    MG_ASSERT(b->n_outputs <= IR_MAX_IN && i + b->n_outputs <= g->n_nodes);
+    for (int k = 0; k < n->n_in; k++) kin[k] = v[n->in[k]];
+    for (int k = 0; k < b->n_outputs; k++) {
+        MG_ASSERT(g->nodes[i + k].body == b && g->nodes[i + k].index == k);
+        shapes[k] = g->nodes[i + k].shape;
+        size_t bytes = (size_t)ir_numel(&shapes[k]) * 4;
+        if (!v[i + k].p) v[i + k].p = base_alloc(bytes), v[i + k].q = base_alloc(bytes);
+        if (!v[i + k].p || !v[i + k].q) return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+        outs[k] = v[i + k];
+    }
+    return run_block(c, b, kin, outs, shapes);
+}
+
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q) {
     char why[512];
@@ -351,13 +442,17 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_
     int n_in = 0;
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         if ((rc = ev_check_size(g, ctx, i, 8))) break;
-        size_t bytes = (size_t)ir_numel(&g->nodes[i].shape) * 4;
-        v[i].p = base_alloc(bytes), v[i].q = base_alloc(bytes);
-        if (!v[i].p || !v[i].q) {
-            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
-            break;
+        if (g->nodes[i].op == IR_OP_KERNEL) {
+            if ((rc = run_kernel(&c, i, v))) break;
+        } else {
+            size_t bytes = (size_t)ir_numel(&g->nodes[i].shape) * 4;
+            v[i].p = base_alloc(bytes), v[i].q = base_alloc(bytes);
+            if (!v[i].p || !v[i].q) {
+                rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
+                break;
+            }
+            if ((rc = run_node(&c, i, v, in_p, in_q, &n_in))) break;
         }
-        if ((rc = run_node(&c, i, v, in_p, in_q, &n_in))) break;
         for (int k = 0; k < g->nodes[i].n_in; k++) {
             int a = g->nodes[i].in[k];
             if (last[a] == i) base_free(v[a].p), base_free(v[a].q), v[a].p = v[a].q = NULL;

@@ -40,6 +40,8 @@ ir_graph *ir_graph_new(void) {
  * The strmap only borrows those strings as keys, and strmap_free does not read them. */
 void ir_graph_free(ir_graph *g) {
     if (!g) return;
+    for (int i = 0; i < g->n_nodes; i++) /* a kernel's first output node owns its block graph */
+        if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0) ir_graph_free(g->nodes[i].body);
     arena_free(&g->mem);
     base_free(g->nodes);
     base_free(g->outputs);
@@ -157,7 +159,7 @@ int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const i
     /* Refuse a duplicate before pushing, so a failed call leaves the graph as it was. A found
      * name implies n_nodes >= 1, so index 0 satisfies ir_set_name's assertion. */
     if (ir_find(g, name) >= 0) return ir_set_name(g, ctx, 0, name); /* reports the duplicate */
-    ir_node n = {.op = IR_OP_INPUT, .dtype = t, .shape = *s};
+    ir_node n = {.op = IR_OP_INPUT, .dtype = t, .shape = *s, .fmap = -1, .map = {-1, -1, -1}};
     int i = push_node(g, ctx, &n);
     if (i < 0) return i;
     if ((rc = ir_set_name(g, ctx, i, name)) < 0) {
@@ -248,7 +250,8 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
  * Its dtype is f32, but join_dtype makes an op adopt its other operand's dtype, so a literal
  * never widens an f16 computation. lit is kept verbatim for printing. */
 int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
-    ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col};
+    ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col, .fmap = -1,
+                 .map = {-1, -1, -1}};
     int r = parse_decimal(lit, &n.num, &n.den, &n.value);
     if (r == -1) return -(int)ctx_err(ctx, MG_ERR_PARSE, "malformed number '%.40s'", lit);
     if (r) {
@@ -380,7 +383,10 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
  * compare equal. The result dtype is the first operand's unless a rule below joins two. */
 static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_op_info *info = &ir_ops[n->op];
-    if (n->n_in != info->arity) {
+    if (!(info->levels & (g->is_block ? IR_LEVEL_B : IR_LEVEL_K)))
+        return ctx_err(ctx, MG_ERR_SHAPE, "%s: not allowed in a %s graph", info->name,
+                       g->is_block ? "block" : "kernel");
+    if (info->arity < 0 ? n->n_in < 1 || n->n_in > IR_MAX_IN : n->n_in != info->arity) {
         char w[96];
         snprintf(w, sizeof w, "takes %d operand%s, got %d", info->arity,
                  info->arity == 1 ? "" : "s", n->n_in);
@@ -391,6 +397,8 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     mg_status rc = MG_OK;
     switch (info->kind) {
     case IR_KIND_SOURCE: return MG_OK;
+    case IR_KIND_GRAPH:
+    case IR_KIND_BLOCK: return ir_infer_ugraph(g, ctx, n);
     case IR_KIND_UNARY: n->shape = a->shape; break;
     case IR_KIND_BINARY: {
         const ir_node *b = &g->nodes[n->in[1]];
@@ -427,6 +435,11 @@ int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto) {
      * array in topological order (and programs acyclic). */
     n.name = NULL;
     MG_ASSERT(n.op > IR_OP_CONST && n.op < IR_OP_COUNT);
+    if (ir_ops[n.op].kind != IR_KIND_GRAPH && ir_ops[n.op].kind != IR_KIND_BLOCK) {
+        /* canonical: the μGraph fields are unused here, and equality compares them */
+        n.body = NULL, n.index = 0, n.fmap = -1;
+        n.map[0] = n.map[1] = n.map[2] = -1;
+    }
     for (int i = 0; i < n.n_in; i++) MG_ASSERT(n.in[i] >= 0 && n.in[i] < g->n_nodes);
     mg_status rc = infer(g, ctx, &n);
     if (rc) return -(int)rc;
@@ -456,6 +469,9 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
         if (infer(g, ctx, &copy)) return MG_ERR_INVALID;
         if (memcmp(&copy.shape, &n->shape, sizeof n->shape) || copy.dtype != n->dtype)
             return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d has a stale shape", i);
+        if (n->op == IR_OP_KERNEL && n->index == 0 &&
+            (ir_check(n->body, ctx) || ir_block_check(n->body, ctx, &ir_device_h100)))
+            return MG_ERR_INVALID; /* the block graph, once per kernel */
     }
     for (int k = 0; k < g->n_outputs; k++)
         if (g->outputs[k] < 0 || g->outputs[k] >= g->n_nodes)
@@ -472,6 +488,8 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
  * final and one-to-one: a subexpression shared in one graph must be shared in the other.
  * Failures are not memoised because the first one ends the whole comparison; each node of a
  * is expanded at most once, so the walk is linear. */
+static int block_equal(const ir_graph *a, const ir_graph *b);
+
 static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *memo,
                       int *memo_b) {
     if (memo[i] >= 0) return memo[i] == j;
@@ -480,8 +498,10 @@ static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *m
     if (x->op != y->op || x->n_in != y->n_in || x->dtype != y->dtype ||
         memcmp(&x->shape, &y->shape, sizeof x->shape) || x->dim != y->dim ||
         x->group != y->group || x->n_ints != y->n_ints ||
-        memcmp(x->ints, y->ints, sizeof x->ints))
+        memcmp(x->ints, y->ints, sizeof x->ints) || x->index != y->index ||
+        memcmp(x->map, y->map, sizeof x->map) || x->fmap != y->fmap)
         return 0;
+    if (x->op == IR_OP_KERNEL && !block_equal(x->body, y->body)) return 0;
     if (x->op == IR_OP_INPUT && strcmp(x->name, y->name)) return 0;
     if (x->op == IR_OP_CONST && (mg_i128)x->num * y->den != (mg_i128)y->num * x->den) return 0;
     for (int k = 0; k < x->n_in; k++)
@@ -517,4 +537,18 @@ int ir_graph_equal(const ir_graph *a, const ir_graph *b) {
     }
     base_free(memo);
     return eq;
+}
+
+/* Two block graphs are equal when their schedules, kernel inputs and (via ir_graph_equal,
+ * which walks back from the savers) their operators are. */
+static int block_equal(const ir_graph *a, const ir_graph *b) {
+    if (a == b) return 1;
+    if (memcmp(a->grid, b->grid, sizeof a->grid) || a->threads != b->threads ||
+        a->forloop != b->forloop || a->n_kin != b->n_kin)
+        return 0;
+    for (int k = 0; k < a->n_kin; k++)
+        if (a->kin_dtype[k] != b->kin_dtype[k] ||
+            memcmp(&a->kin_shape[k], &b->kin_shape[k], sizeof a->kin_shape[k]))
+            return 0;
+    return ir_graph_equal(a, b);
 }

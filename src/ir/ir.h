@@ -25,7 +25,8 @@ typedef enum ir_op {
 
 enum { IR_LEVEL_K = 1, IR_LEVEL_B = 2, IR_LEVEL_T = 4 };
 typedef enum ir_kind {
-    IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT
+    IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT,
+    IR_KIND_GRAPH, IR_KIND_BLOCK
 } ir_kind;
 
 /* One op table row, indexed by ir_op. */
@@ -66,7 +67,27 @@ typedef struct ir_node {
     int64_t num, den;
     const char *name; /* NULL for anonymous intermediates; unique when set */
     int line, col;    /* where it was defined, 0 if not from text */
+    /* μGraphs (docs/ir.md, "μGraphs"):
+     *   KERNEL: body = its block graph, shared by the kernel's output nodes and owned by the
+     *           one with index 0; index = which save of the body this node is
+     *   ITER:   index = which kernel input it reads; map = imap; fmap
+     *   ACCUM:  fmap = -1 (phi): sum over iterations; d: iterations concatenated along dim d
+     *   SAVE:   map = omap; index = its position among the kernel's outputs
+     * map[g] is the tensor dim that grid dim g (x, y, z) splits, or -1 (phi: replicate). */
+    struct ir_graph *body;
+    int index;
+    int map[3];
+    int fmap;
 } ir_node;
+
+/* What a block graph is checked against (Mirage Definition 2.1 (2)). */
+typedef struct ir_device {
+    const char *name;
+    int n_sm;
+    int64_t smem_per_block; /* bytes of shared memory one block may use */
+    int max_threads;
+} ir_device;
+extern const ir_device ir_device_h100;
 
 /* Invariant: nodes[0..n_nodes) topologically ordered; outputs[] index distinct nodes;
  * names maps every non-NULL node name to its index. */
@@ -77,6 +98,16 @@ typedef struct ir_graph {
     int *outputs;
     int n_outputs, cap_outputs;
     strmap names;
+    /* Block graphs only (is_block = 1): the body of a KERNEL node. Its outputs[] are its SAVE
+     * nodes in order; kin_* describe the kernel inputs its iterators read (Mirage §2). */
+    int is_block;
+    int grid[3];     /* blocks along x, y, z (each >= 1) */
+    int threads;     /* threads per block */
+    int64_t forloop; /* iterations of the for-loop body (>= 1) */
+    int n_kin;
+    ir_shape kin_shape[IR_MAX_IN];
+    mg_dtype kin_dtype[IR_MAX_IN];
+    const char *kin_name[IR_MAX_IN];
 } ir_graph;
 
 /* Returns a new empty graph (NULL if out of memory); free with ir_graph_free (NULL ok). */
@@ -136,6 +167,34 @@ void ir_print_text(const ir_graph *g, strbuf *sb);
 mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb);
 void ir_print_dot(const ir_graph *g, strbuf *sb);
 
+
+/* ---- μGraphs (ugraph.c) ---- */
+/* Returns a new empty block graph with the given schedule (NULL if out of memory). */
+ir_graph *ir_block_new(const int grid[3], int threads, int64_t forloop);
+/* Declares kernel input k of block graph b (in order): the outer tensor it iterates over. */
+int ir_block_add_kin(ir_graph *b, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s);
+/* Infers the shape of an ITER/ACCUM/SAVE node (g the block graph) or a KERNEL node (g the
+ * kernel graph); called by ir_add_node. MG_OK or MG_ERR_SHAPE naming the operator. */
+mg_status ir_infer_ugraph(const ir_graph *g, mg_ctx *ctx, ir_node *n);
+/* Mirage Definition 2.1 on a complete block graph: (1) shapes (already inferred), (2) every
+ * tensor fits in shared memory on dev (thread-graph tensors live in registers), (3) every
+ * path from an iterator to a saver passes exactly one accumulator; plus maps in range and
+ * distinct. MG_OK or MG_ERR_SHAPE with a message naming the operator. */
+mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev);
+/* Per node of block graph b: IR_LOOP (runs every iteration), IR_POST (after the loop, on
+ * accumulated values) or IR_INVARIANT (constants and what only they feed). */
+enum { IR_INVARIANT = 0, IR_LOOP = 1, IR_POST = 2 };
+void ir_block_classes(const ir_graph *b, int *cls);
+/* Thread graphs (Mirage §4.2): tgroup[i] = id of the maximal chain of elementwise operators
+ * node i is fused into (its intermediates stay in registers), or -1. Returns the count. */
+int ir_block_fuse(const ir_graph *b, int *tgroup);
+/* Bytes of shared memory block graph b needs (tensors not fused into thread graphs). */
+int64_t ir_block_smem(const ir_graph *b);
+/* Adds the kernel graph nodes of a complete block graph: one KERNEL node per save, reading
+ * operands in[0..n_in); names[k] names output k. Takes ownership of body (freed on error).
+ * Returns the index of the first node or -rc. */
+int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n_in,
+                  const char *const *names, int line, int col);
 
 /* ---- Lax (lax.c) ---- */
 /* 1 if g is Lax (Mirage Definition 5.1), 0 with a reason in why, -1 if out of memory. */

@@ -10,7 +10,17 @@
 /* Mirage Definition 5.1: only multilinear ops, division and exponentiation, and at most one
  * exponentiation (exp, or silu = x / (1 + exp(-x))) on every path from an input to an
  * output. Returns 1 if Lax, else 0 with a reason in why[0..n). */
+static int lax_depths(const ir_graph *g, char *why, size_t n, int *max_out);
+
 int ir_is_lax(const ir_graph *g, char *why, size_t n) {
+    int max_out = 0;
+    return lax_depths(g, why, n, &max_out);
+}
+
+/* ir_is_lax, also giving the most exponentiations on a path to an output (*max_out). A
+ * KERNEL node counts the most its block graph applies between an iterator and a saver
+ * (conservative: any input of the kernel is taken to reach any output). */
+static int lax_depths(const ir_graph *g, char *why, size_t n, int *max_out) {
     int *depth = base_calloc((size_t)g->n_nodes + 1, sizeof *depth);
     int *first = base_calloc((size_t)g->n_nodes + 1, sizeof *first);
     int lax = 1;
@@ -34,7 +44,25 @@ int ir_is_lax(const ir_graph *g, char *why, size_t n) {
         first[i] = -1;
         for (int k = 0; k < nd->n_in; k++)
             if (depth[nd->in[k]] > depth[i]) depth[i] = depth[nd->in[k]], first[i] = first[nd->in[k]];
-        if (ir_ops[nd->op].n_exp) {
+        int n_exp = ir_ops[nd->op].n_exp;
+        if (nd->op == IR_OP_KERNEL) {
+            int inner = 0, r = lax_depths(nd->body, why, n, &inner);
+            if (r != 1) {
+                lax = r;
+                break;
+            }
+            n_exp = inner;
+        }
+        if (nd->op == IR_OP_KERNEL && (n_exp > 1 || (n_exp && depth[i] >= 1))) {
+            snprintf(why, n, "'%s' (kernel) applies a second exponentiation on a path%s%s%s",
+                     ir_node_label(g, i, lb, sizeof lb), first[i] >= 0 ? " that already went through '" : "",
+                     first[i] >= 0 ? ir_node_label(g, first[i], lb2, sizeof lb2) : "", first[i] >= 0 ? "'" : "");
+            lax = 0;
+            break;
+        }
+        if (nd->op == IR_OP_KERNEL) {
+            if (n_exp) depth[i] += 1, first[i] = i;
+        } else if (ir_ops[nd->op].n_exp) {
             if (depth[i] >= 1) {
                 snprintf(why, n, "'%s' (%s) applies a second exponentiation on a path that "
                          "already went through '%s'", ir_node_label(g, i, lb, sizeof lb),
@@ -44,6 +72,8 @@ int ir_is_lax(const ir_graph *g, char *why, size_t n) {
             depth[i] += 1, first[i] = i;
         }
     }
+    for (int k = 0; lax == 1 && k < g->n_outputs; k++)
+        if (depth[g->outputs[k]] > *max_out) *max_out = depth[g->outputs[k]];
     base_free(depth);
     base_free(first);
     return lax;

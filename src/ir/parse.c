@@ -46,6 +46,7 @@ typedef struct parser {
     token tok;
     ir_graph *g;
     int depth;
+    ir_graph *outer; /* inside a kernel { } block: the kernel graph; p->g is the block graph */
     const token *defining; /* the name being assigned, while its expression is parsed */
     mg_status rc;
     jmp_buf jb;
@@ -185,7 +186,7 @@ static void next(parser *p) {
     }
     /* c != 0 because strchr would match the string's terminating NUL. paren never goes below 0,
      * so a stray ')' cannot hide the newlines of later lines. */
-    if (strchr("()[],=:+-*/", c) && c) {
+    if (strchr("()[],=:+-*/{}", c) && c) {
         t->kind = T_PUNCT, t->n = 1, p->pos++;
         if (c == '(' || c == '[') p->paren++;
         if ((c == ')' || c == ']') && p->paren > 0) p->paren--;
@@ -294,6 +295,9 @@ static int lookup(parser *p, const token *t) {
     memcpy(name, t->s, t->n), name[t->n] = 0;
     int i = ir_find(p->g, name);
     if (i >= 0) return i;
+    if (p->outer && ir_find(p->outer, name) >= 0)
+        fail(p, t, "'%s' is a kernel-level tensor: read it inside the kernel with iter(%s, ...)",
+             name, name);
     if (p->defining && p->defining->n == t->n && !memcmp(p->defining->s, t->s, t->n))
         fail(p, t, "'%s' is used in its own definition (a program is acyclic)", name);
     if (defined_later(p, t))
@@ -302,61 +306,85 @@ static int lookup(parser *p, const token *t) {
     fail(p, t, "unknown tensor '%s'", name);
 }
 
+/* Attribute keys, one table: name, the letter fn_attrs uses, and whether it takes a list. */
+enum { A_DIM, A_GROUP, A_SHAPE, A_TIMES, A_IMAP, A_FMAP, A_OMAP, A_GRID, A_FORLOOP, A_THREADS, A_COUNT };
+static const struct {
+    const char *name;
+    char letter;
+    int list;
+} ATTR[A_COUNT] = {{"dim", 'd', 0},  {"group", 'g', 0}, {"shape", 's', 1},   {"times", 't', 1},
+                   {"imap", 'i', 1}, {"fmap", 'f', 0},  {"omap", 'o', 1},    {"grid", 'r', 1},
+                   {"forloop", 'l', 0}, {"threads", 'h', 0}};
+
 /* The key=value attributes of one call as parsed, before check_attrs decides which ones the op
- * takes; has_* say which were given (each at most once). */
+ * takes; has[k] says key k was given (at most once). */
 typedef struct attrs {
-    int has_dim, has_group, has_shape, has_times;
-    int64_t dim, group;
-    int n_shape, n_times;
-    int64_t shape[IR_MAX_DIMS], times[IR_MAX_DIMS];
-    token at;
+    int has[A_COUNT], n[A_COUNT];
+    int64_t val[A_COUNT];
+    int64_t list[A_COUNT][IR_MAX_DIMS];
 } attrs;
 
+static int any_attr(const attrs *a) {
+    int any = 0;
+    for (int k = 0; k < A_COUNT; k++) any |= a->has[k];
+    return any;
+}
+
 /* Parses one key=value into a. Precondition: the current token is the key and the next
- * non-blank byte is '=' (parse_call peeked), so both are skipped unchecked. */
+ * non-blank byte is '=' (the caller peeked), so both are skipped unchecked. */
 static void parse_attr(parser *p, attrs *a, const token *fn) {
     token key = p->tok;
     next(p); /* key */
     next(p); /* '=' */
-    int *seen = NULL;
-    if (is_word(&key, "dim")) seen = &a->has_dim, a->dim = parse_int(p, "dim");
-    else if (is_word(&key, "group")) seen = &a->has_group, a->group = parse_int(p, "group");
-    else if (is_word(&key, "shape")) seen = &a->has_shape, a->n_shape = parse_int_list(p, a->shape, "shape");
-    else if (is_word(&key, "times")) seen = &a->has_times, a->n_times = parse_int_list(p, a->times, "times");
-    else {
+    int k = 0;
+    while (k < A_COUNT && !is_word(&key, ATTR[k].name)) k++;
+    if (k == A_COUNT) {
         char d[64];
-        fail(p, &key, "unknown attribute %s of '%.*s' (attributes are dim, group, shape, times)",
-             tok_desc(&key, d, sizeof d), (int)fn->n, fn->s);
+        fail(p, &key, "unknown attribute %s of '%.*s' (attributes are dim, group, shape, times, "
+             "imap, fmap, omap, grid, forloop, threads)", tok_desc(&key, d, sizeof d), (int)fn->n, fn->s);
     }
-    /* seen is not NULL here: the unknown-key branch does not return */
-    if (*seen) fail(p, &key, "attribute '%.*s' given twice", (int)key.n, key.s);
-    *seen = 1;
+    if (a->has[k]) fail(p, &key, "attribute '%.*s' given twice", (int)key.n, key.s);
+    a->has[k] = 1;
+    if (ATTR[k].list) a->n[k] = parse_int_list(p, a->list[k], ATTR[k].name);
+    else a->val[k] = parse_int(p, ATTR[k].name);
 }
 
-/* Which attributes each function takes: d dim, g group, s shape, t times; upper = required.
- * These four keys are all there are: a new one needs a letter here and a field in attrs. */
+/* Which attributes each function takes, as ATTR letters; upper case = required. */
 static const char *fn_attrs(ir_op op) {
     switch (op) {
     case IR_OP_SUM: return "Dg";
     case IR_OP_MAX: case IR_OP_CONCAT: return "D";
     case IR_OP_RESHAPE: return "S";
     case IR_OP_REPEAT: return "T";
+    case IR_OP_ITER: return "if";
+    case IR_OP_ACCUM: return "f";
+    case IR_OP_SAVE: return "o";
+    case IR_OP_KERNEL: return "Rlh";
     default: return "";
     }
 }
 
 /* Rejects attributes the op does not take and reports missing required ones, at the call. */
 static void check_attrs(parser *p, const token *fn, const attrs *a, const char *allowed) {
-    const char *keys = "dgst";
-    const int given[] = {a->has_dim, a->has_group, a->has_shape, a->has_times};
-    const char *names[] = {"dim", "group", "shape", "times"};
-    for (int k = 0; k < 4; k++) {
-        int ok = strchr(allowed, keys[k]) || strchr(allowed, toupper(keys[k]));
-        int req = strchr(allowed, toupper(keys[k])) != NULL;
-        if (given[k] && !ok)
-            fail(p, fn, "'%.*s' takes no attribute '%s'", (int)fn->n, fn->s, names[k]);
-        if (!given[k] && req)
-            fail(p, fn, "'%.*s' needs the attribute %s=", (int)fn->n, fn->s, names[k]);
+    for (int k = 0; k < A_COUNT; k++) {
+        int ok = strchr(allowed, ATTR[k].letter) || strchr(allowed, toupper(ATTR[k].letter));
+        int req = strchr(allowed, toupper(ATTR[k].letter)) != NULL;
+        if (a->has[k] && !ok)
+            fail(p, fn, "'%.*s' takes no attribute '%s'", (int)fn->n, fn->s, ATTR[k].name);
+        if (!a->has[k] && req)
+            fail(p, fn, "'%.*s' needs the attribute %s=", (int)fn->n, fn->s, ATTR[k].name);
+    }
+}
+
+/* A grid-dim map (imap, omap) from a list of up to 3 entries, each a dim or -1 (phi). */
+static void to_map(parser *p, const token *fn, const attrs *a, int key, int map[3]) {
+    map[0] = map[1] = map[2] = -1;
+    if (!a->has[key]) return;
+    if (a->n[key] > 3) fail(p, fn, "%s= has one entry per grid dim x, y, z (at most 3)", ATTR[key].name);
+    for (int g = 0; g < a->n[key]; g++) {
+        if (a->list[key][g] < -1 || a->list[key][g] >= IR_MAX_DIMS)
+            fail(p, fn, "%s= entries are tensor dims or -1 (phi)", ATTR[key].name);
+        map[g] = (int)a->list[key][g];
     }
 }
 
@@ -367,11 +395,11 @@ static void check_attrs(parser *p, const token *fn, const attrs *a, const char *
 static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
     ir_node s = {.op = IR_OP_SQR, .n_in = 1, .in = {x}};
     const ir_shape *sh = &p->g->nodes[x].shape;
-    int64_t d = a->has_dim ? a->dim : -1;
+    int64_t d = a->has[A_DIM] ? a->val[A_DIM] : -1;
     if (d < 0) d += sh->ndim;
     if (d < 0 || d >= sh->ndim)
         fail(p, fn, "'%.*s': dim=%" PRId64 " is out of range for a rank-%d tensor", (int)fn->n,
-             fn->s, a->has_dim ? a->dim : -1, sh->ndim);
+             fn->s, d, sh->ndim);
     char lit[32];
     snprintf(lit, sizeof lit, "%" PRId64, sh->d[d]);
     int is_rms = is_word(fn, "rmsnorm");
@@ -397,13 +425,33 @@ static int parse_call(parser *p, const token *fn) {
     if (!sugar && op == IR_OP_COUNT) {
         char d[64];
         fail(p, fn, "unknown operator %s (operators: add sub mul div exp sqr sqrt silu relu "
-             "matmul sum max repeat reshape concat rmsnorm mean)", tok_desc(fn, d, sizeof d));
+             "matmul sum max repeat reshape concat rmsnorm mean; in kernels iter accum save)",
+             tok_desc(fn, d, sizeof d));
     }
+    if (op == IR_OP_KERNEL)
+        fail(p, fn, "'kernel' starts a statement: NAME, ... = kernel(INPUTS, grid=[..]) { ... }");
+    if (op == IR_OP_SAVE) fail(p, fn, "'save(...)' is a statement of its own inside a kernel");
+    if ((op == IR_OP_ITER || op == IR_OP_ACCUM) && !p->g->is_block)
+        fail(p, fn, "'%s' is only allowed inside a kernel { ... } block", ir_ops[op].name);
     next(p); /* '(' */
-    attrs a = {.at = *fn};
+    attrs a;
+    memset(&a, 0, sizeof a);
     ir_node n = {.op = op};
     int args = 0;
     while (!is_punct(p, ')')) {
+        if (op == IR_OP_ITER && args == 0 && p->tok.kind == T_IDENT) { /* iter(X, ...): X names a kernel input */
+            token x = p->tok;
+            n.index = -1;
+            for (int k = 0; k < p->g->n_kin; k++)
+                if (strlen(p->g->kin_name[k]) == x.n && !memcmp(p->g->kin_name[k], x.s, x.n)) n.index = k;
+            if (n.index < 0)
+                fail(p, &x, "iter reads a kernel input; '%.*s' is not one of this kernel's inputs",
+                     (int)x.n, x.s);
+            next(p);
+            args++;
+            if (is_punct(p, ',')) next(p);
+            continue;
+        }
         if (p->tok.kind == T_EOF || p->tok.kind == T_NL) {
             char d[64];
             fail(p, &p->tok, "expected ')' to close '%.*s(', found %s", (int)fn->n, fn->s,
@@ -423,7 +471,7 @@ static int parse_call(parser *p, const token *fn) {
                 continue;
             }
         }
-        if (a.has_dim + a.has_group + a.has_shape + a.has_times)
+        if (any_attr(&a))
             fail(p, &p->tok, "operands must come before attributes");
         int v = parse_expr(p);
         if (args < IR_MAX_IN) n.in[args] = v;
@@ -441,26 +489,33 @@ static int parse_call(parser *p, const token *fn) {
     next(p); /* ')' */
     /* Arity and attributes are checked once the call is closed, at the call's name: the
      * message can then say how many operands were given. */
-    int want = sugar ? 1 : ir_ops[op].arity;
+    int want = sugar || op == IR_OP_ITER ? 1 : ir_ops[op].arity;
     if (args != want)
         fail(p, fn, "'%.*s' takes %d operand%s, got %d", (int)fn->n, fn->s, want,
              want == 1 ? "" : "s", args);
     check_attrs(p, fn, &a, sugar ? "d" : fn_attrs(op));
     if (sugar) return expand_sugar(p, fn, n.in[0], &a);
-    n.n_in = args;
+    n.n_in = op == IR_OP_ITER ? 0 : args;
+    to_map(p, fn, &a, A_IMAP, n.map);
     /* dim= is range-checked loosely here (it must fit an int); infer normalises it against
      * the operand's rank and reports it there with the operand shapes. */
-    if (a.has_dim) {
-        if (a.dim < -IR_MAX_DIMS || a.dim >= IR_MAX_DIMS)
-            fail(p, fn, "dim=%" PRId64 " is out of range", a.dim);
-        n.dim = (int)a.dim;
+    if (a.has[A_DIM]) {
+        if (a.val[A_DIM] < -IR_MAX_DIMS || a.val[A_DIM] >= IR_MAX_DIMS)
+            fail(p, fn, "dim=%" PRId64 " is out of range", a.val[A_DIM]);
+        n.dim = (int)a.val[A_DIM];
     }
-    if (a.has_group) {
-        if (a.group < 1) fail(p, fn, "group= must be at least 1");
-        n.group = a.group;
+    if (a.has[A_GROUP]) {
+        if (a.val[A_GROUP] < 1) fail(p, fn, "group= must be at least 1");
+        n.group = a.val[A_GROUP];
     }
-    if (a.has_shape) memcpy(n.ints, a.shape, sizeof n.ints), n.n_ints = a.n_shape;
-    if (a.has_times) memcpy(n.ints, a.times, sizeof n.ints), n.n_ints = a.n_times;
+    if (a.has[A_SHAPE]) memcpy(n.ints, a.list[A_SHAPE], sizeof n.ints), n.n_ints = a.n[A_SHAPE];
+    if (a.has[A_TIMES]) memcpy(n.ints, a.list[A_TIMES], sizeof n.ints), n.n_ints = a.n[A_TIMES];
+    n.fmap = -1;
+    if (a.has[A_FMAP]) {
+        if (a.val[A_FMAP] < -1 || a.val[A_FMAP] >= IR_MAX_DIMS)
+            fail(p, fn, "fmap= is a tensor dim or -1 (phi)");
+        n.fmap = (int)a.val[A_FMAP];
+    }
     return add_node(p, fn, &n);
 }
 
@@ -614,12 +669,133 @@ static void parse_output(parser *p) {
 /* NAME '=' expr: the expression's result node takes the name. An expression that creates no
  * node ("Y = X", "Y = (X)") would only add an alias, and a node has one name, so it is
  * refused. */
+static void parse_assign(parser *p, const token *nt);
+
+/* save(EXPR, omap=[..]): a saver of the block graph being parsed; the k-th save is the
+ * kernel's k-th output. */
+static void parse_save(parser *p) {
+    token fn = p->tok;
+    next(p); /* 'save' */
+    expect(p, '(', "after 'save'");
+    ir_node n = {.op = IR_OP_SAVE, .n_in = 1, .fmap = -1, .index = p->g->n_outputs};
+    n.in[0] = parse_expr(p);
+    attrs a;
+    memset(&a, 0, sizeof a);
+    if (is_punct(p, ',')) {
+        next(p);
+        if (p->tok.kind != T_IDENT) fail(p, &p->tok, "expected omap=[...] after ','");
+        parse_attr(p, &a, &fn);
+    }
+    expect(p, ')', "to close 'save('");
+    check_attrs(p, &fn, &a, fn_attrs(IR_OP_SAVE));
+    to_map(p, &fn, &a, A_OMAP, n.map);
+    int i = add_node(p, &fn, &n);
+    int rc = ir_add_output(p->g, p->ctx, i);
+    if (rc < 0) fail_ctx(p, &fn, (mg_status)-rc);
+}
+
+/* NAME {, NAME} = kernel(INPUT {, INPUT}, grid=[x, y, z], forloop=N, threads=N) {
+ *     block-graph statements: NAME = EXPR (block operators, iter, accum) and save(...)
+ * }
+ * A graph-defined kernel operator (Mirage §2): the names receive the savers' results in
+ * order. The block graph is parsed into its own graph (own names); p->outer is the kernel
+ * graph meanwhile, so a failure frees both (ir_parse_text). */
+static void parse_kernel(parser *p, const token *names, int n_names) {
+    token kw = p->tok;
+    next(p); /* 'kernel' */
+    expect(p, '(', "after 'kernel'");
+    int in[IR_MAX_IN], n_in = 0;
+    attrs a;
+    memset(&a, 0, sizeof a);
+    while (!is_punct(p, ')')) {
+        token t = p->tok;
+        size_t j = p->pos;
+        while (j < p->len && (p->src[j] == ' ' || p->src[j] == '\t')) j++;
+        if (t.kind == T_IDENT && j < p->len && p->src[j] == '=') parse_attr(p, &a, &kw);
+        else {
+            if (any_attr(&a)) fail(p, &t, "kernel inputs must come before attributes");
+            if (t.kind != T_IDENT) fail(p, &t, "kernel inputs are tensor names");
+            if (n_in == IR_MAX_IN) fail(p, &t, "a kernel reads at most %d tensors", IR_MAX_IN);
+            next(p);
+            in[n_in++] = lookup(p, &t);
+        }
+        if (is_punct(p, ')')) break;
+        expect(p, ',', "between kernel arguments");
+    }
+    next(p); /* ')' */
+    check_attrs(p, &kw, &a, fn_attrs(IR_OP_KERNEL));
+    int grid[3] = {1, 1, 1};
+    if (a.n[A_GRID] < 1 || a.n[A_GRID] > 3) fail(p, &kw, "grid= lists 1 to 3 sizes (x, y, z)");
+    for (int g = 0; g < a.n[A_GRID]; g++) {
+        if (a.list[A_GRID][g] < 1 || a.list[A_GRID][g] > 65535) fail(p, &kw, "grid sizes are in [1, 65535]");
+        grid[g] = (int)a.list[A_GRID][g];
+    }
+    int64_t forloop = a.has[A_FORLOOP] ? a.val[A_FORLOOP] : 1;
+    int64_t threads = a.has[A_THREADS] ? a.val[A_THREADS] : 128;
+    if (forloop < 1 || forloop > IR_MAX_DIM) fail(p, &kw, "forloop= must be at least 1");
+    if (threads < 1 || threads > 1024) fail(p, &kw, "threads= must be in [1, 1024]");
+    token open = p->tok;
+    expect(p, '{', "to open the kernel's block graph");
+    if (p->tok.kind != T_NL) fail(p, &p->tok, "the block graph starts on the line after '{'");
+    ir_graph *body = ir_block_new(grid, (int)threads, forloop);
+    if (!body) fail_at(p, MG_ERR_NOMEM, kw.off, kw.line, kw.col, "out of memory");
+    ir_graph *outer = p->g;
+    p->g = body, p->outer = outer; /* from here a failure frees body too */
+    for (int k = 0; k < n_in; k++) {
+        const ir_node *x = &outer->nodes[in[k]];
+        char lb[128];
+        int r = ir_block_add_kin(body, p->ctx, ir_node_label(outer, in[k], lb, sizeof lb), x->dtype, &x->shape);
+        if (r < 0) fail_ctx(p, &kw, (mg_status)-r);
+    }
+    for (;;) {
+        while (p->tok.kind == T_NL) next(p);
+        token t = p->tok;
+        char d[64];
+        if (is_punct(p, '}')) break;
+        if (t.kind == T_EOF)
+            fail(p, &t, "expected '}' to close the kernel block opened at %d:%d", open.line, open.col);
+        if (is_word(&t, "save")) parse_save(p);
+        else if (t.kind == T_IDENT) {
+            next(p);
+            if (!is_punct(p, '='))
+                fail(p, &p->tok, "expected '=' after '%.*s' (kernel blocks hold NAME = EXPR and "
+                     "save(...) statements), found %s", (int)t.n, t.s, tok_desc(&p->tok, d, sizeof d));
+            parse_assign(p, &t);
+        } else
+            fail(p, &t, "expected a block-graph statement or '}', found %s", tok_desc(&t, d, sizeof d));
+        if (p->tok.kind != T_NL && !is_punct(p, '}'))
+            fail(p, &p->tok, "expected end of line, found %s", tok_desc(&p->tok, d, sizeof d));
+    }
+    next(p); /* '}' */
+    p->g = outer, p->outer = NULL;
+    if (body->n_outputs != n_names) {
+        ir_graph_free(body);
+        fail(p, &kw, "the kernel saves %d tensor%s but %d name%s given", body->n_outputs,
+             body->n_outputs == 1 ? "" : "s", n_names, n_names == 1 ? " is" : "s are");
+    }
+    char buf[IR_MAX_IN][MAX_NAME + 1];
+    const char *nm[IR_MAX_IN];
+    for (int k = 0; k < n_names; k++) {
+        memcpy(buf[k], names[k].s, names[k].n), buf[k][names[k].n] = 0, nm[k] = buf[k];
+        if (ir_find(outer, nm[k]) >= 0) {
+            ir_graph_free(body);
+            fail(p, &names[k], "duplicate name '%s'", nm[k]);
+        }
+    }
+    int r = ir_add_kernel(outer, p->ctx, body, in, n_in, nm, names[0].line, names[0].col);
+    if (r < 0) fail_ctx(p, &kw, (mg_status)-r); /* body was freed or is owned by outer */
+}
+
 static void parse_assign(parser *p, const token *nt) {
     char name[MAX_NAME + 1];
     name_of(p, nt, name);
     if (is_word(nt, "input") || is_word(nt, "output"))
         fail(p, nt, "'%s' is a keyword and cannot name a tensor", name);
     next(p); /* '=' */
+    if (is_word(&p->tok, "kernel") && !p->outer) {
+        parse_kernel(p, nt, 1);
+        return;
+    }
     /* a redefinition is reported first, before any error in the right-hand side */
     int prev = ir_find(p->g, name);
     if (prev >= 0) {
@@ -661,6 +837,21 @@ static void parse_program(parser *p) {
         if (is_word(&t, "input") && p->tok.kind == T_IDENT) parse_input(p);
         else if (is_word(&t, "output") && p->tok.kind == T_IDENT) parse_output(p);
         else if (is_punct(p, '=')) parse_assign(p, &t);
+        else if (is_punct(p, ',')) { /* A, B = kernel(...) { ... } */
+            token names[IR_MAX_IN];
+            int n = 0;
+            names[n++] = t;
+            while (is_punct(p, ',')) {
+                next(p);
+                if (p->tok.kind != T_IDENT) fail(p, &p->tok, "expected a tensor name after ','");
+                if (n == IR_MAX_IN) fail(p, &p->tok, "a kernel has at most %d outputs", IR_MAX_IN);
+                names[n++] = p->tok;
+                next(p);
+            }
+            expect(p, '=', "after the kernel's output names");
+            if (!is_word(&p->tok, "kernel")) fail(p, &p->tok, "only a kernel(...) { } gives several tensors");
+            parse_kernel(p, names, n);
+        }
         else if (kw)
             fail(p, &p->tok, "expected a tensor name after '%.*s', found %s", (int)t.n, t.s,
                  tok_desc(&p->tok, d, sizeof d));
@@ -698,6 +889,10 @@ mg_status ir_parse_text(mg_ctx *ctx, const char *text, size_t len, const char *f
         p->g = NULL;
     } else {
         rc = p->rc;
+    }
+    if (p->outer) { /* failed inside a kernel block: free the block graph and the program */
+        ir_graph_free(p->g);
+        p->g = p->outer;
     }
     ir_graph_free(p->g);
     base_free(p);

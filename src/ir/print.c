@@ -47,6 +47,16 @@ static void print_ints(strbuf *sb, const char *key, const int64_t *v, int n) {
  * operands are names or inline literals, never nested expressions, so precedence cannot
  * matter ("X - -0.5" parses back as X minus the constant -0.5). sum prints group= only when
  * it differs from the whole dim, which is the default. */
+/* A grid-dim map as "key=[..]" with trailing phi entries dropped; nothing if all are phi. */
+static void print_map(strbuf *sb, const char *key, const int map[3]) {
+    int n = 3;
+    while (n > 0 && map[n - 1] < 0) n--;
+    if (!n) return;
+    sb_printf(sb, ", %s=[", key);
+    for (int g = 0; g < n; g++) sb_printf(sb, "%s%d", g ? ", " : "", map[g]);
+    sb_puts(sb, "]");
+}
+
 static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) {
     const ir_node *n = &g->nodes[i];
     const ir_op_info *info = &ir_ops[n->op];
@@ -61,6 +71,13 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
         sb_printf(sb, "%s %c %s", names[n->in[0]], sym[n->op], names[n->in[1]]);
         return;
     }
+    if (n->op == IR_OP_ITER) {
+        sb_printf(sb, "iter(%s", g->kin_name[n->index]);
+        print_map(sb, "imap", n->map);
+        if (n->fmap >= 0) sb_printf(sb, ", fmap=%d", n->fmap);
+        sb_puts(sb, ")");
+        return;
+    }
     sb_printf(sb, "%s(", info->name);
     for (int k = 0; k < n->n_in; k++) sb_printf(sb, "%s%s", k ? ", " : "", names[n->in[k]]);
     const ir_shape *a = n->n_in ? &g->nodes[n->in[0]].shape : NULL;
@@ -73,6 +90,9 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
     case IR_OP_CONCAT: sb_printf(sb, ", dim=%d", n->dim); break;
     case IR_OP_RESHAPE: print_ints(sb, "shape", n->ints, n->n_ints); break;
     case IR_OP_REPEAT: print_ints(sb, "times", n->ints, n->n_ints); break;
+    case IR_OP_ACCUM:
+        if (n->fmap >= 0) sb_printf(sb, ", fmap=%d", n->fmap);
+        break;
     default: break;
     }
     sb_puts(sb, ")");
@@ -81,7 +101,25 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
 /* Canonical text (docs/ir.md): inputs, then one statement per op node and per named constant
  * in node order, then one output line. Node order is topological, so every name is defined
  * before it is read. Out of memory sets sb->oom. */
-void ir_print_text(const ir_graph *g, strbuf *sb) {
+static void print_graph(const ir_graph *g, strbuf *sb, int indent);
+
+/* NAME, ... = kernel(INPUTS, grid=[..], forloop=N, threads=N) { block graph } */
+static void print_kernel(const ir_graph *g, int i, const char **names, strbuf *sb, int indent) {
+    const ir_node *n = &g->nodes[i];
+    const ir_graph *b = n->body;
+    sb_printf(sb, "%*s", indent, "");
+    for (int k = 0; k < b->n_outputs; k++) sb_printf(sb, "%s%s", k ? ", " : "", names[i + k]);
+    sb_puts(sb, " = kernel(");
+    for (int k = 0; k < n->n_in; k++) sb_printf(sb, "%s, ", names[n->in[k]]);
+    int ng = b->grid[2] > 1 ? 3 : b->grid[1] > 1 ? 2 : 1;
+    sb_puts(sb, "grid=[");
+    for (int gd = 0; gd < ng; gd++) sb_printf(sb, "%s%d", gd ? ", " : "", b->grid[gd]);
+    sb_printf(sb, "], forloop=%" PRId64 ", threads=%d) {\n", b->forloop, b->threads);
+    print_graph(b, sb, indent + 4);
+    sb_printf(sb, "%*s}\n", indent, "");
+}
+
+static void print_graph(const ir_graph *g, strbuf *sb, int indent) {
     arena a;
     arena_init(&a);
     const char **names = ir_node_names(g, &a, 1);
@@ -93,21 +131,34 @@ void ir_print_text(const ir_graph *g, strbuf *sb) {
         const ir_node *n = &g->nodes[i];
         char sh[128];
         if (n->op == IR_OP_INPUT)
-            sb_printf(sb, "input %s : %s\n", n->name, ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+            sb_printf(sb, "%*sinput %s : %s\n", indent, "", n->name,
+                      ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         /* anonymous constants have no statement: their users print the literal */
         if (n->op == IR_OP_INPUT || (n->op == IR_OP_CONST && !n->name)) continue;
-        sb_printf(sb, "%s = ", names[i]);
+        if (n->op == IR_OP_KERNEL) { /* printed once, with all its outputs */
+            if (n->index == 0) print_kernel(g, i, names, sb, indent);
+            continue;
+        }
+        if (n->op == IR_OP_SAVE) {
+            sb_printf(sb, "%*ssave(%s", indent, "", names[n->in[0]]);
+            print_map(sb, "omap", n->map);
+            sb_puts(sb, ")\n");
+            continue;
+        }
+        sb_printf(sb, "%*s%s = ", indent, "", names[i]);
         print_rhs(g, i, names, sb);
         sb_puts(sb, "\n");
     }
-    for (int k = 0; k < g->n_outputs; k++)
+    for (int k = 0; !g->is_block && k < g->n_outputs; k++)
         sb_printf(sb, "%s%s", k ? ", " : "output ", names[g->outputs[k]]);
-    if (g->n_outputs) sb_puts(sb, "\n");
+    if (!g->is_block && g->n_outputs) sb_puts(sb, "\n");
     arena_free(&a);
 }
+
+void ir_print_text(const ir_graph *g, strbuf *sb) { print_graph(g, sb, 0); }
 
 /* Graphviz: one vertex per tensor (constants as plain text), edges from operands to their
  * reader. Labels are not escaped: names from .mu text are identifiers and literals are
