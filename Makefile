@@ -11,7 +11,7 @@ CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude
 LDLIBS  := -lcjson -lm
 B       ?= build
 
-LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/*.c)
+LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)

@@ -3,7 +3,9 @@
  *   mugen eval F       evaluate on seeded random inputs or inputs from files
  *   mugen dot F        Graphviz dot
  *   mugen partition F  maximal Lax subprograms, cut at non-Lax operators
- * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line. */
+ *   mugen verify P U   is μGraph U equivalent to program P?
+ * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line;
+ * verify: 3 not equivalent, 4 not Lax (not decided), 5 numerically unstable. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -22,6 +24,7 @@ static const char *USAGE =
     "  eval       evaluate FILE on seeded random inputs or inputs from files\n"
     "  dot        print FILE as a Graphviz graph\n"
     "  partition  cut FILE into maximal Lax subprograms at non-Lax operators\n"
+    "  verify     decide whether a μGraph computes the same function as a program\n"
     "\n"
     "FILE is a .mu program or its JSON form; '-' reads standard input.\n"
     "'mugen COMMAND --help' describes each command. Exit status: 0 success,\n"
@@ -43,6 +46,14 @@ static const char *HELP_EVAL =
     "  --out DIR        also write each output to DIR/NAME.bin (its dtype; with --field,\n"
     "                   DIR/NAME.p.u32 and DIR/NAME.q.u32)\n"
     "Random float inputs are uniform in [-1, 1), rounded to each input's dtype.\n";
+static const char *HELP_VERIFY =
+    "usage: mugen verify [--tests N] [--seed S] PROGRAM UGRAPH\n"
+    "Decides whether UGRAPH (a μGraph: kernel { } blocks) computes the same function as\n"
+    "PROGRAM: N random tests over Z_p x Z_q with fresh inputs and omega each (default: as\n"
+    "many as a 2^-40 false-acceptance bound needs, see docs/verify.md), then a float test\n"
+    "(f32 μGraph against the f64 program). Exit status: 0 equivalent, 3 not equivalent\n"
+    "(the differing element is printed), 4 not Lax (not decided), 5 numerically unstable,\n"
+    "1 an error (e.g. the inputs or outputs differ), 2 a bad command line.\n";
 static const char *HELP_DOT = "usage: mugen dot FILE\nPrints FILE as a Graphviz digraph.\n";
 static const char *HELP_PART =
     "usage: mugen partition FILE\n"
@@ -50,7 +61,8 @@ static const char *HELP_PART =
     "path would pass two exponentiations; prints each part as a standalone program.\n";
 
 typedef struct opts {
-    const char *cmd, *file, *out_dir;
+    const char *cmd, *file, *file2, *out_dir;
+    int tests;
     int json, f64, field, show;
     uint64_t seed;
     const char *in_name[64], *in_path[64];
@@ -89,7 +101,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--f64")) o->f64 = 1;
         else if (!strcmp(a, "--field")) o->field = 1;
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
-                 !strcmp(a, "--in")) {
+                 !strcmp(a, "--in") || !strcmp(a, "--tests")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--out")) o->out_dir = val;
@@ -101,12 +113,18 @@ static int parse_args(int argc, char **argv, opts *o) {
             } else if (parse_u64(val, &v) || (!strcmp(a, "--show") && v > 1000000))
                 return usage_error("bad number '%s'", val);
             else if (!strcmp(a, "--seed")) o->seed = v;
-            else o->show = (int)v;
+            else if (!strcmp(a, "--tests")) {
+                if (v < 1 || v > 1000) return usage_error("--tests takes 1 to 1000, got '%s'", val);
+                o->tests = (int)v;
+            } else o->show = (int)v;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
-        else if (o->file) return usage_error("more than one FILE ('%s')", a);
+        else if (o->file && (strcmp(o->cmd, "verify") || o->file2))
+            return usage_error("too many files ('%s')", a);
+        else if (o->file) o->file2 = a;
         else o->file = a;
     }
     if (!o->file) return usage_error("%s needs a FILE", o->cmd);
+    if (!strcmp(o->cmd, "verify") && !o->file2) return usage_error("%s needs PROGRAM and UGRAPH", o->cmd);
     return 0;
 }
 
@@ -138,6 +156,20 @@ static int cmd_render(mg_ctx *ctx, mg_program *p, mg_format fmt) {
     fputs(text, stdout);
     mg_free(text);
     return 0;
+}
+
+static int cmd_verify(mg_ctx *ctx, mg_program *p, const opts *o) {
+    mg_program *u = NULL;
+    mg_status st = mg_program_load(ctx, o->file2, &u);
+    if (st) return fail(ctx, st);
+    mg_verify_report r;
+    st = mg_verify(ctx, p, u, o->tests, o->seed, &r);
+    mg_program_free(u);
+    if (st) return fail(ctx, st);
+    printf("%s\n", r.text);
+    static const int code[] = {[MG_EQUIVALENT] = 0, [MG_NOT_EQUIVALENT] = 3, [MG_NOT_LAX] = 4,
+                               [MG_UNSTABLE] = 5};
+    return code[r.verdict];
 }
 
 /* ---- eval ---- */
@@ -404,6 +436,7 @@ int main(int argc, char **argv) {
                        : !strcmp(o.cmd, "eval")      ? HELP_EVAL
                        : !strcmp(o.cmd, "dot")       ? HELP_DOT
                        : !strcmp(o.cmd, "partition") ? HELP_PART
+                       : !strcmp(o.cmd, "verify")    ? HELP_VERIFY
                                                      : NULL;
     if (!help) return usage_error("unknown command '%s'", o.cmd);
     for (int i = 2; i < argc; i++)
@@ -414,7 +447,8 @@ int main(int argc, char **argv) {
     int r = parse_args(argc, argv, &o);
     if (r) return r;
     if ((o.json && strcmp(o.cmd, "check")) ||
-        ((o.f64 || o.field || o.n_in || o.out_dir) && strcmp(o.cmd, "eval")))
+        ((o.f64 || o.field || o.n_in || o.out_dir) && strcmp(o.cmd, "eval")) ||
+        (o.tests && strcmp(o.cmd, "verify")))
         return usage_error("option not valid for '%s'", o.cmd);
     if (o.field && o.f64) return usage_error("%s: --field and --f64 exclude each other", "eval");
     if (o.out_dir) {
@@ -435,6 +469,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(o.cmd, "check")) r = cmd_check(ctx, p, &o);
     else if (!strcmp(o.cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
     else if (!strcmp(o.cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
+    else if (!strcmp(o.cmd, "verify")) r = cmd_verify(ctx, p, &o);
     else r = o.field ? eval_field(ctx, p, &o) : eval_float(ctx, p, &o);
     mg_program_free(p);
     mg_ctx_free(ctx);

@@ -106,6 +106,31 @@ void mg_field_primes(uint32_t *p, uint32_t *q);
 /* A pseudo-random q-th root of unity != 1 in Z_p, determined by seed. */
 uint32_t mg_field_omega(uint64_t seed);
 
+/* ---- equivalence verification (Mirage §5.2; docs/verify.md) ---- */
+typedef enum mg_verdict {
+    MG_EQUIVALENT = 0,  /* passed every random test over Z_p x Z_q and the float test */
+    MG_NOT_EQUIVALENT,  /* a test found an output element that differs (the witness) */
+    MG_NOT_LAX,         /* outside what the verifier decides (Mirage Definition 5.1) */
+    MG_UNSTABLE         /* equivalent in the field, but float results stray past tolerance */
+} mg_verdict;
+
+typedef struct mg_verify_report {
+    mg_verdict verdict;
+    int tests;          /* random tests run */
+    double log2_bound;  /* log2 of the false-acceptance bound (Theorem 2/3); 0 if vacuous */
+    int degree;         /* estimated polynomial degree d and exp terms k used for the bound */
+    double exp_terms;
+    double float_error, float_tol; /* normalised max error of the float test, and the limit */
+    char text[2048];    /* the verdict in words, with the witness or the reason */
+} mg_verify_report;
+
+/* Decides whether ugraph computes the same function as prog: same inputs and outputs (names,
+ * dtypes, shapes), then `tests` random tests over Z_p x Z_q with fresh inputs and omega each
+ * (0: as many as needed for a 2^-40 bound, see docs/verify.md), then one float test against
+ * the f64 evaluation of prog. MG_OK with *r filled, or an error for mismatched interfaces. */
+mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
+                    uint64_t seed, mg_verify_report *r);
+
 #ifdef __cplusplus
 }
 #endif

@@ -8,6 +8,7 @@
 #include "eval/eval.h"
 #include "eval/ff.h"
 #include "ir/ir.h"
+#include "verify/verify.h"
 
 struct mg_program {
     ir_graph *g;
@@ -167,4 +168,10 @@ uint32_t mg_field_omega(uint64_t seed) {
         uint32_t w = ff_mulp(x, x);
         if (w != 1) return w;
     }
+}
+
+mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
+                    uint64_t seed, mg_verify_report *r) {
+    if (!prog || !ugraph || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_verify: NULL argument");
+    return vf_verify(prog->g, ugraph->g, ctx, tests, seed, r);
 }

@@ -141,3 +141,37 @@ void test_ugraph_semantics(void) {
     CHECK_MSG(worst < 2e-3, "float difference %.3g", worst);
     ir_graph_free(p), ir_graph_free(u);
 }
+
+void test_verify_verdicts(void);
+
+static mg_verify_report verify_src(const char *prog, const char *ug, mg_status want_rc) {
+    ir_graph *p = unit_parse(prog), *u = unit_parse(ug);
+    mg_verify_report r;
+    mg_ctx ctx = {{0}};
+    mg_status rc = vf_verify(p, u, &ctx, 0, 7, &r);
+    CHECK_MSG(rc == want_rc, "status %d: %s", rc, ctx.msg);
+    if (rc) snprintf(r.text, sizeof r.text, "%s", ctx.msg);
+    ir_graph_free(p), ir_graph_free(u);
+    return r;
+}
+
+void test_verify_verdicts(void) {
+    mg_verify_report r = verify_src(PROGRAM, FUSED, MG_OK);
+    CHECK_MSG(r.verdict == MG_EQUIVALENT && r.log2_bound <= -40 && r.tests >= 2, "%s", r.text);
+    r = verify_src(PROGRAM, "input X : f16[2, 64]\ninput W : f16[64, 96]\n"
+                   "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 32), W)\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_NOT_EQUIVALENT && strstr(r.text, "O[0, 0] is ("), "%s", r.text);
+    r = verify_src("input X : f32[4, 8]\nO = relu(X)\noutput O\n",
+                   "input X : f32[4, 8]\nO = relu(X)\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_NOT_LAX && strstr(r.text, "relu"), "%s", r.text);
+    /* softmax is shift-invariant, exactly so in the field, but exp(S - 100) underflows f32 */
+    r = verify_src("input S : f32[4, 64]\nE = exp(S)\nO = E / sum(E, dim=1)\noutput O\n",
+                   "input S : f32[4, 64]\nE = exp(S - 100)\nO = E / sum(E, dim=1)\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_UNSTABLE && strstr(r.text, "numerically unstable"), "%s", r.text);
+    r = verify_src("input S : f32[4, 64]\nE = exp(S)\nO = E / sum(E, dim=1)\noutput O\n",
+                   "input S : f32[4, 64]\nE = exp(S - 3)\nO = E / sum(E, dim=1)\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_EQUIVALENT && r.log2_bound == 0, "%s", r.text); /* 64 exp terms: no bound */
+    r = verify_src(PROGRAM, "input X : f16[2, 64]\ninput W : f16[64, 32]\nO = matmul(X, W)\noutput O\n",
+                   MG_ERR_INVALID);
+    CHECK_MSG(strstr(r.text, "input 'W' is f16[64, 96] in the program but f16[64, 32]"), "%s", r.text);
+}

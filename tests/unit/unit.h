@@ -8,6 +8,7 @@
 #include "eval/eval.h"
 #include "eval/ff.h"
 #include "ir/ir.h"
+#include "verify/verify.h"
 
 extern int unit_fails; /* failures in the running test */
 

@@ -1,0 +1,285 @@
+/* verify: does a μGraph compute the same function as a Lax program? (Mirage §5.2)
+ *
+ * 1. Interfaces: the same inputs and outputs by name, dtype and shape.
+ * 2. Both Lax (Definition 5.1), else the verdict is "not Lax": the theorem says nothing.
+ * 3. `tests` random tests over Z_p x Z_q, fresh inputs and a fresh omega each; the first
+ *    differing output element is the witness. Passing t tests bounds false acceptance by
+ *    eps^t with eps = 8 d k^4 / q + q^(-1/k^2) (Theorems 2 and 3), d and k estimated below.
+ * 4. A float test (inputs uniform in [-1, 1)): the μGraph in f32 against the program in
+ *    f64; a normalised max error past the output dtype's tolerance means "unstable". */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../eval/eval.h"
+#include "../eval/ff.h"
+#include "verify.h"
+
+enum { MAX_IO = 16, DEG_CAP = 1 << 20 };
+#define K_CAP 1e12
+
+static int dmax(int a, int b) { return a > b ? a : b; }
+static int dcap(long d) { return d > DEG_CAP ? DEG_CAP : (int)d; }
+static double kcap(double k) { return k > K_CAP ? K_CAP : k; }
+static double terms(double k) { return k < 1 ? 1 : k; } /* a polynomial is one term, exp(0) */
+
+/* Degree d and exp-term count k per node, then the largest over the outputs. Rules: sums
+ * add term counts, products multiply them (exp(a) exp(b) = exp(a + b) is one term), a
+ * reduction over n elements multiplies by n, exp makes one term of its argument's degree,
+ * a quotient keeps the larger count of its two sides. sqrt keeps d and k (no theorem covers
+ * it; docs/verify.md). */
+void vf_estimate(const ir_graph *g, int *d_out, double *k_out) {
+    int *d = base_calloc((size_t)g->n_nodes + 1, sizeof *d);
+    double *k = base_calloc((size_t)g->n_nodes + 1, sizeof *k);
+    *d_out = DEG_CAP, *k_out = K_CAP;
+    if (!d || !k) {
+        base_free(d), base_free(k);
+        return;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        int d1 = n->n_in ? d[n->in[0]] : 0, d2 = n->n_in > 1 ? d[n->in[1]] : 0;
+        double k1 = n->n_in ? k[n->in[0]] : 0, k2 = n->n_in > 1 ? k[n->in[1]] : 0;
+        int poly = k1 == 0 && k2 == 0;
+        switch (n->op) {
+        case IR_OP_INPUT: d[i] = 1, k[i] = 0; break;
+        case IR_OP_CONST: d[i] = 0, k[i] = 0; break;
+        case IR_OP_ADD: case IR_OP_SUB: d[i] = dmax(d1, d2), k[i] = poly ? 0 : terms(k1) + terms(k2); break;
+        case IR_OP_MUL: d[i] = dcap((long)d1 + d2), k[i] = poly ? 0 : terms(k1) * terms(k2); break;
+        case IR_OP_DIV: d[i] = dcap((long)d1 + d2), k[i] = k1 > k2 ? k1 : k2; break;
+        case IR_OP_EXP: d[i] = d1, k[i] = 1; break;
+        case IR_OP_SILU: d[i] = d1, k[i] = 2; break; /* x / (1 + exp(-x)) */
+        case IR_OP_SQR: d[i] = dcap(2L * d1), k[i] = k1 == 0 ? 0 : k1 * k1; break;
+        case IR_OP_MATMUL: {
+            double kk = (double)g->nodes[n->in[0]].shape.d[g->nodes[n->in[0]].shape.ndim - 1];
+            d[i] = dcap((long)d1 + d2), k[i] = poly ? 0 : kk * terms(k1) * terms(k2);
+            break;
+        }
+        case IR_OP_SUM: d[i] = d1, k[i] = k1 * (double)n->group; break;
+        case IR_OP_CONCAT: d[i] = dmax(d1, d2), k[i] = k1 > k2 ? k1 : k2; break;
+        default: d[i] = d1, k[i] = k1; break; /* sqrt, layout: unchanged */
+        }
+        k[i] = kcap(k[i]);
+    }
+    *d_out = 0, *k_out = 0;
+    for (int o = 0; o < g->n_outputs; o++) {
+        *d_out = dmax(*d_out, d[g->outputs[o]]);
+        if (k[g->outputs[o]] > *k_out) *k_out = k[g->outputs[o]];
+    }
+    base_free(d), base_free(k);
+}
+
+double vf_log2_bound(int d, double k) {
+    double kk = terms(k);
+    double eps = 8.0 * (d < 1 ? 1 : d) * pow(kk, 4) / FF_Q + pow((double)FF_Q, -1.0 / (kk * kk));
+    return eps >= 1 ? 0 : log2(eps);
+}
+
+typedef struct io_map { /* ug's input/output i <-> prog's */
+    int in[MAX_IO], out[MAX_IO];
+    int n_in, n_out;
+} io_map;
+
+static mg_status match_io(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, io_map *m) {
+    int pin[MAX_IO], np = 0, nu = 0;
+    char s1[128], s2[128];
+    for (int i = 0; i < p->n_nodes; i++)
+        if (p->nodes[i].op == IR_OP_INPUT && np < MAX_IO) pin[np++] = i;
+    for (int i = 0; i < u->n_nodes; i++) {
+        if (u->nodes[i].op != IR_OP_INPUT) continue;
+        const ir_node *un = &u->nodes[i];
+        int j = ir_find(p, un->name);
+        if (j < 0 || p->nodes[j].op != IR_OP_INPUT)
+            return ctx_err(ctx, MG_ERR_INVALID, "the μGraph's input '%s' is not an input of the program", un->name);
+        if (un->dtype != p->nodes[j].dtype || memcmp(&un->shape, &p->nodes[j].shape, sizeof un->shape))
+            return ctx_err(ctx, MG_ERR_INVALID, "input '%s' is %s in the program but %s in the μGraph",
+                           un->name, ir_shape_str(p->nodes[j].dtype, &p->nodes[j].shape, s1, sizeof s1),
+                           ir_shape_str(un->dtype, &un->shape, s2, sizeof s2));
+        int pos = 0;
+        while (pos < np && pin[pos] != j) pos++;
+        if (nu == MAX_IO) return ctx_err(ctx, MG_ERR_LIMIT, "more than %d inputs", MAX_IO);
+        m->in[nu++] = pos;
+    }
+    if (nu != np) return ctx_err(ctx, MG_ERR_INVALID, "the program has %d inputs, the μGraph %d", np, nu);
+    if (u->n_outputs != p->n_outputs || u->n_outputs > MAX_IO)
+        return ctx_err(ctx, MG_ERR_INVALID, "the program has %d outputs, the μGraph %d", p->n_outputs, u->n_outputs);
+    for (int k = 0; k < u->n_outputs; k++) {
+        const ir_node *un = &u->nodes[u->outputs[k]];
+        m->out[k] = -1;
+        for (int o = 0; o < p->n_outputs; o++)
+            if (un->name && p->nodes[p->outputs[o]].name && !strcmp(un->name, p->nodes[p->outputs[o]].name))
+                m->out[k] = o;
+        if (m->out[k] < 0)
+            return ctx_err(ctx, MG_ERR_INVALID, "the μGraph's output '%s' is not an output of the program",
+                           un->name ? un->name : "?");
+        const ir_node *pn = &p->nodes[p->outputs[m->out[k]]];
+        if (un->dtype != pn->dtype || memcmp(&un->shape, &pn->shape, sizeof un->shape))
+            return ctx_err(ctx, MG_ERR_INVALID, "output '%s' is %s in the program but %s in the μGraph",
+                           un->name, ir_shape_str(pn->dtype, &pn->shape, s1, sizeof s1),
+                           ir_shape_str(un->dtype, &un->shape, s2, sizeof s2));
+    }
+    m->n_in = nu, m->n_out = u->n_outputs;
+    return MG_OK;
+}
+
+/* "O[1, 37]" for flat index t of a tensor of shape s */
+static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf, size_t n) {
+    int64_t idx[IR_MAX_DIMS];
+    for (int d = s->ndim - 1; d >= 0; d--) idx[d] = t % s->d[d], t /= s->d[d];
+    size_t k = (size_t)snprintf(buf, n, "%s[", name);
+    for (int d = 0; d < s->ndim && k < n; d++) k += (size_t)snprintf(buf + k, n - k, "%s%lld", d ? ", " : "", (long long)idx[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+/* One random test. Returns MG_OK and sets *differs (with the witness in r->text). */
+static mg_status field_test(const ir_graph *p, const ir_graph *u, const io_map *m, mg_ctx *ctx,
+                            rng *rg, int *differs, mg_verify_report *r) {
+    uint32_t *ip[MAX_IO] = {0}, *iq[MAX_IO] = {0}, *pp[MAX_IO] = {0}, *pq[MAX_IO] = {0};
+    uint32_t *up[MAX_IO] = {0}, *uq[MAX_IO] = {0};
+    const uint32_t *uip[MAX_IO], *uiq[MAX_IO];
+    int np = 0;
+    mg_status rc = MG_OK;
+    for (int i = 0; i < p->n_nodes && !rc; i++) {
+        if (p->nodes[i].op != IR_OP_INPUT) continue;
+        int64_t n = ir_numel(&p->nodes[i].shape);
+        ip[np] = base_alloc((size_t)n * 4), iq[np] = base_alloc((size_t)n * 4);
+        if (!ip[np] || !iq[np]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; !rc && t < n; t++) ip[np][t] = rng_below(rg, FF_P), iq[np][t] = rng_below(rg, FF_Q);
+        np++;
+    }
+    for (int k = 0; k < p->n_outputs && !rc; k++) {
+        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * 4;
+        pp[k] = base_alloc(n), pq[k] = base_alloc(n), up[k] = base_alloc(n), uq[k] = base_alloc(n);
+        if (!pp[k] || !pq[k] || !up[k] || !uq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    uint32_t omega = mg_field_omega(rng_next(rg));
+    for (int i = 0; i < m->n_in; i++) uip[i] = ip[m->in[i]], uiq[i] = iq[m->in[i]];
+    if (!rc) rc = ev_field(p, ctx, omega, (const uint32_t *const *)ip, (const uint32_t *const *)iq, pp, pq);
+    if (!rc) rc = ev_field(u, ctx, omega, uip, uiq, up, uq);
+    *differs = 0;
+    for (int k = 0; !rc && k < m->n_out && !*differs; k++) {
+        int o = m->out[k];
+        const ir_node *pn = &p->nodes[p->outputs[o]];
+        int64_t n = ir_numel(&pn->shape);
+        for (int64_t t = 0; t < n; t++) {
+            uint32_t aq = pq[o][t], bq = uq[k][t];
+            if (pp[o][t] == up[k][t] && (aq == bq || aq == FF_NONE || bq == FF_NONE)) continue;
+            char at[160];
+            index_str(pn->name ? pn->name : "output", &pn->shape, t, at, sizeof at);
+            snprintf(r->text, sizeof r->text, "not equivalent: %s is (%u, %u) in the program but "
+                     "(%u, %u) in the μGraph (omega = %u; a q part of %u means none)", at,
+                     pp[o][t], aq, up[k][t], bq, omega, FF_NONE);
+            *differs = 1;
+            break;
+        }
+    }
+    for (int i = 0; i < MAX_IO; i++) {
+        base_free(ip[i]), base_free(iq[i]), base_free(pp[i]), base_free(pq[i]);
+        base_free(up[i]), base_free(uq[i]);
+    }
+    return rc;
+}
+
+static double dtype_tol(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 4e-2 : 1e-4; }
+
+/* The float test; sets r->float_error / float_tol and *unstable (with the reason). */
+static mg_status float_test(const ir_graph *p, const ir_graph *u, const io_map *m, mg_ctx *ctx,
+                            uint64_t seed, int *unstable, mg_verify_report *r) {
+    double *in[MAX_IO] = {0}, *po[MAX_IO] = {0}, *uo[MAX_IO] = {0};
+    const double *uin[MAX_IO];
+    int np = 0;
+    rng rg = {seed ^ 0xf10a7ull};
+    mg_status rc = MG_OK;
+    for (int i = 0; i < p->n_nodes && !rc; i++) {
+        if (p->nodes[i].op != IR_OP_INPUT) continue;
+        int64_t n = ir_numel(&p->nodes[i].shape);
+        if (!(in[np] = base_alloc((size_t)n * sizeof(double)))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; !rc && t < n; t++) in[np][t] = rng_uniform(&rg) * 2 - 1;
+        np++;
+    }
+    for (int k = 0; k < p->n_outputs && !rc; k++) {
+        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double);
+        po[k] = base_alloc(n), uo[k] = base_alloc(n);
+        if (!po[k] || !uo[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < m->n_in; i++) uin[i] = in[m->in[i]];
+    if (!rc) rc = ev_float(p, ctx, 1, (const double *const *)in, po); /* reference: f64 */
+    if (!rc) rc = ev_float(u, ctx, 0, uin, uo);                      /* candidate: f32 */
+    *unstable = 0;
+    r->float_error = 0, r->float_tol = 0;
+    for (int k = 0; !rc && k < m->n_out; k++) {
+        int o = m->out[k];
+        const ir_node *pn = &p->nodes[p->outputs[o]];
+        int64_t n = ir_numel(&pn->shape), worst = 0;
+        double scale = 0, err = 0, tol = dtype_tol(pn->dtype);
+        for (int64_t t = 0; t < n; t++) scale = fmax(scale, fabs(po[o][t]));
+        for (int64_t t = 0; t < n; t++) {
+            double e = fabs(uo[k][t] - po[o][t]) / (scale > 0 ? scale : 1);
+            if (!(e <= err)) err = isnan(e) ? INFINITY : e, worst = t; /* NaN never passes */
+        }
+        if (err / tol > r->float_error / (r->float_tol > 0 ? r->float_tol : 1)) r->float_error = err, r->float_tol = tol;
+        if (err > tol && !*unstable) {
+            char at[160];
+            index_str(pn->name ? pn->name : "output", &pn->shape, worst, at, sizeof at);
+            snprintf(r->text, sizeof r->text, "numerically unstable: equivalent over Z_p x Z_q, but "
+                     "in f32 %s is %.6g where the f64 program gives %.6g (normalised error %.3g > "
+                     "%.3g for %s)", at, uo[k][worst], po[o][worst], err, tol, base_dtype_name(pn->dtype));
+            *unstable = 1;
+        }
+    }
+    for (int i = 0; i < MAX_IO; i++) base_free(in[i]), base_free(po[i]), base_free(uo[i]);
+    return rc;
+}
+
+mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests, uint64_t seed,
+                    mg_verify_report *r) {
+    memset(r, 0, sizeof *r);
+    io_map m;
+    memset(&m, 0, sizeof m);
+    mg_status rc = match_io(p, u, ctx, &m);
+    if (rc) return rc;
+    char why[512];
+    for (int side = 0; side < 2; side++) {
+        int lax = ir_is_lax(side ? u : p, why, sizeof why);
+        if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        if (!lax) {
+            r->verdict = MG_NOT_LAX;
+            snprintf(r->text, sizeof r->text, "not Lax, so not decided (Mirage Definition 5.1): "
+                     "in the %s, %s", side ? "μGraph" : "program", why);
+            return MG_OK;
+        }
+    }
+    vf_estimate(p, &r->degree, &r->exp_terms);
+    double per_test = vf_log2_bound(r->degree, r->exp_terms);
+    if (tests <= 0) /* enough for 2^-40 where the bound is useful, else a fixed 8 */
+        tests = per_test < 0 ? (int)ceil(-40.0 / per_test) : 8;
+    if (tests > 1000) tests = 1000;
+    rng rg = {seed * 0x9e3779b97f4a7c15ull + 1};
+    for (int t = 0; t < tests; t++) {
+        int differs = 0;
+        if ((rc = field_test(p, u, &m, ctx, &rg, &differs, r))) return rc;
+        r->tests = t + 1;
+        if (differs) {
+            r->verdict = MG_NOT_EQUIVALENT;
+            return MG_OK;
+        }
+    }
+    r->log2_bound = per_test < 0 ? per_test * tests : 0;
+    int unstable = 0;
+    if ((rc = float_test(p, u, &m, ctx, seed, &unstable, r))) return rc;
+    if (unstable) {
+        r->verdict = MG_UNSTABLE;
+        return MG_OK;
+    }
+    r->verdict = MG_EQUIVALENT;
+    if (r->log2_bound < 0)
+        snprintf(r->text, sizeof r->text, "equivalent: %d random tests over Z_p x Z_q passed; a "
+                 "non-equivalent μGraph passes them with probability at most 2^%.1f (Theorem 2: "
+                 "degree <= %d, %.0f exp terms); float test error %.3g (tolerance %.3g)",
+                 r->tests, r->log2_bound, r->degree, r->exp_terms, r->float_error, r->float_tol);
+    else
+        snprintf(r->text, sizeof r->text, "equivalent: %d random tests over Z_p x Z_q passed, but "
+                 "Theorem 2 gives no bound here (about %.3g exp terms: see docs/verify.md); float "
+                 "test error %.3g (tolerance %.3g)", r->tests, r->exp_terms, r->float_error, r->float_tol);
+    return MG_OK;
+}

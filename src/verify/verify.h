@@ -1,0 +1,18 @@
+/* verify: probabilistic equivalence of a μGraph and a Lax program (Mirage §5). Random tests
+ * over Z_p x Z_q (src/eval/ffeval.c), the Theorem 2 bound they give, a witness when they
+ * differ, and a float test that rejects numerically unstable μGraphs. */
+#ifndef MG_VERIFY_H
+#define MG_VERIFY_H
+
+#include "../ir/ir.h"
+
+/* Estimated degree d and number of exp terms k of prog's outputs (the quantities of
+ * Theorem 2), propagated op by op; see docs/verify.md for the rules and their limits. */
+void vf_estimate(const ir_graph *prog, int *d, double *k);
+/* log2 of Theorem 2's per-test bound 8 d k^4 / q + q^(-1/k^2); >= 0 means vacuous. */
+double vf_log2_bound(int d, double k);
+/* See mg_verify. */
+mg_status vf_verify(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, int tests,
+                    uint64_t seed, mg_verify_report *r);
+
+#endif
