@@ -119,7 +119,8 @@ static int parse_args(int argc, char **argv, opts *o) {
             } else o->show = (int)v;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
         else if (o->file && (strcmp(o->cmd, "verify") || o->file2))
-            return usage_error("too many files ('%s')", a);
+            return usage_error(strcmp(o->cmd, "verify") ? "more than one FILE ('%s')"
+                                                        : "verify takes two files; extra '%s'", a);
         else if (o->file) o->file2 = a;
         else o->file = a;
     }
