@@ -155,8 +155,14 @@ static mg_status field_test(const ir_graph *p, const ir_graph *u, const io_map *
     uint32_t omega = mg_field_omega(rng_next(rg));
     for (int i = 0; i < m->n_in; i++) uip[i] = ip[m->in[i]], uiq[i] = iq[m->in[i]];
     if (!rc) rc = ev_field(p, ctx, omega, (const uint32_t *const *)ip, (const uint32_t *const *)iq, pp, pq);
-    if (!rc) rc = ev_field(u, ctx, omega, uip, uiq, up, uq);
     *differs = 0;
+    if (!rc && (rc = ev_field(u, ctx, omega, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
+        /* the program has a value where the μGraph divides by zero: they differ there */
+        snprintf(r->text, sizeof r->text, "not equivalent: on inputs where the program is defined "
+                 "the μGraph divides by zero (%.600s)", ctx ? ctx->msg : "");
+        *differs = 1;
+        rc = MG_OK;
+    }
     for (int k = 0; !rc && k < m->n_out && !*differs; k++) {
         int o = m->out[k];
         const ir_node *pn = &p->nodes[p->outputs[o]];
@@ -259,8 +265,15 @@ mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests
         int differs = 0;
         if ((rc = field_test(p, u, &m, ctx, &rg, &differs, r))) return rc;
         r->tests = t + 1;
-        if (differs) {
+        if (differs) { /* the float test too, so a corpus of near misses can check itself */
             r->verdict = MG_NOT_EQUIVALENT;
+            char witness[sizeof r->text];
+            memcpy(witness, r->text, sizeof witness);
+            int off = 0;
+            if ((rc = float_test(p, u, &m, ctx, seed, &off, r))) return rc;
+            snprintf(r->text, sizeof r->text, "%.1400s; the float test %s it (normalised error "
+                     "%.3g, tolerance %.3g)", witness, off ? "also rejects" : "would accept",
+                     r->float_error, r->float_tol);
             return MG_OK;
         }
     }

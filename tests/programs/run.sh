@@ -436,6 +436,17 @@ for u in examples/ugraphs/*.mu; do
     mg verify "examples/$name.mu" "$u"
     if [ "$rc" -eq 0 ] && grep -q '^equivalent' "$T/out"; then ok; else bad "$u: verify exits $rc: $(first_line "$T/out") $(first_line "$T/err")"; fi
 done
+# tests/ugraphs (tools/make_near_misses.py): correct μGraphs verify equivalent; each near miss
+# is rejected with a witness (exit 3) and also by the float test.
+for u in tests/ugraphs/good/*.mu tests/ugraphs/near/*.mu; do
+    prog=$(sed -n 's/^# program: //p' "$u")
+    mg verify "$prog" "$u"
+    case $u in
+    */good/*) if [ "$rc" -eq 0 ]; then ok; else bad "$u: verify exits $rc: $(first_line "$T/out") $(first_line "$T/err")"; fi ;;
+    *) if [ "$rc" -eq 3 ] && grep -q '^not equivalent: .*the float test also rejects it' "$T/out"; then ok
+       else bad "$u: near miss not rejected twice (exit $rc): $(first_line "$T/out") $(first_line "$T/err")"; fi ;;
+    esac
+done
 sed 's|s / 4096|s / 2048|' examples/ugraphs/rmsnorm_linear_b1.mu >"$T/near.mu"
 mg verify examples/rmsnorm_linear_b1.mu "$T/near.mu"
 if [ "$rc" -eq 3 ] && grep -q '^not equivalent: O\[' "$T/out"; then ok; else bad "near miss: verify exits $rc: $(first_line "$T/out")"; fi

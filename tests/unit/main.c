@@ -18,7 +18,7 @@ int unit_fails;
     X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
     X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)                     \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)                 \
-    X(test_verify_verdicts)
+    X(test_verify_verdicts) X(test_property_regrid)
 
 #define DECL(t) void t(void);
 TESTS(DECL)

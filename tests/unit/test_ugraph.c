@@ -175,3 +175,55 @@ void test_verify_verdicts(void) {
                    MG_ERR_INVALID);
     CHECK_MSG(strstr(r.text, "input 'W' is f16[64, 96] in the program but f16[64, 32]"), "%s", r.text);
 }
+
+void test_property_regrid(void);
+
+/* Meaning-preserving rewrites: any grid split and for-loop range that divide the shapes give
+ * the same function. Random choices from each template; invalid ones (not dividing, too much
+ * shared memory) are refused by the parser and skipped. Every valid one must verify as
+ * equivalent (field tests and the float test). */
+void test_property_regrid(void) {
+    static const struct {
+        const char *program, *ugraph; /* ugraph has %d for grid and %d for forloop */
+    } T[] = {
+        {"input X : f32[8, 64]\ninput W : f32[64, 48]\nO = matmul(X, W)\noutput O\n",
+         "input X : f32[8, 64]\ninput W : f32[64, 48]\nO = kernel(X, W, grid=[%d], forloop=%d) {\n"
+         "    x = iter(X, fmap=1)\n    w = iter(W, imap=[1], fmap=0)\n    save(accum(matmul(x, w)), omap=[1])\n}\noutput O\n"},
+        {"input X : f32[4, 64]\ninput W : f32[64, 32]\nO = matmul(X / sqrt(sum(sqr(X), dim=1) / 64), W)\noutput O\n",
+         "input X : f32[4, 64]\ninput W : f32[64, 32]\nO = kernel(X, W, grid=[%d], forloop=%d) {\n"
+         "    x = iter(X, fmap=1)\n    w = iter(W, imap=[1], fmap=0)\n    m = accum(matmul(x, w))\n"
+         "    s = accum(sum(sqr(x), dim=1))\n    save(m / sqrt(s / 64), omap=[1])\n}\noutput O\n"},
+        {"input X : f32[4, 32]\ninput W1 : f32[32, 32]\ninput W2 : f32[32, 32]\nO = silu(matmul(X, W1)) * matmul(X, W2)\noutput O\n",
+         "input X : f32[4, 32]\ninput W1 : f32[32, 32]\ninput W2 : f32[32, 32]\nO = kernel(X, W1, W2, grid=[%d], forloop=%d) {\n"
+         "    x = iter(X, fmap=1)\n    a = iter(W1, imap=[1], fmap=0)\n    b = iter(W2, imap=[1], fmap=0)\n"
+         "    save(silu(accum(matmul(x, a))) * accum(matmul(x, b)), omap=[1])\n}\noutput O\n"},
+        {"input X : f32[6, 32]\ninput H : f32[6, 32]\nO = rmsnorm(X + rmsnorm(H - X, dim=1), dim=1)\noutput O\n",
+         "input X : f32[6, 32]\ninput H : f32[6, 32]\nO = kernel(X, H, grid=[%d], forloop=%d) {\n"
+         "    x = iter(X, imap=[0], fmap=0)\n    h = iter(H, imap=[0], fmap=0)\n    d = h - x\n"
+         "    y = x + d / sqrt(sum(sqr(d), dim=1) / 32)\n" /* rows are independent: the loop walks them */
+         "    save(accum(y / sqrt(sum(sqr(y), dim=1) / 32), fmap=0), omap=[0])\n}\noutput O\n"},
+    };
+    static const int sizes[] = {1, 2, 3, 4, 6, 8, 12, 16, 32, 48, 64};
+    rng r = {2024};
+    int valid = 0, equivalent = 0;
+    for (int trial = 0; trial < 60; trial++) {
+        int t = (int)rng_below(&r, 4);
+        int grid = sizes[rng_below(&r, 11)], loop = sizes[rng_below(&r, 11)];
+        char src[2048];
+        snprintf(src, sizeof src, T[t].ugraph, grid, loop);
+        mg_ctx ctx = {{0}};
+        ir_graph *u = NULL, *p = unit_parse(T[t].program);
+        if (ir_parse_text(&ctx, src, strlen(src), "regrid.mu", &u) == MG_OK) {
+            valid++;
+            mg_verify_report rep;
+            CHECK_MSG(vf_verify(p, u, &ctx, 0, (uint64_t)trial, &rep) == MG_OK, "%s", ctx.msg);
+            equivalent += rep.verdict == MG_EQUIVALENT;
+            CHECK_MSG(rep.verdict == MG_EQUIVALENT, "template %d grid %d forloop %d: %s", t, grid, loop, rep.text);
+        } else {
+            CHECK_MSG(strstr(ctx.msg, "not divisible") || strstr(ctx.msg, "shared memory"), "%s", ctx.msg);
+        }
+        ir_graph_free(u), ir_graph_free(p);
+    }
+    CHECK_MSG(valid >= 15, "only %d valid rewrites", valid);
+    printf("  (%d random rewrites valid, %d verified equivalent)\n", valid, equivalent);
+}

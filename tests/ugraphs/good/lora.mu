@@ -1,0 +1,15 @@
+# program: tests/ugraphs/programs/lora.mu
+input X : f32[4, 16]
+input W : f32[16, 32]
+input A : f32[16, 4]
+input B : f32[4, 32]
+O = kernel(X, W, A, B, grid=[2], forloop=1) {
+    x = iter(X)
+    w = iter(W, imap=[1])
+    a = iter(A)
+    b = iter(B, imap=[1])
+    z = concat(x, matmul(x, a), dim=1)
+    v = concat(w, b, dim=0)
+    save(accum(matmul(z, v)), omap=[1])
+}
+output O

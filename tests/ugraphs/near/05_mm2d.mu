@@ -1,0 +1,10 @@
+# program: tests/ugraphs/programs/mm.mu
+# near miss of tests/ugraphs/good/mm2d.mu: imap sends the wrong grid dim: block (bx, by) reads X's rows of bx instead of by
+input X : f32[64, 64]
+input W : f32[64, 64]
+O = kernel(X, W, grid=[4, 4], forloop=4) {
+    x = iter(X, imap=[0, -1], fmap=1)
+    w = iter(W, imap=[1], fmap=0)
+    save(accum(matmul(x, w)), omap=[1, 0])
+}
+output O

@@ -1,0 +1,11 @@
+# program: tests/ugraphs/programs/rms_linear.mu
+# near miss of tests/ugraphs/good/rms_linear.mu: accumulator in the wrong place: each iteration divides by the RMS of its own 16 columns
+input X : f32[4, 64]
+input W : f32[64, 32]
+O = kernel(X, W, grid=[2], forloop=4) {
+    x = iter(X, fmap=1)
+    w = iter(W, imap=[1], fmap=0)
+    m = accum(matmul(x, w) / sqrt(sum(sqr(x), dim=1) / 64))
+    save(m, omap=[1])
+}
+output O

@@ -1,0 +1,12 @@
+# program: tests/ugraphs/programs/rms_linear.mu
+# near miss of tests/ugraphs/good/rms_linear.mu: accumulator in the wrong place: sums per-iteration RMS values
+input X : f32[4, 64]
+input W : f32[64, 32]
+O = kernel(X, W, grid=[2], forloop=4) {
+    x = iter(X, fmap=1)
+    w = iter(W, imap=[1], fmap=0)
+    m = accum(matmul(x, w))
+    s = accum(sqrt(sum(sqr(x), dim=1) / 64))
+    save(m / s, omap=[1])
+}
+output O

@@ -1,0 +1,12 @@
+# program: tests/ugraphs/programs/rms_linear.mu
+# near miss of tests/ugraphs/good/rms_linear.mu: an epsilon of 1 the program does not have
+input X : f32[4, 64]
+input W : f32[64, 32]
+O = kernel(X, W, grid=[2], forloop=4) {
+    x = iter(X, fmap=1)
+    w = iter(W, imap=[1], fmap=0)
+    m = accum(matmul(x, w))
+    s = accum(sum(sqr(x), dim=1))
+    save(m / sqrt(s / 64 + 1), omap=[1])
+}
+output O
