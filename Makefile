@@ -32,7 +32,10 @@ $(B)/mugen: $(B)/cli/mugen.o $(B)/libmugen.a
 $(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(B)/bench/eval.o: CFLAGS += -Isrc
+$(B)/bench/eval.o $(B)/bench/verify.o: CFLAGS += -Isrc
+$(B)/bench-verify: $(B)/bench/verify.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
 $(B)/bench-eval: $(B)/bench/eval.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -56,8 +59,9 @@ test-unit: $(B)/unit
 test-programs: $(B)/mugen
 	MUGEN_CHECK=1 sh tests/programs/run.sh $(B)/mugen $(QUICK)
 
-bench: $(B)/bench-eval
+bench: $(B)/bench-eval $(B)/bench-verify
 	$(B)/bench-eval examples/rmsnorm_linear_b8.mu
+	$(B)/bench-verify
 
 clean:
 	rm -rf build
