@@ -118,6 +118,8 @@ NEAR = [
     ("rms_linear", "sum(sqr(x), dim=1)", "sum(sqr(x), dim=0)", "wrong reduction dim: sums over rows, not columns"),
     ("rms_linear", "m = accum(matmul(x, w))", "m = accum(matmul(x, w) + 1)", "adds one per iteration"),
     ("rms_linear", "save(m / sqrt(s / 64), omap=[1])", "save(m / sqrt(s / 64 + 1), omap=[1])", "an epsilon of 1 the program does not have"),
+    ("rms_linear", "s = accum(sum(sqr(x), dim=1))", "y = iter(X)\n    s = accum(sum(sqr(y), dim=1))",
+     "for-loop range does not match the tile: the norm's iterator does not advance, so the loop adds the whole sum of squares 4 times"),
     ("gated", "save(silu(p) * q, omap=[1])", "save(silu(q) * p, omap=[1])", "swapped operands: the gate uses W2"),
     ("gated", "p = accum(matmul(x, a))\n    q = accum(matmul(x, b))\n    save(silu(p) * q, omap=[1])",
      "p = accum(silu(matmul(x, a)))\n    q = accum(matmul(x, b))\n    save(p * q, omap=[1])",
@@ -150,7 +152,7 @@ NEAR = [
 
 # Two near misses above need a follow-up edit to make them wrong (the new iterator is used).
 FOLLOW = {
-    ("ntrans", 37): ("d = h - x", "d = h - z"),
+    ("ntrans", 38): ("d = h - x", "d = h - z"),
 }
 
 

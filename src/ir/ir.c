@@ -469,9 +469,11 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
         if (infer(g, ctx, &copy)) return MG_ERR_INVALID;
         if (memcmp(&copy.shape, &n->shape, sizeof n->shape) || copy.dtype != n->dtype)
             return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d has a stale shape", i);
-        if (n->op == IR_OP_KERNEL && n->index == 0 &&
-            (ir_check(n->body, ctx) || ir_block_check(n->body, ctx, &ir_device_h100)))
-            return MG_ERR_INVALID; /* the block graph, once per kernel */
+        if (n->op == IR_OP_KERNEL && n->index == 0) { /* the block graph, once per kernel */
+            mg_status rc = ir_check(n->body, ctx);
+            if (!rc) rc = ir_block_check(n->body, ctx, &ir_device_h100);
+            if (rc) return rc == MG_ERR_NOMEM ? rc : MG_ERR_INVALID;
+        }
     }
     for (int k = 0; k < g->n_outputs; k++)
         if (g->outputs[k] < 0 || g->outputs[k] >= g->n_nodes)

@@ -42,28 +42,58 @@ static void use_our_allocator(void) {
  * written to sb, so an incomplete tree is never emitted. ts and outs belong to this function
  * until attached to root, then to root (hence set to NULL), so the cleanup at done frees each
  * exactly once. */
-mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
-    use_our_allocator();
-    arena a;
-    arena_init(&a);
-    const char **names = ir_node_names(g, &a, 1);
-    cJSON *root = cJSON_CreateObject(), *ts = cJSON_CreateArray(), *outs = cJSON_CreateArray();
-    mg_status rc = MG_ERR_NOMEM;
-    if (!names || !root || !ts || !outs) goto done;
-    cJSON_AddStringToObject(root, "format", "mugen-program");
-    cJSON_AddNumberToObject(root, "version", 1);
-    if (!cJSON_AddItemToObject(root, "tensors", ts)) goto done;
-    ts = NULL; /* owned by root now */
-    if (!cJSON_AddItemToObject(root, "outputs", outs)) goto done;
-    outs = NULL;
-    cJSON *tarr = cJSON_GetObjectItem(root, "tensors");
+/* Attaches item under key, or frees it if attaching fails (allocation of the key). */
+static void add_item(cJSON *obj, const char *key, cJSON *item) {
+    if (item && !cJSON_AddItemToObject(obj, key, item)) cJSON_Delete(item);
+}
+
+static cJSON *int_array(const int64_t *v, int n) {
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < n; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[k]));
+    return a;
+}
+
+static cJSON *map_array(const int map[3]) {
+    int64_t v[3] = {map[0], map[1], map[2]};
+    return int_array(v, 3);
+}
+
+static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a);
+
+/* A kernel: one entry for all its outputs ("names"), its schedule and its block graph. */
+static int write_kernel(const ir_graph *g, int i, const char **names, cJSON *t, arena *a) {
+    const ir_node *n = &g->nodes[i];
+    const ir_graph *b = n->body;
+    cJSON *nm = cJSON_AddArrayToObject(t, "names");
+    for (int k = 0; nm && k < b->n_outputs; k++) cJSON_AddItemToArray(nm, cJSON_CreateString(names[i + k]));
+    cJSON_AddStringToObject(t, "op", "kernel");
+    cJSON *in = cJSON_AddArrayToObject(t, "inputs");
+    for (int k = 0; in && k < n->n_in; k++) cJSON_AddItemToArray(in, cJSON_CreateString(names[n->in[k]]));
+    int64_t grid[3] = {b->grid[0], b->grid[1], b->grid[2]};
+    add_item(t, "grid", int_array(grid, 3));
+    cJSON_AddNumberToObject(t, "forloop", (double)b->forloop);
+    cJSON_AddNumberToObject(t, "threads", b->threads);
+    cJSON *blk = cJSON_AddObjectToObject(t, "block"), *bt = blk ? cJSON_AddArrayToObject(blk, "tensors") : NULL;
+    return bt ? write_tensors(b, bt, a) : -1;
+}
+
+/* Appends one object per tensor of g to tarr (anonymous constants are written inline where
+ * they are used; a kernel's output nodes share one entry). 0, or -1 if out of memory. */
+static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a) {
+    const char **names = ir_node_names(g, a, 1);
+    if (!names) return -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         if (n->op == IR_OP_CONST && !n->name) continue; /* inlined at its uses */
+        if (n->op == IR_OP_KERNEL && n->index > 0) continue;
         cJSON *t = cJSON_CreateObject();
-        if (!t) goto done;
+        if (!t) return -1;
         cJSON_AddItemToArray(tarr, t);
-        cJSON_AddStringToObject(t, "name", names[i]);
+        if (n->op == IR_OP_KERNEL) {
+            if (write_kernel(g, i, names, t, a)) return -1;
+            continue;
+        }
+        if (n->op != IR_OP_SAVE) cJSON_AddStringToObject(t, "name", names[i]);
         cJSON_AddStringToObject(t, "op", ir_ops[n->op].name);
         /* a named constant is a tensor of its own; its value is the literal as a string, since
          * a JSON number is a double and would lose the exact decimal */
@@ -71,6 +101,7 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
             cJSON_AddStringToObject(t, "value", n->lit);
             continue;
         }
+        if (n->op == IR_OP_ITER) cJSON_AddStringToObject(t, "input", g->kin_name[n->index]);
         if (n->n_in) {
             cJSON *in = cJSON_AddArrayToObject(t, "inputs");
             for (int k = 0; in && k < n->n_in; k++) {
@@ -85,21 +116,38 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
             }
         }
         /* attributes as docs/ir.md names them: sum and max take dim (sum also group, written
-         * even when it is the whole dim), concat dim, reshape new_shape, repeat times */
+         * even when it is the whole dim), concat dim, reshape new_shape, repeat times; the
+         * μGraph ops their maps */
         int reduce = ir_ops[n->op].kind == IR_KIND_REDUCE;
         if (reduce || n->op == IR_OP_CONCAT) cJSON_AddNumberToObject(t, "dim", n->dim);
         if (n->op == IR_OP_SUM) cJSON_AddNumberToObject(t, "group", (double)n->group);
-        if (n->op == IR_OP_RESHAPE || n->op == IR_OP_REPEAT) {
-            cJSON *v = cJSON_AddArrayToObject(t, n->op == IR_OP_RESHAPE ? "new_shape" : "times");
-            for (int k = 0; v && k < n->n_ints; k++)
-                cJSON_AddItemToArray(v, cJSON_CreateNumber((double)n->ints[k]));
-        }
+        if (n->op == IR_OP_RESHAPE || n->op == IR_OP_REPEAT)
+            add_item(t, n->op == IR_OP_RESHAPE ? "new_shape" : "times", int_array(n->ints, n->n_ints));
+        if (n->op == IR_OP_ITER) add_item(t, "imap", map_array(n->map));
+        if (n->op == IR_OP_SAVE) add_item(t, "omap", map_array(n->map));
+        if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) cJSON_AddNumberToObject(t, "fmap", n->fmap);
         /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
-        cJSON *s = cJSON_AddArrayToObject(t, "shape");
-        for (int k = 0; s && k < n->shape.ndim; k++)
-            cJSON_AddItemToArray(s, cJSON_CreateNumber((double)n->shape.d[k]));
+        add_item(t, "shape", int_array(n->shape.d, n->shape.ndim));
     }
+    return 0;
+}
+
+mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
+    use_our_allocator();
+    arena a;
+    arena_init(&a);
+    const char **names = ir_node_names(g, &a, 1);
+    cJSON *root = cJSON_CreateObject(), *ts = cJSON_CreateArray(), *outs = cJSON_CreateArray();
+    mg_status rc = MG_ERR_NOMEM;
+    if (!names || !root || !ts || !outs) goto done;
+    cJSON_AddStringToObject(root, "format", "mugen-program");
+    cJSON_AddNumberToObject(root, "version", 1);
+    if (!cJSON_AddItemToObject(root, "tensors", ts)) goto done;
+    ts = NULL; /* owned by root now */
+    if (!cJSON_AddItemToObject(root, "outputs", outs)) goto done;
+    outs = NULL;
+    if (write_tensors(g, cJSON_GetObjectItem(root, "tensors"), &a)) goto done;
     cJSON *oarr = cJSON_GetObjectItem(root, "outputs");
     for (int k = 0; k < g->n_outputs; k++)
         cJSON_AddItemToArray(oarr, cJSON_CreateString(names[g->outputs[k]]));
@@ -198,7 +246,13 @@ static const char *unknown_key(const cJSON *t, ir_op op) {
         const char *k = e->string;
         int ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "dtype") || !strcmp(k, "shape");
         if (op == IR_OP_CONST) ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "value");
-        else if (op != IR_OP_INPUT) ok |= !strcmp(k, "inputs");
+        if (op == IR_OP_KERNEL)
+            ok = !strcmp(k, "names") || !strcmp(k, "op") || !strcmp(k, "inputs") || !strcmp(k, "grid") ||
+                 !strcmp(k, "forloop") || !strcmp(k, "threads") || !strcmp(k, "block");
+        if (op == IR_OP_ITER) ok |= !strcmp(k, "input") || !strcmp(k, "imap") || !strcmp(k, "fmap");
+        if (op == IR_OP_ACCUM) ok |= !strcmp(k, "fmap");
+        if (op == IR_OP_SAVE) ok |= !strcmp(k, "omap");
+        if (op != IR_OP_CONST && op != IR_OP_INPUT && op != IR_OP_ITER) ok |= !strcmp(k, "inputs");
         ok |= !strcmp(k, "dim") && (ir_ops[op].kind == IR_KIND_REDUCE || op == IR_OP_CONCAT);
         ok |= !strcmp(k, "group") && op == IR_OP_SUM;
         ok |= !strcmp(k, "new_shape") && op == IR_OP_RESHAPE;
@@ -214,10 +268,31 @@ static const char *unknown_key(const cJSON *t, ir_op op) {
  * reads as 0 (dim 0; group 0 = the whole dim, see infer); keys an op does not take are not
  * rejected. The node is added, which infers its shape, before the optional "dtype" and
  * "shape" are compared with the result; on any error the caller drops the whole graph. */
+static mg_status read_kernel(jin *j, const cJSON *t);
+
+/* A grid map: a list of up to 3 entries, each a tensor dim or -1 (phi). 1 if read, 0 if
+ * absent (all phi), -1 if malformed. */
+static int get_map(const cJSON *o, const char *key, int map[3]) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key), *e;
+    map[0] = map[1] = map[2] = -1;
+    if (!v) return 0;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > 3) return -1;
+    int n = 0;
+    cJSON_ArrayForEach(e, v) {
+        if (!cJSON_IsNumber(e) || !(e->valuedouble >= -1 && e->valuedouble < IR_MAX_DIMS) ||
+            e->valuedouble != (double)(int)e->valuedouble)
+            return -1;
+        map[n++] = (int)e->valuedouble;
+    }
+    return 1;
+}
+
 static mg_status read_tensor(jin *j, const cJSON *t) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(t, "op");
     if (!cJSON_IsObject(t)) return jerr(j, "expected an object");
+    if (cJSON_IsString(op) && !strcmp(op->valuestring, "kernel")) return read_kernel(j, t);
+    if (cJSON_IsString(op) && !strcmp(op->valuestring, "save") && !nm) nm = op; /* savers are anonymous */
     if (!cJSON_IsString(nm) || !nm->valuestring[0]) return jerr(j, "needs a string \"name\"");
     j->name = nm->valuestring;
     /* the same names as in .mu text, so every JSON program can be printed and re-parsed */
@@ -254,9 +329,22 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
         rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
         return rc < 0 ? jfwd(j, rc) : MG_OK;
     }
-    ir_node n = {.op = (ir_op)code};
+    ir_node n = {.op = (ir_op)code, .fmap = -1};
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
-    if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
+    if (code == IR_OP_ITER) { /* reads a kernel input by name */
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, "input");
+        n.index = -1;
+        for (int k = 0; cJSON_IsString(x) && k < j->g->n_kin; k++)
+            if (!strcmp(j->g->kin_name[k], x->valuestring)) n.index = k;
+        if (n.index < 0) return jerr(j, "iter needs \"input\": the name of one of the kernel's inputs");
+        in = NULL;
+    } else if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
+    if (get_map(t, code == IR_OP_SAVE ? "omap" : "imap", n.map) < 0)
+        return jerr(j, "a map lists up to 3 entries, each a tensor dim or -1");
+    int64_t fm = -1;
+    if (get_int(t, "fmap", -1, IR_MAX_DIMS - 1, &fm) < 0) return jerr(j, "bad \"fmap\"");
+    n.fmap = (int)fm;
+    if (code == IR_OP_SAVE) n.index = j->g->n_outputs;
     cJSON_ArrayForEach(e, in) {
         if (n.n_in == IR_MAX_IN) return jerr(j, "too many inputs");
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
@@ -277,7 +365,7 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
         }
         n.in[n.n_in++] = k;
     }
-    if (n.n_in != ir_ops[code].arity)
+    if (code != IR_OP_KERNEL && n.n_in != ir_ops[code].arity)
         return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
                     n.n_in);
     int64_t v = 0;
@@ -299,8 +387,82 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
         return jerr(j, "\"shape\" does not match the inferred %s",
                     ir_shape_str(j->g->nodes[i].dtype, &j->g->nodes[i].shape, sh, sizeof sh));
     }
+    if (code == IR_OP_SAVE) { /* the k-th saver is the kernel's k-th output */
+        rc = ir_add_output(j->g, j->ctx, i);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
     rc = ir_set_name(j->g, j->ctx, i, j->name);
     return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+/* {"names": [...], "op": "kernel", "inputs": [...], "grid": [x, y, z], "forloop": N,
+ * "threads": N, "block": {"tensors": [...]}}: the block graph is read like a program, into
+ * its own graph, then becomes the kernel's output nodes (ir_add_kernel). */
+static mg_status read_kernel(jin *j, const cJSON *t) {
+    const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "names");
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs");
+    const cJSON *blk = cJSON_GetObjectItemCaseSensitive(t, "block"), *e;
+    const cJSON *bts = cJSON_GetObjectItemCaseSensitive(blk, "tensors");
+    const char *bad = unknown_key(t, IR_OP_KERNEL);
+    j->name = NULL;
+    if (bad) return jerr(j, "'kernel' takes no field \"%.64s\"", bad);
+    if (!cJSON_IsArray(nm) || cJSON_GetArraySize(nm) < 1 || cJSON_GetArraySize(nm) > IR_MAX_IN)
+        return jerr(j, "a kernel needs \"names\": 1 to %d output names", IR_MAX_IN);
+    const char *names[IR_MAX_IN];
+    int n_names = 0, inputs[IR_MAX_IN], n_in = 0;
+    cJSON_ArrayForEach(e, nm) {
+        if (!cJSON_IsString(e) || !is_ident(e->valuestring) || strlen(e->valuestring) > 255)
+            return jerr(j, "kernel output names are identifiers");
+        names[n_names++] = e->valuestring;
+    }
+    j->name = names[0];
+    if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) < 1 || cJSON_GetArraySize(in) > IR_MAX_IN)
+        return jerr(j, "a kernel needs \"inputs\": 1 to %d tensor names", IR_MAX_IN);
+    cJSON_ArrayForEach(e, in) {
+        int k = cJSON_IsString(e) ? ir_find(j->g, e->valuestring) : -1;
+        if (k < 0) return jerr(j, "kernel input %.64s is not defined before it", cJSON_IsString(e) ? e->valuestring : "?");
+        inputs[n_in++] = k;
+    }
+    int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
+    int ng = get_int_list(t, "grid", grid, 3);
+    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
+        get_int(t, "threads", 1, 1024, &threads) < 0)
+        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in [1, 1024]");
+    for (int g = ng; g < 3; g++) grid[g] = 1;
+    if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
+    int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
+    ir_graph *body = ir_block_new(gi, (int)threads, forloop);
+    if (!body) return jerr_rc(j, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = MG_OK;
+    for (int k = 0; k < n_in && !rc; k++) {
+        const ir_node *x = &j->g->nodes[inputs[k]];
+        char lb[128];
+        int r = ir_block_add_kin(body, j->ctx, ir_node_label(j->g, inputs[k], lb, sizeof lb), x->dtype, &x->shape);
+        if (r < 0) rc = jfwd(j, r);
+    }
+    char file[512];
+    snprintf(file, sizeof file, "%s: kernel '%s'", j->file, names[0]);
+    jin jb = {.ctx = j->ctx, .file = file, .g = body, .idx = 0};
+    int k = 0;
+    for (const cJSON *bt = bts->child; !rc && bt; bt = bt->next, k++) {
+        jb.idx = k, jb.name = NULL;
+        rc = read_tensor(&jb, bt);
+    }
+    if (rc) {
+        ir_graph_free(body);
+        return rc;
+    }
+    if (body->n_outputs != n_names) {
+        ir_graph_free(body);
+        return jerr(j, "the kernel saves %d tensors but names %d", body->n_outputs, n_names);
+    }
+    for (int o = 0; o < n_names; o++)
+        if (ir_find(j->g, names[o]) >= 0) {
+            ir_graph_free(body);
+            return jerr(j, "duplicate name '%s'", names[o]);
+        }
+    int r = ir_add_kernel(j->g, j->ctx, body, inputs, n_in, names, 0, 0);
+    return r < 0 ? jfwd(j, r) : MG_OK;
 }
 
 /* Contract in ir.h. Only the first len bytes are parsed (the text need not end in NUL). On a

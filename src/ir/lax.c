@@ -360,6 +360,10 @@ static mg_status extract(const ir_graph *g, mg_ctx *ctx, const int *part, int p,
 
 /* Renders the partition as .mu text: a comment line per part, then the part as a program. */
 mg_status ir_print_partition(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
+    for (int i = 0; i < g->n_nodes; i++) /* parts feed the search: they come from programs */
+        if (g->nodes[i].op == IR_OP_KERNEL)
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "partition takes a program; this is a μGraph "
+                           "(it has kernel blocks)");
     size_t N = (size_t)g->n_nodes + 1;
     int *part = base_alloc(N * sizeof(int)), *lax = base_alloc(N * sizeof(int));
     int *start = base_calloc(N + 1, sizeof(int)), *members = base_alloc(N * sizeof(int));

@@ -164,6 +164,76 @@ void ir_print_text(const ir_graph *g, strbuf *sb) { print_graph(g, sb, 0); }
  * reader. Labels are not escaped: names from .mu text are identifiers and literals are
  * decimals. json.c does not hold names to the identifier pattern, so a JSON name with a quote
  * breaks this output (and the .mu text, which then does not parse back). */
+/* One node's declaration; prefix makes ids unique across nested graphs ("n", "k7_"). */
+static void dot_node(const ir_graph *g, int i, const char **names, const char *prefix, strbuf *sb,
+                     const char *indent) {
+    const ir_node *n = &g->nodes[i];
+    char sh[128];
+    int is_out = 0;
+    for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
+    if (n->op == IR_OP_CONST) {
+        sb_printf(sb, "%s%s%d [label=\"%s\", shape=plaintext];\n", indent, prefix, i, n->lit);
+        return;
+    }
+    /* inputs and iterators blue, outputs and savers green, non-Lax ops salmon (the cut
+     * points), kernels orange, the rest plain */
+    const char *style = n->op == IR_OP_INPUT || n->op == IR_OP_ITER ? "shape=box, style=filled, fillcolor=lightblue"
+                        : n->op == IR_OP_SAVE || (is_out && !g->is_block) ? "shape=box, style=filled, fillcolor=palegreen"
+                        : n->op == IR_OP_KERNEL ? "shape=box, style=filled, fillcolor=orange"
+                        : ir_ops[n->op].lax ? "shape=ellipse"
+                                            : "shape=ellipse, style=filled, fillcolor=salmon";
+    sb_printf(sb, "%s%s%d [label=\"%s\\n%s\\n%s\", %s];\n", indent, prefix, i,
+              n->op == IR_OP_SAVE ? "save" : names[i], ir_ops[n->op].name,
+              ir_shape_str(n->dtype, &n->shape, sh, sizeof sh), style);
+}
+
+/* A kernel's block graph as a cluster, its thread graphs (fused elementwise chains) as
+ * dashed clusters inside; edges from the kernel's inputs to its iterators and from its
+ * savers to its output nodes. */
+static void dot_kernel(const ir_graph *g, int ki, strbuf *sb) {
+    const ir_node *kn = &g->nodes[ki];
+    const ir_graph *b = kn->body;
+    arena a;
+    arena_init(&a);
+    const char **bn = ir_node_names(b, &a, 1);
+    int *tg = base_calloc((size_t)b->n_nodes + 1, sizeof *tg);
+    int *members = base_calloc((size_t)b->n_nodes + 1, sizeof *members);
+    if (!bn || !tg || !members) {
+        sb->oom = 1;
+        goto done;
+    }
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "k%d_", ki);
+    int n_groups = ir_block_fuse(b, tg);
+    for (int i = 0; i < b->n_nodes; i++)
+        if (tg[i] >= 0) members[tg[i]]++;
+    sb_printf(sb, "  subgraph cluster_k%d {\n    label=\"kernel: grid [%d, %d, %d], forloop %lld, "
+              "%d threads\";\n    style=rounded;\n", ki, b->grid[0], b->grid[1], b->grid[2],
+              (long long)b->forloop, b->threads);
+    for (int t = 0; t < n_groups; t++) {
+        if (members[t] < 2) continue;
+        sb_printf(sb, "    subgraph cluster_k%d_t%d {\n      label=\"thread graph\";\n      style=dashed;\n", ki, t);
+        for (int i = 0; i < b->n_nodes; i++)
+            if (tg[i] == t) dot_node(b, i, bn, prefix, sb, "      ");
+        sb_puts(sb, "    }\n");
+    }
+    for (int i = 0; i < b->n_nodes; i++) {
+        if (tg[i] >= 0 && members[tg[i]] >= 2) continue;
+        dot_node(b, i, bn, prefix, sb, "    ");
+    }
+    for (int i = 0; i < b->n_nodes; i++)
+        for (int k = 0; k < b->nodes[i].n_in; k++) sb_printf(sb, "    %s%d -> %s%d;\n", prefix, b->nodes[i].in[k], prefix, i);
+    sb_puts(sb, "  }\n");
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        if (n->op == IR_OP_ITER) sb_printf(sb, "  n%d -> %s%d;\n", kn->in[n->index], prefix, i);
+        if (n->op == IR_OP_SAVE) sb_printf(sb, "  %s%d -> n%d;\n", prefix, i, ki + n->index);
+    }
+done:
+    base_free(tg), base_free(members);
+    arena_free(&a);
+}
+
 void ir_print_dot(const ir_graph *g, strbuf *sb) {
     arena a;
     arena_init(&a);
@@ -175,20 +245,11 @@ void ir_print_dot(const ir_graph *g, strbuf *sb) {
     sb_puts(sb, "digraph program {\n  rankdir=TB;\n  node [fontname=\"monospace\"];\n");
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        char sh[128];
-        int is_out = 0;
-        for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
-        if (n->op == IR_OP_CONST) {
-            sb_printf(sb, "  n%d [label=\"%s\", shape=plaintext];\n", i, n->lit);
+        dot_node(g, i, names, "n", sb, "  ");
+        if (n->op == IR_OP_KERNEL) { /* drawn through its block graph */
+            if (n->index == 0) dot_kernel(g, i, sb);
             continue;
         }
-        /* inputs blue, outputs green, other non-Lax ops salmon (the cut points), the rest plain */
-        const char *style = n->op == IR_OP_INPUT ? "shape=box, style=filled, fillcolor=lightblue"
-                            : is_out            ? "shape=box, style=filled, fillcolor=palegreen"
-                            : ir_ops[n->op].lax ? "shape=ellipse"
-                                                : "shape=ellipse, style=filled, fillcolor=salmon";
-        sb_printf(sb, "  n%d [label=\"%s\\n%s\\n%s\", %s];\n", i, names[i], ir_ops[n->op].name,
-                  ir_shape_str(n->dtype, &n->shape, sh, sizeof sh), style);
         for (int k = 0; k < n->n_in; k++) sb_printf(sb, "  n%d -> n%d;\n", n->in[k], i);
     }
     sb_puts(sb, "}\n");

@@ -188,7 +188,7 @@ int64_t ir_block_smem(const ir_graph *b) {
     int *tgroup = base_calloc((size_t)n + 1, sizeof *tgroup), *uses = base_calloc((size_t)n + 1, sizeof *uses);
     if (!tgroup || !uses) {
         base_free(tgroup), base_free(uses);
-        return INT64_MAX;
+        return -1;
     }
     ir_block_fuse(b, tgroup);
     for (int i = 0; i < n; i++)
@@ -241,6 +241,7 @@ mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev) {
     base_free(cls);
     if (rc) return rc;
     int64_t smem = ir_block_smem(b);
+    if (smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (smem > dev->smem_per_block)
         return ctx_err(ctx, MG_ERR_SHAPE, "kernel: its block graph needs %" PRId64 " bytes of "
                        "shared memory; %s has %" PRId64 " per block", smem, dev->name,

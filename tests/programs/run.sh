@@ -433,6 +433,12 @@ for u in examples/ugraphs/*.mu; do
     tail -n +2 "$T/out" >"$T/u1.mu"
     mg check "$T/u1.mu"
     if tail -n +2 "$T/out" | cmp -s - "$T/u1.mu"; then ok; else bad "$u: printed μGraph is not a fixed point"; fi
+    mg check --json "$u"
+    cp "$T/out" "$T/u.json"
+    mg check "$T/u.json"
+    if [ "$rc" -eq 0 ] && tail -n +2 "$T/out" | cmp -s - "$T/u1.mu"; then ok; else bad "$u: JSON round trip differs (exit $rc)"; fi
+    mg dot "$u"
+    if [ "$rc" -eq 0 ] && grep -q 'subgraph cluster_' "$T/out"; then ok; else bad "$u: dot has no nested block graph"; fi
     mg verify "examples/$name.mu" "$u"
     if [ "$rc" -eq 0 ] && grep -q '^equivalent' "$T/out"; then ok; else bad "$u: verify exits $rc: $(first_line "$T/out") $(first_line "$T/err")"; fi
 done
@@ -450,6 +456,8 @@ done
 sed 's|s / 4096|s / 2048|' examples/ugraphs/rmsnorm_linear_b1.mu >"$T/near.mu"
 mg verify examples/rmsnorm_linear_b1.mu "$T/near.mu"
 if [ "$rc" -eq 3 ] && grep -q '^not equivalent: O\[' "$T/out"; then ok; else bad "near miss: verify exits $rc: $(first_line "$T/out")"; fi
+mg partition examples/ugraphs/lora.mu
+if [ "$rc" -eq 1 ] && grep -q "partition takes a program" "$T/err"; then ok; else bad "partition of a μGraph exits $rc"; fi
 mg verify examples/softmax_attention.mu examples/softmax_attention.mu
 if [ "$rc" -eq 4 ]; then ok; else bad "verify of a non-Lax program exits $rc, wanted 4"; fi
 mg verify examples/lora.mu examples/gated_mlp.mu

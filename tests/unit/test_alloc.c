@@ -76,6 +76,31 @@ static int run_all(void) {
     oom |= rc == MG_ERR_NOMEM;
     mg_program_free(lp);
     mg_program_free(p);
+    /* a μGraph: parse, every format (JSON back in), both evaluators via the verifier */
+    const char *usrc = "input X : f32[2, 8]\ninput W : f32[8, 6]\n"
+                       "O = kernel(X, W, grid=[2], forloop=2) {\n    x = iter(X, fmap=1)\n"
+                       "    w = iter(W, imap=[1], fmap=0)\n    m = accum(matmul(x, w))\n"
+                       "    s = accum(sum(sqr(x), dim=1))\n    save(m / sqrt(s / 8), omap=[1])\n}\noutput O\n";
+    const char *psrc = "input X : f32[2, 8]\ninput W : f32[8, 6]\n"
+                       "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 8), W)\noutput O\n";
+    mg_program *u = NULL, *pp = NULL;
+    rc = mg_program_parse(&ctx, usrc, strlen(usrc), "u.mu", &u);
+    if (!rc) rc = mg_program_parse(&ctx, psrc, strlen(psrc), "p.mu", &pp);
+    for (int f = 0; !rc && f < 3; f++) { /* text, JSON, dot (partition takes programs) */
+        rc = mg_program_format(&ctx, u, (mg_format)f, &s);
+        if (rc == MG_OK && f == MG_FMT_JSON) {
+            mg_program *u2 = NULL;
+            rc = mg_program_parse(&ctx, s, strlen(s), "u.json", &u2);
+            mg_program_free(u2);
+        }
+        mg_free(s), s = NULL;
+    }
+    mg_verify_report rep;
+    if (!rc) rc = mg_verify(&ctx, pp, u, 1, 3, &rep);
+    CHECK_MSG(rc == MG_OK || rc == MG_ERR_NOMEM, "μGraph: %s", ctx.msg);
+    CHECK(rc != MG_OK || rep.verdict == MG_EQUIVALENT);
+    oom |= rc == MG_ERR_NOMEM;
+    mg_program_free(u), mg_program_free(pp);
     return oom;
 }
 

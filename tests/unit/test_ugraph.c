@@ -28,6 +28,15 @@ void test_ugraph_roundtrip(void) {
     char *t2 = sb_take(&sb);
     CHECK_MSG(ir_graph_equal(g, g2) && !strcmp(t1, t2), "%s\n---\n%s", t1, t2);
     CHECK(g->nodes[2].op == IR_OP_KERNEL && g->nodes[2].body->grid[0] == 3);
+    /* JSON: exact round trip too */
+    mg_ctx ctx = {{0}};
+    ir_graph *gj = NULL;
+    CHECK(ir_print_json(g, &ctx, &sb) == MG_OK);
+    char *js = sb_take(&sb);
+    CHECK_MSG(js && ir_parse_json(&ctx, js, strlen(js), "u.json", &gj) == MG_OK, "%s", ctx.msg);
+    CHECK(gj && ir_graph_equal(g, gj) && ir_graph_equal(gj, g));
+    base_free(js);
+    ir_graph_free(gj);
     base_free(t1), base_free(t2);
     ir_graph_free(g2);
     /* a different map is a different μGraph */

@@ -1,14 +1,14 @@
 # program: tests/ugraphs/programs/gated.mu
-# near miss of tests/ugraphs/good/gated.mu: exp instead of silu
+# near miss of tests/ugraphs/good/gated.mu: reads W2 where W1 belongs
 input X : f32[4, 32]
 input W1 : f32[32, 32]
 input W2 : f32[32, 32]
 O = kernel(X, W1, W2, grid=[2], forloop=2) {
     x = iter(X, fmap=1)
-    a = iter(W1, imap=[1], fmap=0)
+    a = iter(W2, imap=[1], fmap=0)
     b = iter(W2, imap=[1], fmap=0)
     p = accum(matmul(x, a))
     q = accum(matmul(x, b))
-    save(exp(p) * q, omap=[1])
+    save(silu(p) * q, omap=[1])
 }
 output O

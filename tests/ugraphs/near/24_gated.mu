@@ -1,14 +1,14 @@
 # program: tests/ugraphs/programs/gated.mu
-# near miss of tests/ugraphs/good/gated.mu: adds instead of multiplying
+# near miss of tests/ugraphs/good/gated.mu: imap on the wrong dim of W1
 input X : f32[4, 32]
 input W1 : f32[32, 32]
 input W2 : f32[32, 32]
 O = kernel(X, W1, W2, grid=[2], forloop=2) {
     x = iter(X, fmap=1)
-    a = iter(W1, imap=[1], fmap=0)
+    a = iter(W1, imap=[0], fmap=1)
     b = iter(W2, imap=[1], fmap=0)
     p = accum(matmul(x, a))
     q = accum(matmul(x, b))
-    save(silu(p) + q, omap=[1])
+    save(silu(p) * q, omap=[1])
 }
 output O
