@@ -85,6 +85,7 @@ typedef struct ir_device {
     const char *name;
     int n_sm;
     int64_t smem_per_block; /* bytes of shared memory one block may use */
+    int64_t dmem;           /* bytes of device memory */
     int max_threads;
 } ir_device;
 extern const ir_device ir_device_h100;

@@ -11,7 +11,7 @@
 
 #include "ir.h"
 
-const ir_device ir_device_h100 = {"h100", 132, 227 * 1024, 1024};
+const ir_device ir_device_h100 = {"h100", 132, 227 * 1024, 80LL << 30, 1024};
 
 static const char GRID[] = "xyz";
 
@@ -266,5 +266,14 @@ int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n
         if (r < 0) rc = (mg_status)-r;
     }
     if (first < 0) ir_graph_free(body); /* not yet owned by a node of g */
+    if (!rc) { /* Definition 2.1 (2) at kernel level: the kernel graph's tensors in device memory */
+        int64_t bytes = 0;
+        for (int i = 0; i < g->n_nodes; i++)
+            bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
+        if (bytes > ir_device_h100.dmem)
+            rc = ctx_err(ctx, MG_ERR_SHAPE, "kernel: the kernel graph's tensors need %.1f GB of device "
+                         "memory; %s has %.0f GB", (double)bytes / 1e9, ir_device_h100.name,
+                         (double)ir_device_h100.dmem / 1e9);
+    }
     return rc ? -(int)rc : first;
 }
