@@ -173,3 +173,40 @@ void ev_tile_copy(void *tile, void *full, size_t elem, const ir_shape *ts, const
                 else memcpy(tp, fp, run);
             }
 }
+
+mg_status ev_block_walk(const ir_graph *b, mg_ctx *ctx, const ev_block_ops *ops) {
+    int n = b->n_nodes;
+    int *cls = base_calloc((size_t)n + 1, sizeof *cls);
+    if (!cls) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    ir_block_classes(b, cls);
+    mg_status rc = MG_OK;
+    int64_t off[4];
+    for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
+        int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
+        for (int64_t it = 0; !rc && it < b->forloop; it++)
+            for (int i = 0; !rc && i < n; i++) {
+                const ir_node *nd = &b->nodes[i];
+                if (cls[i] == IR_INVARIANT) {
+                    if (it == 0) rc = ops->run(ops->self, i);
+                } else if (nd->op == IR_OP_ITER) {
+                    ev_tile_offset(b, nd, bi, it, off);
+                    ops->copy(ops->self, EV_GATHER, i, off);
+                } else if (nd->op == IR_OP_ACCUM && nd->fmap >= 0) {
+                    ev_tile_offset(b, nd, bi, it, off);
+                    ops->copy(ops->self, EV_PLACE, i, off);
+                } else if (nd->op == IR_OP_ACCUM) {
+                    ops->add(ops->self, i, it == 0);
+                } else if (cls[i] == IR_LOOP) rc = ops->run(ops->self, i);
+            }
+        for (int i = 0; !rc && i < n; i++) { /* after the loop */
+            const ir_node *nd = &b->nodes[i];
+            if (cls[i] != IR_POST || nd->op == IR_OP_ACCUM) continue;
+            if (nd->op == IR_OP_SAVE) {
+                ev_tile_offset(b, nd, bi, 0, off);
+                ops->copy(ops->self, EV_SCATTER, i, off);
+            } else rc = ops->run(ops->self, i);
+        }
+    }
+    base_free(cls);
+    return rc;
+}

@@ -44,6 +44,21 @@ void ev_tile_offset(const ir_graph *body, const ir_node *n, const int b[3], int6
 void ev_tile_copy(void *tile, void *full, size_t elem, const ir_shape *ts, const ir_shape *fs,
                   const int64_t off[4], int scatter);
 
+/* The block-by-block, iteration-by-iteration walk of a block graph (Mirage §2), written once
+ * for both evaluators; each supplies how its values move and combine. For every block of the
+ * grid and every for-loop iteration it runs, in node order: constants (once per block),
+ * iterators (EV_GATHER their tile), loop operators (run), accumulators (add: first
+ * iteration copies, later ones add; or EV_PLACE the iteration's tile into its slot); after
+ * the loop, post-loop operators (run) and savers (EV_SCATTER into the kernel output). */
+enum { EV_GATHER, EV_PLACE, EV_SCATTER };
+typedef struct ev_block_ops {
+    void *self;
+    mg_status (*run)(void *self, int i);                      /* ordinary operator i */
+    void (*copy)(void *self, int how, int i, const int64_t off[4]); /* EV_* for node i */
+    void (*add)(void *self, int i, int first);                /* accumulator i += its operand */
+} ev_block_ops;
+mg_status ev_block_walk(const ir_graph *b, mg_ctx *ctx, const ev_block_ops *ops);
+
 /* Index of the last node reading each node (or n_nodes for outputs); caller frees. */
 int *ev_last_use(const ir_graph *g);
 

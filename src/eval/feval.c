@@ -153,57 +153,57 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
  * out. On error every buffer is freed and out[] is not written. */
 /* ---- μGraphs: a graph-defined kernel runs block by block, iteration by iteration ---- */
 
-/* Runs block graph b over the whole grid: kin[k] are the kernel inputs, outs[k] receive the
- * savers' results (kernel-level shapes out_shape[k]). Each block walks the for-loop: iterators
- * gather their tile, loop operators run on tiles, accumulators add (or place) each
- * iteration's value; after the loop the post-loop operators run and savers scatter the
- * block's tile into the outputs (Mirage §2). Constants are evaluated once per block. */
+/* A block graph's tiles in the float evaluator, for ev_block_walk. */
+typedef struct fblock {
+    const fctx *c;
+    const ir_graph *b;
+    double **tv;             /* per block-graph node, its tile (savers: none) */
+    double *const *kin, *const *outs;
+    const ir_shape *out_shape;
+} fblock;
+
+static mg_status fb_run(void *self, int i) {
+    fblock *f = self;
+    int dummy = 0;
+    return run_node(f->c, f->b, i, f->tv, f->tv[i], NULL, &dummy);
+}
+
+static void fb_copy(void *self, int how, int i, const int64_t off[4]) {
+    fblock *f = self;
+    const ir_node *nd = &f->b->nodes[i];
+    if (how == EV_GATHER)
+        ev_tile_copy(f->tv[i], f->kin[nd->index], sizeof(double), &nd->shape, &f->b->kin_shape[nd->index], off, 0);
+    else if (how == EV_PLACE)
+        ev_tile_copy(f->tv[nd->in[0]], f->tv[i], sizeof(double), &f->b->nodes[nd->in[0]].shape, &nd->shape, off, 1);
+    else
+        ev_tile_copy(f->tv[nd->in[0]], f->outs[nd->index], sizeof(double), &nd->shape, &f->out_shape[nd->index], off, 1);
+}
+
+static void fb_add(void *self, int i, int first) {
+    fblock *f = self;
+    const ir_node *nd = &f->b->nodes[i];
+    const double *x = f->tv[nd->in[0]];
+    int64_t m = ir_numel(&nd->shape);
+    if (first) memcpy(f->tv[i], x, (size_t)m * sizeof(double));
+    else for (int64_t t = 0; t < m; t++) f->tv[i][t] = rnd(f->c, f->tv[i][t] + x[t]);
+}
+
+/* Runs block graph b over the whole grid (ev_block_walk): kin[k] are the kernel inputs,
+ * outs[k] receive the savers' results (kernel-level shapes out_shape[k]). */
 static mg_status run_block(const fctx *c, mg_ctx *ctx, const ir_graph *b, double *const *kin,
                            double *const *outs, const ir_shape *out_shape) {
-    int n = b->n_nodes, dummy = 0;
-    int *cls = base_calloc((size_t)n + 1, sizeof *cls);
-    double **tv = base_calloc((size_t)n + 1, sizeof *tv);
-    mg_status rc = cls && tv ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    int n = b->n_nodes;
+    fblock f = {.c = c, .b = b, .kin = kin, .outs = outs, .out_shape = out_shape};
+    f.tv = base_calloc((size_t)n + 1, sizeof *f.tv);
+    mg_status rc = f.tv ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; !rc && i < n; i++)
         if (b->nodes[i].op != IR_OP_SAVE &&
-            !(tv[i] = base_alloc((size_t)ir_numel(&b->nodes[i].shape) * sizeof(double))))
+            !(f.tv[i] = base_alloc((size_t)ir_numel(&b->nodes[i].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    if (!rc) ir_block_classes(b, cls);
-    int64_t off[4];
-    for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
-        int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
-        for (int64_t it = 0; !rc && it < b->forloop; it++)
-            for (int i = 0; !rc && i < n; i++) {
-                const ir_node *nd = &b->nodes[i];
-                if (cls[i] == IR_INVARIANT) {
-                    if (it == 0) rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
-                } else if (nd->op == IR_OP_ITER) {
-                    ev_tile_offset(b, nd, bi, it, off);
-                    ev_tile_copy(tv[i], kin[nd->index], sizeof(double), &nd->shape,
-                                 &b->kin_shape[nd->index], off, 0);
-                } else if (nd->op == IR_OP_ACCUM) {
-                    const double *x = tv[nd->in[0]];
-                    int64_t m = ir_numel(&b->nodes[nd->in[0]].shape);
-                    if (nd->fmap >= 0) {
-                        ev_tile_offset(b, nd, bi, it, off);
-                        ev_tile_copy((void *)x, tv[i], sizeof(double), &b->nodes[nd->in[0]].shape,
-                                     &nd->shape, off, 1);
-                    } else if (it == 0) memcpy(tv[i], x, (size_t)m * sizeof(double));
-                    else for (int64_t t = 0; t < m; t++) tv[i][t] = rnd(c, tv[i][t] + x[t]);
-                } else if (cls[i] == IR_LOOP) rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
-            }
-        for (int i = 0; !rc && i < n; i++) { /* after the loop */
-            const ir_node *nd = &b->nodes[i];
-            if (cls[i] != IR_POST || nd->op == IR_OP_ACCUM) continue;
-            if (nd->op == IR_OP_SAVE) {
-                ev_tile_offset(b, nd, bi, 0, off);
-                ev_tile_copy(tv[nd->in[0]], outs[nd->index], sizeof(double), &nd->shape,
-                             &out_shape[nd->index], off, 1);
-            } else rc = run_node(c, b, i, tv, tv[i], NULL, &dummy);
-        }
-    }
-    for (int i = 0; tv && i < n; i++) base_free(tv[i]);
-    base_free(tv), base_free(cls);
+    ev_block_ops ops = {&f, fb_run, fb_copy, fb_add};
+    if (!rc) rc = ev_block_walk(b, ctx, &ops);
+    for (int i = 0; f.tv && i < n; i++) base_free(f.tv[i]);
+    base_free(f.tv);
     if (rc && ctx && !ctx->msg[0]) ctx_err(ctx, rc, "out of memory");
     return rc;
 }

@@ -359,60 +359,61 @@ static void copy_tile(fv *tile, const fv *full, const ir_shape *ts, const ir_sha
     ev_tile_copy(tile->q, full->q, 4, ts, fs, off, scatter);
 }
 
-/* Runs block graph b over the whole grid (see feval.c run_block); kin[k] are the kernel
- * inputs, outs[k] receive the savers' results of kernel-level shape out_shape[k]. */
+/* A block graph's tiles in the field evaluator, for ev_block_walk. */
+typedef struct ffblock {
+    ffctx bc; /* the evaluator's context with g = the block graph */
+    fv *tv;   /* per block-graph node, its tile (savers: none) */
+    const fv *kin;
+    fv *outs;
+    const ir_shape *out_shape;
+} ffblock;
+
+static mg_status fb_run(void *self, int i) {
+    ffblock *f = self;
+    int dummy = 0;
+    return run_node(&f->bc, i, f->tv, NULL, NULL, &dummy);
+}
+
+static void fb_copy(void *self, int how, int i, const int64_t off[4]) {
+    ffblock *f = self;
+    const ir_graph *b = f->bc.g;
+    const ir_node *nd = &b->nodes[i];
+    if (how == EV_GATHER) copy_tile(&f->tv[i], &f->kin[nd->index], &nd->shape, &b->kin_shape[nd->index], off, 0);
+    else if (how == EV_PLACE) copy_tile(&f->tv[nd->in[0]], &f->tv[i], &b->nodes[nd->in[0]].shape, &nd->shape, off, 1);
+    else copy_tile(&f->tv[nd->in[0]], &f->outs[nd->index], &nd->shape, &f->out_shape[nd->index], off, 1);
+}
+
+static void fb_add(void *self, int i, int first) {
+    ffblock *f = self;
+    const ir_node *nd = &f->bc.g->nodes[i];
+    const fv *x = &f->tv[nd->in[0]];
+    fv *a = &f->tv[i];
+    int64_t m = ir_numel(&nd->shape);
+    if (first) {
+        memcpy(a->p, x->p, (size_t)m * 4), memcpy(a->q, x->q, (size_t)m * 4);
+        return;
+    }
+    for (int64_t t = 0; t < m; t++) a->p[t] = ff_add(a->p[t], x->p[t], FF_P), a->q[t] = bin_q(IR_OP_ADD, a->q[t], x->q[t]);
+}
+
+/* Runs block graph b over the whole grid (ev_block_walk; see feval.c run_block). */
 static mg_status run_block(const ffctx *c, const ir_graph *b, const fv *kin, fv *outs,
                            const ir_shape *out_shape) {
-    ffctx bc = *c;
-    bc.g = b;
-    int n = b->n_nodes, dummy = 0;
-    int *cls = base_calloc((size_t)n + 1, sizeof *cls);
-    fv *tv = base_calloc((size_t)n + 1, sizeof *tv);
-    mg_status rc = cls && tv ? MG_OK : ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+    int n = b->n_nodes;
+    ffblock f = {.bc = *c, .kin = kin, .outs = outs, .out_shape = out_shape};
+    f.bc.g = b;
+    f.tv = base_calloc((size_t)n + 1, sizeof *f.tv);
+    mg_status rc = f.tv ? MG_OK : ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; !rc && i < n; i++) {
         size_t bytes = (size_t)ir_numel(&b->nodes[i].shape) * 4;
         if (b->nodes[i].op == IR_OP_SAVE) continue;
-        tv[i].p = base_alloc(bytes), tv[i].q = base_alloc(bytes);
-        if (!tv[i].p || !tv[i].q) rc = ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
+        f.tv[i].p = base_alloc(bytes), f.tv[i].q = base_alloc(bytes);
+        if (!f.tv[i].p || !f.tv[i].q) rc = ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     }
-    if (!rc) ir_block_classes(b, cls);
-    int64_t off[4];
-    for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
-        int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
-        for (int64_t it = 0; !rc && it < b->forloop; it++)
-            for (int i = 0; !rc && i < n; i++) {
-                const ir_node *nd = &b->nodes[i];
-                if (cls[i] == IR_INVARIANT) {
-                    if (it == 0) rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
-                } else if (nd->op == IR_OP_ITER) {
-                    ev_tile_offset(b, nd, bi, it, off);
-                    copy_tile(&tv[i], &kin[nd->index], &nd->shape, &b->kin_shape[nd->index], off, 0);
-                } else if (nd->op == IR_OP_ACCUM) {
-                    const fv *x = &tv[nd->in[0]];
-                    int64_t m = ir_numel(&b->nodes[nd->in[0]].shape);
-                    if (nd->fmap >= 0) {
-                        ev_tile_offset(b, nd, bi, it, off);
-                        copy_tile((fv *)x, &tv[i], &b->nodes[nd->in[0]].shape, &nd->shape, off, 1);
-                    } else if (it == 0) {
-                        memcpy(tv[i].p, x->p, (size_t)m * 4), memcpy(tv[i].q, x->q, (size_t)m * 4);
-                    } else
-                        for (int64_t t = 0; t < m; t++) {
-                            tv[i].p[t] = ff_add(tv[i].p[t], x->p[t], FF_P);
-                            tv[i].q[t] = bin_q(IR_OP_ADD, tv[i].q[t], x->q[t]);
-                        }
-                } else if (cls[i] == IR_LOOP) rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
-            }
-        for (int i = 0; !rc && i < n; i++) { /* after the loop */
-            const ir_node *nd = &b->nodes[i];
-            if (cls[i] != IR_POST || nd->op == IR_OP_ACCUM) continue;
-            if (nd->op == IR_OP_SAVE) {
-                ev_tile_offset(b, nd, bi, 0, off);
-                copy_tile(&tv[nd->in[0]], &outs[nd->index], &nd->shape, &out_shape[nd->index], off, 1);
-            } else rc = run_node(&bc, i, tv, NULL, NULL, &dummy);
-        }
-    }
-    for (int i = 0; tv && i < n; i++) base_free(tv[i].p), base_free(tv[i].q);
-    base_free(tv), base_free(cls);
+    ev_block_ops ops = {&f, fb_run, fb_copy, fb_add};
+    if (!rc) rc = ev_block_walk(b, c->ctx, &ops);
+    for (int i = 0; f.tv && i < n; i++) base_free(f.tv[i].p), base_free(f.tv[i].q);
+    base_free(f.tv);
     return rc;
 }
 
