@@ -8,16 +8,17 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude
-LDLIBS  := -lcjson -lm
+LDLIBS  := -lcjson -lm -ldl
 B       ?= build
 
-LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/*.c)
+LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/opt/*.c \
+           src/codegen/*.c src/runtime/*.c src/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-programs bench clean deps
-all: deps $(B)/mugen $(B)/unit
+.PHONY: all test test-unit test-programs test-gpu gpu-carry bench clean deps
+all: deps $(B)/mugen $(B)/unit $(B)/rt-faults
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -40,6 +41,18 @@ $(B)/bench-eval: $(B)/bench/eval.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(TEST_SRC:%.c=$(B)/%.o): CFLAGS += -Isrc
+
+$(B)/tests/gpu/rt_faults.o: CFLAGS += -Isrc
+$(B)/rt-faults: $(B)/tests/gpu/rt_faults.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# GPU checks: run through the device tool (docs/codegen.md); the binaries are built here and
+# carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
+gpu-carry: $(B)/mugen $(B)/rt-faults
+	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+
+test-gpu: $(B)/mugen $(B)/rt-faults
+	sh tools/gpu_check.sh $(B)
 
 deps:
 	@sh tools/deps.sh

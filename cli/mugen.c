@@ -4,8 +4,11 @@
  *   mugen dot F        Graphviz dot
  *   mugen partition F  maximal Lax subprograms, cut at non-Lax operators
  *   mugen verify P U   is μGraph U equivalent to program P?
+ *   mugen run P [U]    generate, compile, run (GPU, else C) and check against P's reference
+ *   mugen emit F       print the generated CUDA or C
  * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line;
- * verify: 3 not equivalent, 4 not Lax (not decided), 5 numerically unstable. */
+ * verify: 3 not equivalent, 4 not Lax (not decided), 5 numerically unstable; run: 3 an
+ * output differs from the reference. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -13,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "mugen.h"
 
@@ -25,6 +29,8 @@ static const char *USAGE =
     "  dot        print FILE as a Graphviz graph\n"
     "  partition  cut FILE into maximal Lax subprograms at non-Lax operators\n"
     "  verify     decide whether a μGraph computes the same function as a program\n"
+    "  run        generate code, compile, run on random inputs and check every output\n"
+    "  emit       print the CUDA or C code mugen generates\n"
     "\n"
     "FILE is a .mu program or its JSON form; '-' reads standard input.\n"
     "'mugen COMMAND --help' describes each command. Exit status: 0 success,\n"
@@ -54,6 +60,24 @@ static const char *HELP_VERIFY =
     "(f32 μGraph against the f64 program). Exit status: 0 equivalent, 3 not equivalent\n"
     "(the differing element is printed), 4 not Lax (not decided), 5 numerically unstable,\n"
     "1 an error (e.g. the inputs or outputs differ), 2 a bad command line.\n";
+static const char *HELP_RUN =
+    "usage: mugen run [options] PROGRAM [UGRAPH]\n"
+    "Generates code for UGRAPH (a μGraph with PROGRAM's inputs and outputs; default: PROGRAM\n"
+    "itself), compiles it (NVRTC on a GPU, else the C compiler), runs it on random inputs with\n"
+    "every output poisoned first, compares each output with PROGRAM's f32 reference evaluation\n"
+    "(relative error ||out - ref|| / ||ref||; NaN never passes) and times it.\n"
+    "  --backend B   gpu, c or auto (default: the GPU if there is one, else C)\n"
+    "  --seed N      seed for the inputs (default: from the clock; printed)\n"
+    "  --reps N      timed runs, median reported (default 50; 0: no timing)\n"
+    "  --no-reuse, --no-depth, --no-layout   switch off an optimizer pass (ablation)\n"
+    "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
+    "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
+static const char *HELP_EMIT =
+    "usage: mugen emit [--target cuda|c] [--compile] [--out DIR] FILE\n"
+    "Prints the code mugen generates for FILE (a program or μGraph): CUDA for NVRTC (default)\n"
+    "or portable C with OpenMP. --out DIR writes DIR/NAME.cu or DIR/NAME.c instead; --compile\n"
+    "also compiles it (NVRTC for sm_90a, or the C compiler; no GPU needed) and fails with the\n"
+    "compiler's log. The optimizer switches of 'mugen run' apply.\n";
 static const char *HELP_DOT = "usage: mugen dot FILE\nPrints FILE as a Graphviz digraph.\n";
 static const char *HELP_PART =
     "usage: mugen partition FILE\n"
@@ -65,6 +89,9 @@ typedef struct opts {
     int tests;
     int json, f64, field, show;
     uint64_t seed;
+    int seed_set, compile, reps;
+    const char *backend, *target;
+    mg_run_opts run;
     const char *in_name[64], *in_path[64];
     int n_in;
 } opts;
@@ -100,8 +127,18 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--f64")) o->f64 = 1;
         else if (!strcmp(a, "--field")) o->field = 1;
+        else if (!strcmp(a, "--no-reuse")) o->run.no_reuse = 1;
+        else if (!strcmp(a, "--no-depth")) o->run.no_depth = 1;
+        else if (!strcmp(a, "--no-layout")) o->run.no_layout = 1;
+        else if (!strcmp(a, "--compile")) o->compile = 1;
+        else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
+            if (!val) return usage_error("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--backend")) o->backend = val;
+            else o->target = val;
+        }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
-                 !strcmp(a, "--in") || !strcmp(a, "--tests")) {
+                 !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--out")) o->out_dir = val;
@@ -112,15 +149,19 @@ static int parse_args(int argc, char **argv, opts *o) {
                 o->in_name[o->n_in] = val, o->in_path[o->n_in++] = eq + 1;
             } else if (parse_u64(val, &v) || (!strcmp(a, "--show") && v > 1000000))
                 return usage_error("bad number '%s'", val);
-            else if (!strcmp(a, "--seed")) o->seed = v;
+            else if (!strcmp(a, "--seed")) o->seed = v, o->seed_set = 1;
+            else if (!strcmp(a, "--reps")) {
+                if (v > 100000) return usage_error("--reps takes 0 to 100000, got '%s'", val);
+                o->reps = v ? (int)v : -1;
+            }
             else if (!strcmp(a, "--tests")) {
                 if (v < 1 || v > 1000) return usage_error("--tests takes 1 to 1000, got '%s'", val);
                 o->tests = (int)v;
             } else o->show = (int)v;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
-        else if (o->file && (strcmp(o->cmd, "verify") || o->file2))
-            return usage_error(strcmp(o->cmd, "verify") ? "more than one FILE ('%s')"
-                                                        : "verify takes two files; extra '%s'", a);
+        else if (o->file && ((strcmp(o->cmd, "verify") && strcmp(o->cmd, "run")) || o->file2))
+            return usage_error(strcmp(o->cmd, "verify") && strcmp(o->cmd, "run") ? "more than one FILE ('%s')"
+                                                        : "two files at most; extra '%s'", a);
         else if (o->file) o->file2 = a;
         else o->file = a;
     }
@@ -171,6 +212,44 @@ static int cmd_verify(mg_ctx *ctx, mg_program *p, const opts *o) {
     static const int code[] = {[MG_EQUIVALENT] = 0, [MG_NOT_EQUIVALENT] = 3, [MG_NOT_LAX] = 4,
                                [MG_UNSTABLE] = 5};
     return code[r.verdict];
+}
+
+/* ---- run / emit ---- */
+
+static int cmd_run(mg_ctx *ctx, mg_program *p, opts *o) {
+    mg_program *u = NULL;
+    mg_status st = o->file2 ? mg_program_load(ctx, o->file2, &u) : MG_OK;
+    if (st) return fail(ctx, st);
+    o->run.seed = o->seed, o->run.reps = o->reps;
+    mg_run_report r;
+    st = mg_run(ctx, p, u, &o->run, &r);
+    mg_program_free(u);
+    if (st) return fail(ctx, st);
+    printf("inputs: uniform in [-1, 1), seed %llu\n%s", (unsigned long long)o->seed, r.text);
+    return r.ok ? 0 : 3;
+}
+
+static int cmd_emit(mg_ctx *ctx, mg_program *p, const opts *o) {
+    int c = o->target && !strcmp(o->target, "c");
+    char *src = NULL;
+    mg_status st = mg_emit(ctx, p, c ? MG_TARGET_C : MG_TARGET_CUDA, &o->run, o->compile, &src);
+    if (st) return fail(ctx, st);
+    int r = 0;
+    if (o->out_dir) {
+        const char *base = strrchr(o->file, '/') ? strrchr(o->file, '/') + 1 : o->file;
+        char path[4096];
+        size_t n = strcspn(base, ".");
+        snprintf(path, sizeof path, "%s/%.*s.%s", o->out_dir, (int)n, base, c ? "c" : "cu");
+        FILE *f = fopen(path, "w");
+        if (!f || fputs(src, f) < 0) {
+            fprintf(stderr, "mugen: cannot write %s: %s\n", path, strerror(errno));
+            r = 1;
+        }
+        if (f && fclose(f)) r = 1;
+        if (!r) printf("wrote %s\n", path);
+    } else fputs(src, stdout);
+    mg_free(src);
+    return r;
 }
 
 /* ---- eval ---- */
@@ -438,6 +517,8 @@ int main(int argc, char **argv) {
                        : !strcmp(o.cmd, "dot")       ? HELP_DOT
                        : !strcmp(o.cmd, "partition") ? HELP_PART
                        : !strcmp(o.cmd, "verify")    ? HELP_VERIFY
+                       : !strcmp(o.cmd, "run")       ? HELP_RUN
+                       : !strcmp(o.cmd, "emit")      ? HELP_EMIT
                                                      : NULL;
     if (!help) return usage_error("unknown command '%s'", o.cmd);
     for (int i = 2; i < argc; i++)
@@ -447,10 +528,23 @@ int main(int argc, char **argv) {
         }
     int r = parse_args(argc, argv, &o);
     if (r) return r;
+    int gen = !strcmp(o.cmd, "run") || !strcmp(o.cmd, "emit");
     if ((o.json && strcmp(o.cmd, "check")) ||
-        ((o.f64 || o.field || o.n_in || o.out_dir) && strcmp(o.cmd, "eval")) ||
-        (o.tests && strcmp(o.cmd, "verify")))
+        ((o.f64 || o.field || o.n_in) && strcmp(o.cmd, "eval")) ||
+        (o.out_dir && strcmp(o.cmd, "eval") && strcmp(o.cmd, "emit")) ||
+        (o.tests && strcmp(o.cmd, "verify")) ||
+        ((o.backend || o.reps) && strcmp(o.cmd, "run")) ||
+        ((o.target || o.compile) && strcmp(o.cmd, "emit")) ||
+        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout) && !gen))
         return usage_error("option not valid for '%s'", o.cmd);
+    if (o.backend) {
+        if (!strcmp(o.backend, "gpu")) o.run.backend = MG_BACKEND_GPU;
+        else if (!strcmp(o.backend, "c")) o.run.backend = MG_BACKEND_C;
+        else if (strcmp(o.backend, "auto")) return usage_error("--backend takes gpu, c or auto, not '%s'", o.backend);
+    }
+    if (o.target && strcmp(o.target, "cuda") && strcmp(o.target, "c"))
+        return usage_error("--target takes cuda or c, not '%s'", o.target);
+    if (!strcmp(o.cmd, "run") && !o.seed_set) o.seed = (uint64_t)time(NULL);
     if (o.field && o.f64) return usage_error("%s: --field and --f64 exclude each other", "eval");
     if (o.out_dir) {
         struct stat st;
@@ -471,6 +565,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(o.cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
     else if (!strcmp(o.cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
     else if (!strcmp(o.cmd, "verify")) r = cmd_verify(ctx, p, &o);
+    else if (!strcmp(o.cmd, "run")) r = cmd_run(ctx, p, &o);
+    else if (!strcmp(o.cmd, "emit")) r = cmd_emit(ctx, p, &o);
     else r = o.field ? eval_field(ctx, p, &o) : eval_float(ctx, p, &o);
     mg_program_free(p);
     mg_ctx_free(ctx);

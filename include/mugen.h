@@ -24,7 +24,11 @@ typedef enum mg_status {
     MG_ERR_UNSUPPORTED, /* e.g. a non-Lax operator in the finite-field evaluator */
     MG_ERR_DIV_ZERO,    /* division by zero in the finite field */
     MG_ERR_INVALID,     /* bad argument to an API call */
-    MG_ERR_LIMIT        /* a size limit of the IR was exceeded */
+    MG_ERR_LIMIT,       /* a size limit of the IR was exceeded */
+    MG_ERR_NO_DEVICE,   /* GPU work was asked for but there is no driver, library or GPU */
+    MG_ERR_COMPILE,     /* generated code did not compile (the compiler log is in the message) */
+    MG_ERR_LAUNCH,      /* a kernel could not be launched, faulted or crashed */
+    MG_ERR_MISMATCH     /* a run's outputs differ from the reference beyond tolerance */
 } mg_status;
 
 typedef enum mg_dtype { MG_F16 = 0, MG_BF16, MG_F32 } mg_dtype;
@@ -130,6 +134,56 @@ typedef struct mg_verify_report {
  * the f64 evaluation of prog. MG_OK with *r filled, or an error for mismatched interfaces. */
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r);
+
+/* ---- code generation and running (docs/codegen.md) ---- */
+typedef enum mg_backend { MG_BACKEND_AUTO = 0, MG_BACKEND_GPU, MG_BACKEND_C } mg_backend;
+typedef enum mg_target { MG_TARGET_CUDA = 0, MG_TARGET_C } mg_target;
+
+/* Options of mg_run / mg_emit; zero-initialised means the defaults. */
+typedef struct mg_run_opts {
+    mg_backend backend; /* AUTO: the GPU if one can be opened, else C */
+    uint64_t seed;      /* random inputs, uniform in [-1, 1) rounded to each dtype */
+    int reps;           /* timed runs, median reported (0: 50; < 0: no timing) */
+    int no_reuse;       /* optimizer ablations: no shared-memory reuse, */
+    int no_depth;       /* a barrier after every block operator, */
+    int no_layout;      /* plain row-major shared-memory tensors */
+} mg_run_opts;
+
+typedef struct mg_run_output {
+    char name[64];
+    double max_abs, rel_err, tol; /* rel_err = ||out - ref||_2 / ||ref||_2 */
+    int64_t n_nan;                /* NaN or Inf where the reference is finite; never passes */
+    int ok;
+} mg_run_output;
+
+typedef struct mg_run_report {
+    mg_backend backend;  /* the one that ran */
+    char device[256];    /* GPU name, or "C (OpenMP)" */
+    int n_launches;
+    int64_t smem_max;    /* largest per-block shared memory of its kernels, bytes */
+    double time_us;      /* median time of one run of the program; 0 when not timed */
+    int n_sets;          /* input sets rotated through while timing */
+    int n_outputs;
+    mg_run_output out[16];
+    int ok;              /* every output within tolerance */
+    int cached;          /* the compiled code came from the disk cache */
+    char text[4096];     /* the report in words */
+} mg_run_report;
+
+/* Generates code for ugraph (a μGraph or plain program with prog's inputs and outputs; NULL
+ * means prog itself), compiles it, runs it on random inputs with every output poisoned
+ * first, and compares each output with prog's float reference (f32) on the same inputs.
+ * MG_OK with *r filled when it ran (r->ok says whether it matched); MG_ERR_NO_DEVICE when the
+ * GPU was asked for and there is none; MG_ERR_COMPILE / MG_ERR_LAUNCH with the compiler log or
+ * CUDA error when the generated code fails to build or run; MG_ERR_INVALID for mismatched
+ * interfaces. */
+mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
+                 mg_run_report *r);
+/* Writes the source mugen generates for prog (CUDA for NVRTC, or C) into *src (mg_free). With
+ * compile != 0 it also compiles it (NVRTC for sm_90a, or the C compiler) and fails with
+ * MG_ERR_COMPILE and the log when that fails. */
+mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
+                  char **src);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,7 @@
 #include "eval/ff.h"
 #include "ir/ir.h"
 #include "verify/verify.h"
-
-struct mg_program {
-    ir_graph *g;
-};
+#include "api_internal.h"
 
 enum { MAX_FILE = 256 << 20 };
 

@@ -64,7 +64,8 @@ const char *mg_ctx_error(const mg_ctx *ctx) { return ctx ? ctx->msg : ""; }
 const char *mg_status_name(mg_status s) {
     static const char *names[] = {"ok", "parse error", "shape error", "I/O error",
                                   "out of memory", "unsupported", "division by zero",
-                                  "invalid argument", "limit exceeded"};
+                                  "invalid argument", "limit exceeded", "no device",
+                                  "compile error", "launch error", "mismatch"};
     return (unsigned)s < sizeof names / sizeof names[0] ? names[s] : "unknown status";
 }
 

@@ -15,7 +15,7 @@
 #include "../eval/ff.h"
 #include "verify.h"
 
-enum { MAX_IO = 16, DEG_CAP = 1 << 20 };
+enum { MAX_IO = VF_MAX_IO, DEG_CAP = 1 << 20 };
 #define K_CAP 1e12
 
 static int dmax(int a, int b) { return a > b ? a : b; }
@@ -75,12 +75,7 @@ double vf_log2_bound(int d, double k) {
     return eps >= 1 ? 0 : log2(eps);
 }
 
-typedef struct io_map { /* ug's input/output i <-> prog's */
-    int in[MAX_IO], out[MAX_IO];
-    int n_in, n_out;
-} io_map;
-
-static mg_status match_io(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, io_map *m) {
+mg_status vf_match_io(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, vf_io_map *m) {
     int pin[MAX_IO], np = 0, nu = 0;
     char s1[128], s2[128];
     for (int i = 0; i < p->n_nodes; i++)
@@ -132,7 +127,7 @@ static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf,
 }
 
 /* One random test. Returns MG_OK and sets *differs (with the witness in r->text). */
-static mg_status field_test(const ir_graph *p, const ir_graph *u, const io_map *m, mg_ctx *ctx,
+static mg_status field_test(const ir_graph *p, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
                             rng *rg, int *differs, mg_verify_report *r) {
     uint32_t *ip[MAX_IO] = {0}, *iq[MAX_IO] = {0}, *pp[MAX_IO] = {0}, *pq[MAX_IO] = {0};
     uint32_t *up[MAX_IO] = {0}, *uq[MAX_IO] = {0};
@@ -189,7 +184,7 @@ static mg_status field_test(const ir_graph *p, const ir_graph *u, const io_map *
 static double dtype_tol(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 4e-2 : 1e-4; }
 
 /* The float test; sets r->float_error / float_tol and *unstable (with the reason). */
-static mg_status float_test(const ir_graph *p, const ir_graph *u, const io_map *m, mg_ctx *ctx,
+static mg_status float_test(const ir_graph *p, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
                             uint64_t seed, int *unstable, mg_verify_report *r) {
     double *in[MAX_IO] = {0}, *po[MAX_IO] = {0}, *uo[MAX_IO] = {0};
     const double *uin[MAX_IO];
@@ -240,9 +235,9 @@ static mg_status float_test(const ir_graph *p, const ir_graph *u, const io_map *
 mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests, uint64_t seed,
                     mg_verify_report *r) {
     memset(r, 0, sizeof *r);
-    io_map m;
+    vf_io_map m;
     memset(&m, 0, sizeof m);
-    mg_status rc = match_io(p, u, ctx, &m);
+    mg_status rc = vf_match_io(p, u, ctx, &m);
     if (rc) return rc;
     char why[512];
     for (int side = 0; side < 2; side++) {

@@ -11,6 +11,16 @@
 void vf_estimate(const ir_graph *prog, int *d, double *k);
 /* log2 of Theorem 2's per-test bound 8 d k^4 / q + q^(-1/k^2); >= 0 means vacuous. */
 double vf_log2_bound(int d, double k);
+/* ug's input/output i corresponds to prog's in[i] / out[i] (positions among prog's inputs
+ * and outputs), matched by name. */
+enum { VF_MAX_IO = 16 };
+typedef struct vf_io_map {
+    int in[VF_MAX_IO], out[VF_MAX_IO];
+    int n_in, n_out;
+} vf_io_map;
+/* Matches the interfaces of prog and ug: the same input and output names with the same
+ * dtypes and shapes. MG_OK with *m filled, or MG_ERR_INVALID naming the first difference. */
+mg_status vf_match_io(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, vf_io_map *m);
 /* See mg_verify. */
 mg_status vf_verify(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, int tests,
                     uint64_t seed, mg_verify_report *r);

@@ -18,7 +18,9 @@ int unit_fails;
     X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
     X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)                     \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)                 \
-    X(test_verify_verdicts) X(test_property_regrid)
+    X(test_verify_verdicts) X(test_property_regrid)                                          \
+    X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error)        \
+    X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open)
 
 #define DECL(t) void t(void);
 TESTS(DECL)

@@ -1,0 +1,10 @@
+/* codegen internals shared by emit.c and prelude.c. */
+#ifndef MG_CG_INTERNAL_H
+#define MG_CG_INTERNAL_H
+
+#include "codegen.h"
+
+extern const char cg_prelude_c[];
+extern const char cg_prelude_cuda[], cg_prelude_cuda_mm[], cg_prelude_cuda_mm2[];
+
+#endif

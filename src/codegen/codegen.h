@@ -1,0 +1,49 @@
+/* codegen: an op_plan (opt/) -> source text. Nothing here decides anything; it writes down
+ * what the plan says (STYLE.md: "IR -> source text only"). Two targets share one emitter:
+ *   CUDA  one __global__ per graph-defined kernel (block graph: iterators load tiles into
+ *         shared memory, the for-loop body runs block operators with matmuls on tensor cores
+ *         via mma.sync, accumulators in shared memory, thread graphs inlined, savers write
+ *         back per omap) and one per remaining kernel-level operator; compiled by NVRTC.
+ *   C     the same kernels as portable C11: blocks across OpenMP threads, each block's
+ *         "shared memory" a private buffer, the threads of a block one sequential loop.
+ * Every generated source is self-contained (no headers beyond libc's in C, none in CUDA). */
+#ifndef MG_CODEGEN_H
+#define MG_CODEGEN_H
+
+#include "../opt/opt.h"
+
+typedef enum cg_target { CG_CUDA, CG_C } cg_target;
+
+enum { CG_MAX_ARGS = 2 * IR_MAX_IN + 16 };
+
+/* One kernel launch: function `name` over grid[] blocks of `block` threads with `smem` bytes
+ * of dynamic shared memory, called with the device buffers args[0..n_args). */
+typedef struct cg_launch {
+    char name[64];
+    int node;          /* the kernel-graph node it computes (for messages) */
+    unsigned grid[3], block;
+    int64_t smem;
+    int n_args;
+    int args[CG_MAX_ARGS];
+} cg_launch;
+
+/* A generated program. Buffer b holds buf_bytes[b] bytes; program input i is buffer
+ * in_buf[i] (row-major, its dtype), output i is out_buf[i]. The C target's source also
+ * defines `void mg_entry(void **bufs)`, which makes every launch in order.
+ * Invariant: launches are in dependency order; every arg < n_bufs. */
+typedef struct cg_program {
+    char *src;         /* base_alloc'd, NUL-terminated */
+    cg_launch *launches;
+    int n_launches;
+    int n_bufs;
+    int64_t *buf_bytes;
+    int *in_buf, *out_buf;
+    int n_in, n_out;
+} cg_program;
+
+/* Writes plan p as target t into *out (free with cg_program_free; NULL ok). MG_ERR_NOMEM, or
+ * MG_ERR_UNSUPPORTED naming an operator the target cannot express. */
+mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out);
+void cg_program_free(cg_program *c);
+
+#endif

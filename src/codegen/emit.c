@@ -1,0 +1,618 @@
+/* codegen/emit: writes an op_plan as CUDA or C (codegen.h). One emitter serves both targets;
+ * they differ only in how a block's threads share an element loop, in barriers, in how blocks
+ * are launched and in the tensor-core matmul (CUDA only).
+ *
+ * Every operator is written as an element loop over its output: the threads of a block (or
+ * of the grid, at kernel level) stride over the output's elements, each computing its 4-dim
+ * coordinate c0..c3 and the value there. A value is read back through expr(): a load from
+ * shared or device memory, a literal, or, for an inlined elementwise operator (a thread
+ * graph), its expression over its own operands. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+enum { CW = 160 }; /* room for one coordinate expression */
+typedef char coord[4][CW];
+
+typedef struct em {
+    strbuf *sb;
+    const op_plan *p;
+    cg_target tg;
+    const ir_graph *g;   /* the graph whose nodes expr() reads: kernel graph or a block graph */
+    const op_kernel *k;  /* the block graph's plan, NULL at kernel level */
+    const char **names;  /* C names of g's nodes */
+    int block;           /* inside a block kernel */
+    mg_status rc;
+    mg_ctx *ctx;
+} em;
+
+static const char *ctype(mg_dtype t) { return t == MG_F16 ? "mg_h" : t == MG_BF16 ? "mg_bh" : "float"; }
+static const char *ldfn(mg_dtype t) { return t == MG_F16 ? "mg_ldh" : t == MG_BF16 ? "mg_ldb" : ""; }
+static const char *stfn(mg_dtype t) { return t == MG_F16 ? "mg_sth" : t == MG_BF16 ? "mg_stb" : ""; }
+
+/* C identifiers: prefix + the node's name with anything but [A-Za-z0-9_] made '_', or t<i>.
+ * Names are unique in a graph, and sanitising can only merge names that differ in such
+ * characters, so the node index is appended when that happens. */
+static const char **c_names(const ir_graph *g, arena *a, const char *prefix) {
+    const char **out = arena_alloc(a, (size_t)g->n_nodes * sizeof *out + 1);
+    if (!out) return NULL;
+    for (int i = 0; i < g->n_nodes; i++) {
+        char buf[96];
+        const char *nm = g->nodes[i].name;
+        int clean = nm != NULL;
+        if (nm) {
+            snprintf(buf, sizeof buf, "%s%s", prefix, nm);
+            for (char *q = buf; *q; q++)
+                if (!((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') || *q == '_'))
+                    *q = '_', clean = 0;
+            if (!clean) snprintf(buf + strlen(buf) > buf + 80 ? buf + 80 : buf + strlen(buf), 16, "_%d", i);
+        } else snprintf(buf, sizeof buf, "%st%d", prefix, i);
+        out[i] = arena_strdup(a, buf);
+        if (!out[i]) return NULL;
+    }
+    return out;
+}
+
+/* ---- reading values ---- */
+
+/* Is node j of the current graph stored (a load reads it) rather than computed in place? */
+static int stored(const em *E, int j) {
+    if (E->k) return E->k->t[j].mat;
+    return E->p->buf[j] >= 0;
+}
+
+static void tensor_strides(const em *E, int j, int64_t st[4], mg_dtype *store) {
+    if (E->k) {
+        memcpy(st, E->k->t[j].stride, sizeof(int64_t) * 4);
+        *store = E->k->t[j].store;
+        return;
+    }
+    int64_t d[4];
+    op_pad4(&E->g->nodes[j].shape, d);
+    int64_t s = 1;
+    for (int i = 3; i >= 0; i--) st[i] = d[i] == 1 ? 0 : s, s *= d[i];
+    *store = E->p->store[j];
+}
+
+/* sum of c[d] * st[d] over the dims that move; "0" when none does */
+static void index_expr(strbuf *o, coord c, const int64_t st[4], int wide) {
+    int any = 0;
+    for (int d = 0; d < 4; d++) {
+        if (!st[d] || !strcmp(c[d], "0")) continue;
+        sb_printf(o, "%s%s%s * %" PRId64 "%s", any ? " + " : "", wide ? "(long long)" : "", c[d], st[d],
+                  wide ? "LL" : "");
+        any = 1;
+    }
+    if (!any) sb_puts(o, "0");
+}
+
+/* operand a's coordinates when node j (dims nd) is at c: dims where a has size 1 read 0 */
+static void bcast_coord(const em *E, int a, coord c, coord out) {
+    int64_t ad[4];
+    op_pad4(&E->g->nodes[a].shape, ad);
+    for (int d = 0; d < 4; d++) snprintf(out[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+}
+
+static void expr(em *E, strbuf *o, int j, coord c, int force);
+
+static void unary(em *E, strbuf *o, const ir_node *n, coord c) {
+    static const char *fn[IR_OP_COUNT] = {[IR_OP_EXP] = "expf", [IR_OP_SQR] = "mg_sqr",
+                                          [IR_OP_SQRT] = "sqrtf", [IR_OP_SILU] = "mg_silu",
+                                          [IR_OP_RELU] = "mg_relu"};
+    coord ac;
+    bcast_coord(E, n->in[0], c, ac);
+    sb_printf(o, "%s(", fn[n->op]);
+    expr(E, o, n->in[0], ac, 0);
+    sb_puts(o, ")");
+}
+
+static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
+    static const char sym[IR_OP_COUNT] = {[IR_OP_ADD] = '+', [IR_OP_SUB] = '-', [IR_OP_MUL] = '*',
+                                          [IR_OP_DIV] = '/'};
+    coord ac, bc;
+    bcast_coord(E, n->in[0], c, ac);
+    bcast_coord(E, n->in[1], c, bc);
+    sb_puts(o, "(");
+    expr(E, o, n->in[0], ac, 0);
+    sb_printf(o, " %c ", sym[n->op]);
+    expr(E, o, n->in[1], bc, 0);
+    sb_puts(o, ")");
+}
+
+/* The value of node j at coordinate c as a float expression: a literal, a load, or (inlined
+ * elementwise operators, or force) the operator applied to its operands' expressions. */
+static void expr(em *E, strbuf *o, int j, coord c, int force) {
+    const ir_node *n = &E->g->nodes[j];
+    if (n->op == IR_OP_CONST) {
+        char lit[48];
+        snprintf(lit, sizeof lit, "%.9g", (double)(float)n->value);
+        sb_printf(o, "%s%sf", lit, strpbrk(lit, ".e") ? "" : ".0");
+        return;
+    }
+    if (!force && stored(E, j)) {
+        int64_t st[4];
+        mg_dtype t;
+        tensor_strides(E, j, st, &t);
+        sb_printf(o, "%s(%s[", ldfn(t), E->names[j]);
+        index_expr(o, c, st, !E->block);
+        sb_puts(o, "])");
+        return;
+    }
+    ir_kind kind = ir_ops[n->op].kind;
+    if (kind == IR_KIND_UNARY) unary(E, o, n, c);
+    else if (kind == IR_KIND_BINARY) binary(E, o, n, c);
+    else if (!E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: %s cannot be inlined", ir_ops[n->op].name);
+}
+
+/* ---- computing one materialised value: statements ending in `const float v = ...;` ---- */
+
+static void compute_reduce(em *E, const ir_node *n, coord c) {
+    const ir_node *a = &E->g->nodes[n->in[0]];
+    int r = n->dim + 4 - a->shape.ndim;
+    coord ac;
+    memcpy(ac, c, sizeof ac);
+    snprintf(ac[r], CW, "(%s * %" PRId64 " + r_)", c[r], n->group);
+    int is_max = n->op == IR_OP_MAX;
+    sb_printf(E->sb, "        float v = %s;\n", !is_max ? "0.0f" : E->tg == CG_CUDA ? "__int_as_float(0xff800000)" : "-INFINITY");
+    sb_printf(E->sb, "        for (int r_ = 0; r_ < %" PRId64 "; r_++) v = %s", n->group, is_max ? "fmaxf(v, " : "v + ");
+    expr(E, E->sb, n->in[0], ac, 0);
+    sb_puts(E->sb, is_max ? ");\n" : ";\n");
+}
+
+static void compute_matmul(em *E, const ir_node *n, coord c) {
+    int64_t ad[4], bd[4];
+    op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+    op_pad4(&E->g->nodes[n->in[1]].shape, bd);
+    coord ac, bc;
+    for (int d = 0; d < 2; d++) {
+        snprintf(ac[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+        snprintf(bc[d], CW, "%s", bd[d] == 1 ? "0" : c[d]);
+    }
+    snprintf(ac[2], CW, "%s", c[2]), snprintf(ac[3], CW, "k_");
+    snprintf(bc[2], CW, "k_"), snprintf(bc[3], CW, "%s", c[3]);
+    sb_printf(E->sb, "        float v = 0.0f;\n        for (int k_ = 0; k_ < %" PRId64 "; k_++) v += ", ad[3]);
+    expr(E, E->sb, n->in[0], ac, 0);
+    sb_puts(E->sb, " * ");
+    expr(E, E->sb, n->in[1], bc, 0);
+    sb_puts(E->sb, ";\n");
+}
+
+static void compute_layout(em *E, const ir_node *n, coord c) {
+    int64_t nd[4], ad[4];
+    op_pad4(&n->shape, nd);
+    op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+    coord ac;
+    if (n->op == IR_OP_REPEAT) {
+        for (int d = 0; d < 4; d++)
+            if (ad[d] == nd[d] || ad[d] == 1) snprintf(ac[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+            else snprintf(ac[d], CW, "(%s %% %" PRId64 ")", c[d], ad[d]);
+    } else if (n->op == IR_OP_RESHAPE) { /* same row-major flat index e */
+        for (int d = 0; d < 4; d++) {
+            int64_t inner = 1;
+            for (int q = d + 1; q < 4; q++) inner *= ad[q];
+            if (ad[d] == 1) snprintf(ac[d], CW, "0");
+            else snprintf(ac[d], CW, "(int)(e / %" PRId64 " %% %" PRId64 ")", inner, ad[d]);
+        }
+    } else { /* CONCAT along r: operand 0 below its size, operand 1 after it */
+        int r = n->dim + 4 - n->shape.ndim;
+        coord bc;
+        bcast_coord(E, n->in[1], c, bc);
+        bcast_coord(E, n->in[0], c, ac);
+        snprintf(bc[r], CW, "(%s - %" PRId64 ")", c[r], ad[r]);
+        sb_printf(E->sb, "        const float v = %s < %" PRId64 " ? ", c[r], ad[r]);
+        expr(E, E->sb, n->in[0], ac, 0);
+        sb_puts(E->sb, " : ");
+        expr(E, E->sb, n->in[1], bc, 0);
+        sb_puts(E->sb, ";\n");
+        return;
+    }
+    sb_puts(E->sb, "        const float v = ");
+    expr(E, E->sb, n->in[0], ac, 0);
+    sb_puts(E->sb, ";\n");
+}
+
+static void compute(em *E, int j, coord c) {
+    const ir_node *n = &E->g->nodes[j];
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_REDUCE: compute_reduce(E, n, c); break;
+    case IR_KIND_MATMUL: compute_matmul(E, n, c); break;
+    case IR_KIND_LAYOUT: compute_layout(E, n, c); break;
+    default:
+        sb_puts(E->sb, "        const float v = ");
+        expr(E, E->sb, j, c, 1);
+        sb_puts(E->sb, ";\n");
+    }
+}
+
+/* ---- element loops ---- */
+
+/* Opens a loop over the elements of a tensor of dims d and declares c0..c3 (coordinates of
+ * dims of size 1 are the literal 0 in c). */
+static void loop_open(em *E, const int64_t d[4], coord c) {
+    int64_t total = d[0] * d[1] * d[2] * d[3];
+    const char *it = E->block ? "int" : "long long";
+    if (E->tg == CG_C && !E->block) sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
+    if (E->tg == CG_C) sb_printf(E->sb, "    for (%s e = 0; e < %" PRId64 "; e++) {\n", it, total);
+    else if (E->block)
+        sb_printf(E->sb, "    for (int e = threadIdx.x; e < %" PRId64 "; e += blockDim.x) {\n", total);
+    else
+        sb_printf(E->sb, "    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < %" PRId64
+                         "LL; e += (long long)gridDim.x * blockDim.x) {\n", total);
+    int64_t inner = 1;
+    for (int q = 3; q >= 0; q--) {
+        if (d[q] == 1) snprintf(c[q], CW, "0");
+        else {
+            snprintf(c[q], CW, "c%d", q);
+            sb_printf(E->sb, "        const int c%d = (int)(e / %" PRId64 " %% %" PRId64 ");\n", q, inner, d[q]);
+        }
+        inner *= d[q];
+    }
+}
+
+static void store_to(em *E, const char *name, mg_dtype t, const int64_t st[4], coord c, const char *val) {
+    sb_printf(E->sb, "        %s[", name);
+    index_expr(E->sb, c, st, !E->block);
+    sb_printf(E->sb, "] = %s(%s);\n", stfn(t), val);
+}
+
+static void comment(em *E, int j, const char *what) {
+    char lb[128];
+    const ir_node *n = &E->g->nodes[j];
+    sb_printf(E->sb, "    /* %s: %s%s%s (node %d) */\n", what, ir_node_label(E->g, j, lb, sizeof lb),
+              n->name ? " = " : "", n->name ? ir_ops[n->op].name : "", j);
+}
+
+
+/* ---- kernel parameters ---- */
+
+typedef struct params {
+    int n;
+    int node[CG_MAX_ARGS]; /* kernel-graph nodes passed, outputs first, each once */
+    int n_out;
+} params;
+
+static void add_param(params *ps, int node) {
+    for (int i = 0; i < ps->n; i++)
+        if (ps->node[i] == node) return;
+    if (ps->n < CG_MAX_ARGS) ps->node[ps->n++] = node;
+}
+
+/* the stored kernel-graph nodes that node j's expression reads (through inlined operators) */
+static void collect_inputs(const op_plan *p, int j, params *ps) {
+    const ir_node *n = &p->g->nodes[j];
+    for (int a = 0; a < n->n_in; a++) {
+        int x = n->in[a];
+        if (p->buf[x] >= 0) add_param(ps, x);
+        else collect_inputs(p, x, ps);
+    }
+}
+
+static void signature(em *E, const char *kname, const params *ps, int nthreads, const char **gn) {
+    if (E->tg == CG_CUDA) sb_printf(E->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", nthreads, kname);
+    else sb_printf(E->sb, "static void %s(", kname);
+    for (int i = 0; i < ps->n; i++) {
+        int x = ps->node[i];
+        sb_printf(E->sb, "%s%s%s *%s%s", i ? ", " : "", i < ps->n_out ? "" : "const ", ctype(E->p->store[x]),
+                  E->tg == CG_CUDA ? "__restrict__ " : "", gn[x]);
+    }
+    sb_puts(E->sb, ") {\n");
+}
+
+static void record_launch(const em *E, cg_program *out, const char *kname, int node, const params *ps,
+                          const unsigned grid[3], unsigned block, int64_t smem) {
+    cg_launch *l = &out->launches[out->n_launches++];
+    snprintf(l->name, sizeof l->name, "%s", kname);
+    l->node = node, l->block = block, l->smem = smem, l->n_args = ps->n;
+    memcpy(l->grid, grid, sizeof l->grid);
+    for (int i = 0; i < ps->n; i++) l->args[i] = E->p->buf[ps->node[i]];
+}
+
+/* ---- block kernels (graph-defined operators) ---- */
+
+/* Element offset of node n's tile in its full tensor (dims fd), Mirage §2: each mapped grid
+ * dim moves the tile by one block's chunk, the for-loop dim by one tile per iteration. */
+static void tile_base(em *E, const ir_node *n, const int64_t td[4], const int64_t fd[4], strbuf *o) {
+    static const char *bvar[3] = {"bx", "by", "bz"};
+    int64_t fst[4], s = 1;
+    for (int d = 3; d >= 0; d--) fst[d] = s, s *= fd[d];
+    int pad = 4 - (int)(n->op == IR_OP_SAVE ? E->g->nodes[n->in[0]].shape.ndim : n->shape.ndim);
+    int any = 0;
+    for (int gd = 0; gd < 3; gd++) {
+        if (n->map[gd] < 0) continue;
+        int d = n->map[gd] + pad;
+        int64_t chunk = td[d] * (n->op == IR_OP_ITER && n->fmap + pad == d ? E->k->body->forloop : 1);
+        sb_printf(o, "%s(long long)%s * %" PRId64 "LL", any ? " + " : "", bvar[gd], chunk * fst[d]);
+        any = 1;
+    }
+    if (n->op == IR_OP_ITER && n->fmap >= 0) {
+        sb_printf(o, "%s(long long)it * %" PRId64 "LL", any ? " + " : "", td[n->fmap + pad] * fst[n->fmap + pad]);
+        any = 1;
+    }
+    if (!any) sb_puts(o, "0LL");
+}
+
+static void full_strides(const int64_t fd[4], int64_t st[4]) {
+    int64_t s = 1;
+    for (int d = 3; d >= 0; d--) st[d] = fd[d] == 1 ? 0 : s, s *= fd[d];
+}
+
+/* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory */
+static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
+    const ir_node *n = &E->g->nodes[j];
+    const op_tensor *t = &E->k->t[j];
+    int64_t fd[4], fst[4];
+    op_pad4(full, fd), full_strides(fd, fst);
+    sb_puts(E->sb, "    {\n    const long long base_ = ");
+    tile_base(E, n, t->dim, fd, E->sb);
+    sb_puts(E->sb, ";\n");
+    coord c;
+    loop_open(E, t->dim, c);
+    sb_printf(E->sb, "        %s[", E->names[j]);
+    index_expr(E->sb, c, t->stride, 0);
+    sb_printf(E->sb, "] = %s[base_ + ", gname);
+    index_expr(E->sb, c, fst, 1);
+    sb_puts(E->sb, "];\n    }\n    }\n");
+}
+
+/* saver: write the saved tile to this block's part of the kernel output (omap) */
+static void step_save(em *E, int j, const char *gname, mg_dtype gt, const ir_shape *full) {
+    const ir_node *n = &E->g->nodes[j];
+    int64_t td[4], fd[4], fst[4];
+    op_pad4(&E->g->nodes[n->in[0]].shape, td);
+    op_pad4(full, fd), full_strides(fd, fst);
+    sb_puts(E->sb, "    {\n    const long long base_ = ");
+    tile_base(E, n, td, fd, E->sb);
+    sb_puts(E->sb, ";\n");
+    coord c;
+    loop_open(E, td, c);
+    sb_printf(E->sb, "        %s[base_ + ", gname);
+    index_expr(E->sb, c, fst, 1);
+    sb_printf(E->sb, "] = %s(", stfn(gt));
+    expr(E, E->sb, n->in[0], c, 0);
+    sb_puts(E->sb, ");\n    }\n    }\n");
+}
+
+/* accumulator: add this iteration's value (fmap phi), or place it in its slot (fmap d) */
+static void step_accum(em *E, int j) {
+    const ir_node *n = &E->g->nodes[j];
+    const op_tensor *t = &E->k->t[j];
+    int64_t id[4];
+    op_pad4(&E->g->nodes[n->in[0]].shape, id);
+    coord c, ac;
+    loop_open(E, id, c);
+    memcpy(ac, c, sizeof ac);
+    if (n->fmap >= 0) {
+        int d = n->fmap + 4 - n->shape.ndim;
+        snprintf(ac[d], CW, "(%s + it * %" PRId64 ")", c[d], id[d]);
+    }
+    sb_printf(E->sb, "        %s[", E->names[j]);
+    index_expr(E->sb, ac, t->stride, 0);
+    sb_printf(E->sb, "] %s ", n->fmap >= 0 ? "=" : "+=");
+    expr(E, E->sb, n->in[0], c, 0);
+    sb_puts(E->sb, ";\n    }\n");
+}
+
+/* a block matmul on tensor cores (CUDA, whole warps, f16/bf16 dtype) */
+static int step_matmul_tc(em *E, int j) {
+    const ir_node *n = &E->g->nodes[j];
+    if (E->tg != CG_CUDA || E->k->body->threads % 32 || n->dtype == MG_F32) return 0;
+    const op_tensor *a = &E->k->t[n->in[0]], *b = &E->k->t[n->in[1]], *c = &E->k->t[j];
+    int bf = !(a->store == MG_F16 && b->store == MG_F16);
+    sb_printf(E->sb, "    mg_mm_tc<%s>(%s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64,
+              bf ? "true" : "false", E->names[j], E->names[n->in[0]], E->names[n->in[1]], c->dim[0], c->dim[1],
+              c->dim[2], c->dim[3], a->dim[3]);
+    const op_tensor *ts[3] = {a, b, c};
+    for (int q = 0; q < 3; q++)
+        for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, ts[q]->stride[d]);
+    sb_puts(E->sb, ");\n");
+    return 1;
+}
+
+static void step_op(em *E, int j) {
+    const op_tensor *t = &E->k->t[j];
+    if (E->g->nodes[j].op == IR_OP_MATMUL && step_matmul_tc(E, j)) return;
+    coord c;
+    loop_open(E, t->dim, c);
+    compute(E, j, c);
+    store_to(E, E->names[j], t->store, t->stride, c, "v");
+    sb_puts(E->sb, "    }\n");
+}
+
+static void barrier(em *E) {
+    if (E->tg == CG_CUDA) sb_puts(E->sb, "    __syncthreads();\n");
+}
+
+/* The steps of one phase of the block program, with the planned barriers. */
+static void block_steps(em *E, int from, int to, const char **gn, int knode, const params *ps) {
+    const op_kernel *k = E->k;
+    const ir_graph *kg = E->p->g;
+    for (int s = from; s < to; s++) {
+        int j = k->step[s];
+        const ir_node *n = &E->g->nodes[j];
+        if (k->sync[s]) barrier(E);
+        comment(E, j, ir_ops[n->op].name);
+        if (n->op == IR_OP_ITER) {
+            int x = kg->nodes[knode].in[n->index];
+            step_iter(E, j, gn[x], &kg->nodes[x].shape);
+        } else if (n->op == IR_OP_SAVE) {
+            int x = ps->node[n->index];
+            step_save(E, j, gn[x], E->p->store[x], &kg->nodes[x].shape);
+        } else if (n->op == IR_OP_ACCUM) step_accum(E, j);
+        else step_op(E, j);
+    }
+}
+
+static void block_decls(em *E) {
+    const op_kernel *k = E->k;
+    for (int j = 0; j < E->g->n_nodes; j++) {
+        const op_tensor *t = &k->t[j];
+        if (!t->mat) continue;
+        char sh[64];
+        sb_printf(E->sb, "    %s *%s = (%s *)(smem + %" PRId64 "); /* %s, %s%s */\n", ctype(t->store), E->names[j],
+                  ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
+                  t->colmajor ? "column-major" : "row-major",
+                  (t->colmajor ? t->stride[3] != t->dim[2] && t->dim[3] > 1 : t->stride[2] != t->dim[3] && t->dim[2] > 1)
+                      ? ", padded rows" : "");
+    }
+}
+
+static void block_body(em *E, const char **gn, int knode, const params *ps) {
+    const op_kernel *k = E->k;
+    block_decls(E);
+    for (int j = 0; j < E->g->n_nodes; j++) /* zero the summing accumulators */
+        if (E->g->nodes[j].op == IR_OP_ACCUM && E->g->nodes[j].fmap < 0) {
+            coord c;
+            comment(E, j, "zero");
+            loop_open(E, k->t[j].dim, c);
+            store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
+            sb_puts(E->sb, "    }\n");
+        }
+    block_steps(E, 0, k->loop_begin, gn, knode, ps);
+    barrier(E);
+    sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
+    block_steps(E, k->loop_begin, k->loop_end, gn, knode, ps);
+    barrier(E);
+    sb_puts(E->sb, "    }\n    (void)0;\n");
+    block_steps(E, k->loop_end, k->n_steps, gn, knode, ps);
+}
+
+static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, arena *a) {
+    const op_plan *p = KE->p;
+    const ir_graph *kg = p->g, *b = kg->nodes[knode].body;
+    const op_kernel *k = &p->kernels[p->kern[knode]];
+    params ps = {0};
+    for (int q = 0; q < b->n_outputs; q++) /* outputs, in save order */
+        for (int i = knode; i < kg->n_nodes; i++)
+            if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].body == b && kg->nodes[i].index == q)
+                ps.node[ps.n++] = i;
+    ps.n_out = ps.n;
+    for (int q = 0; q < kg->nodes[knode].n_in; q++) add_param(&ps, kg->nodes[knode].in[q]);
+    char kname[64], lb[128];
+    snprintf(kname, sizeof kname, "k%d_%s", knode, gn[knode] + 2);
+    em E = *KE;
+    E.g = b, E.k = k, E.block = 1, E.names = c_names(b, a, "s_");
+    if (!E.names) {
+        KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    sb_printf(E.sb, "/* %s: graph-defined kernel (node %d); grid [%d, %d, %d] x %d threads, for-loop %" PRId64
+                    ", %" PRId64 " bytes of shared memory, %d barriers per iteration */\n",
+              ir_node_label(kg, knode, lb, sizeof lb), knode, b->grid[0], b->grid[1], b->grid[2], b->threads,
+              b->forloop, k->smem, k->n_barriers);
+    signature(&E, kname, &ps, E.tg == CG_CUDA ? b->threads : 1, gn);
+    if (E.tg == CG_CUDA) {
+        sb_puts(E.sb, "    extern __shared__ __align__(16) unsigned char smem[];\n"
+                      "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
+        block_body(&E, gn, knode, &ps);
+    } else {
+        int gx = b->grid[0], gy = b->grid[1], gz = b->grid[2];
+        sb_printf(E.sb, "    #pragma omp parallel\n    {\n    unsigned char *smem = (unsigned char *)malloc(%" PRId64 ");\n"
+                        "    if (!smem) abort();\n    #pragma omp for schedule(static)\n"
+                        "    for (int blk = 0; blk < %d; blk++) {\n"
+                        "    const int bx = blk %% %d, by = blk / %d %% %d, bz = blk / %d;\n"
+                        "    (void)bx, (void)by, (void)bz;\n",
+                  k->smem + 16, gx * gy * gz, gx, gx, gy, gx * gy);
+        block_body(&E, gn, knode, &ps);
+        sb_puts(E.sb, "    }\n    free(smem);\n    }\n");
+    }
+    sb_puts(E.sb, "}\n\n");
+    unsigned grid[3] = {(unsigned)b->grid[0], (unsigned)b->grid[1], (unsigned)b->grid[2]};
+    record_launch(&E, out, kname, knode, &ps, grid, (unsigned)b->threads, k->smem);
+    if (E.rc) KE->rc = E.rc;
+}
+
+/* ---- kernel-level operators: one element loop over the grid ---- */
+
+static void emit_op_kernel(em *E, int j, cg_program *out) {
+    const ir_node *n = &E->g->nodes[j];
+    params ps = {0};
+    add_param(&ps, j);
+    ps.n_out = 1;
+    collect_inputs(E->p, j, &ps);
+    char kname[64], lb[128];
+    snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
+    int64_t d[4];
+    op_pad4(&n->shape, d);
+    int64_t total = d[0] * d[1] * d[2] * d[3], st[4];
+    mg_dtype t;
+    sb_printf(E->sb, "/* %s = %s (node %d): kernel-level operator */\n", ir_node_label(E->g, j, lb, sizeof lb),
+              ir_ops[n->op].name, j);
+    signature(E, kname, &ps, 256, E->names);
+    coord c;
+    loop_open(E, d, c);
+    compute(E, j, c);
+    tensor_strides(E, j, st, &t);
+    store_to(E, E->names[j], t, st, c, "v");
+    sb_puts(E->sb, "    }\n}\n\n");
+    int64_t blocks = (total + 255) / 256;
+    unsigned grid[3] = {(unsigned)(blocks < 4096 ? blocks : 4096), 1, 1};
+    record_launch(E, out, kname, j, &ps, grid, 256, 0);
+}
+
+static void c_entry(em *E, const cg_program *out) {
+    sb_puts(E->sb, "/* runs every kernel in order; bufs[i] is buffer i (mugen's runtime) */\n"
+                   "void mg_entry(void **bufs);\nvoid mg_entry(void **bufs) {\n");
+    for (int l = 0; l < out->n_launches; l++) {
+        const cg_launch *L = &out->launches[l];
+        sb_printf(E->sb, "    %s(", L->name);
+        for (int a = 0; a < L->n_args; a++) sb_printf(E->sb, "%sbufs[%d]", a ? ", " : "", L->args[a]);
+        sb_puts(E->sb, ");\n");
+    }
+    sb_puts(E->sb, "}\n");
+}
+
+static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
+    const ir_graph *g = p->g;
+    out->buf_bytes = base_calloc((size_t)p->n_bufs + 1, sizeof *out->buf_bytes);
+    out->in_buf = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
+    out->out_buf = base_calloc((size_t)g->n_outputs + 1, sizeof(int));
+    if (!out->buf_bytes || !out->in_buf || !out->out_buf) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    out->n_bufs = p->n_bufs;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (p->buf[i] >= 0)
+            out->buf_bytes[p->buf[i]] = ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(p->store[i]);
+        if (g->nodes[i].op == IR_OP_INPUT) out->in_buf[out->n_in++] = p->buf[i];
+    }
+    for (int k = 0; k < g->n_outputs; k++) out->out_buf[out->n_out++] = p->buf[g->outputs[k]];
+    return MG_OK;
+}
+
+mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
+    memset(out, 0, sizeof *out);
+    const ir_graph *g = p->g;
+    strbuf sb = {0};
+    arena a;
+    arena_init(&a);
+    em E = {.sb = &sb, .p = p, .tg = t, .g = g, .names = c_names(g, &a, "g_"), .ctx = ctx};
+    out->launches = base_calloc((size_t)g->n_nodes + 1, sizeof *out->launches);
+    if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!E.rc) E.rc = fill_buffers(p, ctx, out);
+    if (t == CG_CUDA) {
+        sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2);
+    } else sb_puts(&sb, cg_prelude_c);
+    for (int i = 0; !E.rc && i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op == IR_OP_INPUT || p->inl[i] || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
+        if (n->op == IR_OP_KERNEL) emit_block_kernel(&E, i, E.names, out, &a);
+        else emit_op_kernel(&E, i, out);
+    }
+    if (!E.rc && t == CG_C) c_entry(&E, out);
+    arena_free(&a);
+    if (!E.rc && sb.oom) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (E.rc) {
+        sb_free(&sb);
+        cg_program_free(out);
+        return E.rc;
+    }
+    out->src = sb_take(&sb);
+    return MG_OK;
+}
+
+void cg_program_free(cg_program *c) {
+    if (!c) return;
+    base_free(c->src), base_free(c->launches), base_free(c->buf_bytes);
+    base_free(c->in_buf), base_free(c->out_buf);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,321 @@
+/* driver: the pipeline from a kernel graph to checked, timed code, as one readable list of
+ * stage calls (mg_run, mg_emit in include/mugen.h):
+ *   plan (opt/) -> emit (codegen/) -> compile and run (runtime/) -> compare with the float
+ *   reference (eval/).
+ * The search (mg_optimize) will put its stages in front of these. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "codegen/codegen.h"
+#include "eval/eval.h"
+#include "opt/opt.h"
+#include "runtime/runtime.h"
+#include "verify/verify.h"
+
+enum { MAX_OUT = 16, MAX_SETS = 8 };
+#define L2_BYTES 50e6 /* H100; rotating past twice this keeps timing out of the cache */
+
+typedef struct job {
+    const ir_graph *prog, *ug;
+    vf_io_map io;
+    op_plan *plan;
+    cg_program cg;
+    double *in[VF_MAX_IO];  /* prog's inputs, in prog's order */
+    double *ref[MAX_OUT];   /* prog's reference outputs */
+    void *host[VF_MAX_IO + MAX_OUT]; /* storage-format copies, by cg buffer (see bufs below) */
+    int reps;
+} job;
+
+static double tol_of(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 2e-2 : 1e-4; }
+
+static void to_store(const double *x, int64_t n, mg_dtype t, void *dst) {
+    for (int64_t i = 0; i < n; i++)
+        if (t == MG_F32) ((float *)dst)[i] = (float)x[i];
+        else ((uint16_t *)dst)[i] = t == MG_F16 ? base_f32_to_f16((float)x[i]) : base_f32_to_bf16((float)x[i]);
+}
+
+static double from_store(const void *src, int64_t i, mg_dtype t) {
+    if (t == MG_F32) return ((const float *)src)[i];
+    uint16_t h = ((const uint16_t *)src)[i];
+    return t == MG_F16 ? base_f16_to_f32(h) : base_bf16_to_f32(h);
+}
+
+static op_opts opts_of(const mg_run_opts *o) {
+    op_opts oo = op_opts_default;
+    if (o) oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
+    return oo;
+}
+
+/* plan + emit */
+static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, op_plan **plan,
+                          cg_program *cg) {
+    op_opts oo = opts_of(o);
+    mg_status rc = op_plan_new(g, ctx, &ir_device_h100, &oo, plan);
+    if (!rc) rc = cg_emit(*plan, ctx, t, cg);
+    return rc;
+}
+
+/* Random inputs (uniform in [-1, 1), rounded to dtype) and prog's f32 reference outputs. */
+static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed) {
+    rng rg = {seed ^ 0x72756e31ull};
+    int np = 0;
+    for (int i = 0; i < J->prog->n_nodes; i++) {
+        const ir_node *n = &J->prog->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        int64_t cnt = ir_numel(&n->shape);
+        if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; t < cnt; t++) J->in[np][t] = base_round_dtype(rng_uniform(&rg) * 2 - 1, n->dtype);
+        np++;
+    }
+    for (int k = 0; k < J->prog->n_outputs; k++) {
+        size_t cnt = (size_t)ir_numel(&J->prog->nodes[J->prog->outputs[k]].shape);
+        if (!(J->ref[k] = base_alloc(cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    return ev_float(J->prog, ctx, 0, (const double *const *)J->in, J->ref);
+}
+
+/* Host buffers in storage format: inputs filled, everything else poisoned with 0xFF bytes
+ * (NaN in f16, bf16 and f32), so an element the code never writes cannot pass. */
+static mg_status host_buffers(job *J, mg_ctx *ctx, void **bufs) {
+    const cg_program *cg = &J->cg;
+    for (int b = 0; b < cg->n_bufs; b++) {
+        if (!(bufs[b] = base_alloc((size_t)cg->buf_bytes[b]))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        memset(bufs[b], 0xFF, (size_t)cg->buf_bytes[b]);
+    }
+    int ni = 0;
+    for (int i = 0; i < J->ug->n_nodes; i++) {
+        const ir_node *n = &J->ug->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        to_store(J->in[J->io.in[ni]], ir_numel(&n->shape), n->dtype, bufs[cg->in_buf[ni]]);
+        ni++;
+    }
+    return MG_OK;
+}
+
+/* Compares every output with the reference; fills r->out and r->ok. */
+static void compare(job *J, void *const *bufs, mg_run_report *r) {
+    r->ok = 1;
+    r->n_outputs = J->ug->n_outputs < MAX_OUT ? J->ug->n_outputs : MAX_OUT;
+    for (int k = 0; k < r->n_outputs; k++) {
+        const ir_node *n = &J->ug->nodes[J->ug->outputs[k]];
+        const double *ref = J->ref[J->io.out[k]];
+        mg_run_output *o = &r->out[k];
+        memset(o, 0, sizeof *o);
+        snprintf(o->name, sizeof o->name, "%s", n->name ? n->name : "?");
+        double num = 0, den = 0;
+        for (int64_t t = 0, cnt = ir_numel(&n->shape); t < cnt; t++) {
+            double v = from_store(bufs[J->cg.out_buf[k]], t, n->dtype), e = fabs(v - ref[t]);
+            if (!isfinite(v) && isfinite(ref[t])) o->n_nan++;
+            else if (e > o->max_abs) o->max_abs = e;
+            num += isfinite(e) ? e * e : 0, den += ref[t] * ref[t];
+        }
+        o->rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
+        o->tol = tol_of(n->dtype);
+        o->ok = o->n_nan == 0 && o->rel_err <= o->tol;
+        r->ok &= o->ok;
+    }
+}
+
+/* ---- the C backend ---- */
+
+static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
+    const cg_program *cg = &J->cg;
+    void *bufs[CG_MAX_ARGS * 4] = {0};
+    size_t sizes[CG_MAX_ARGS * 4];
+    char *so = NULL;
+    if (cg->n_bufs > (int)(sizeof bufs / sizeof bufs[0]))
+        return ctx_err(ctx, MG_ERR_LIMIT, "the C backend runs at most %d buffers", (int)(sizeof bufs / sizeof bufs[0]));
+    mg_status rc = rt_c_build(ctx, cg->src, &so, NULL);
+    if (!rc) rc = host_buffers(J, ctx, bufs);
+    for (int b = 0; b < cg->n_bufs; b++) sizes[b] = (size_t)cg->buf_bytes[b];
+    double ms = 0;
+    if (!rc) rc = rt_c_run(ctx, so, "mg_entry", cg->n_bufs, bufs, sizes, J->reps > 0 ? J->reps : 0, 600, &ms);
+    if (!rc) {
+        compare(J, bufs, r);
+        r->time_us = J->reps > 0 ? ms * 1e3 : 0, r->n_sets = 1;
+        r->backend = MG_BACKEND_C;
+        snprintf(r->device, sizeof r->device, "C (OpenMP) on the host");
+    }
+    for (int b = 0; b < cg->n_bufs; b++) base_free(bufs[b]);
+    base_free(so);
+    return rc;
+}
+
+/* ---- the GPU backend ---- */
+
+typedef struct gpu_run {
+    rt_gpu *gpu;
+    rt_module *mod;
+    rt_dptr dev[MAX_SETS][CG_MAX_ARGS * 4]; /* per input set: input buffers own, others shared */
+    int n_sets;
+} gpu_run;
+
+static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int set) {
+    for (int l = 0; l < cg->n_launches; l++) {
+        const cg_launch *L = &cg->launches[l];
+        void *params[CG_MAX_ARGS];
+        for (int a = 0; a < L->n_args; a++) params[a] = &G->dev[set][L->args[a]];
+        mg_status rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params);
+        if (rc) return rc;
+    }
+    return MG_OK;
+}
+
+static int is_input_buf(const cg_program *cg, int b) {
+    for (int i = 0; i < cg->n_in; i++)
+        if (cg->in_buf[i] == b) return 1;
+    return 0;
+}
+
+static mg_status gpu_buffers(gpu_run *G, job *J, mg_ctx *ctx, void **host) {
+    const cg_program *cg = &J->cg;
+    double in_bytes = 0;
+    for (int i = 0; i < cg->n_in; i++) in_bytes += (double)cg->buf_bytes[cg->in_buf[i]];
+    G->n_sets = J->reps > 0 ? (int)(2 * L2_BYTES / (in_bytes > 1 ? in_bytes : 1)) + 1 : 1;
+    if (G->n_sets > MAX_SETS) G->n_sets = MAX_SETS;
+    mg_status rc = MG_OK;
+    for (int s = 0; s < G->n_sets && !rc; s++)
+        for (int b = 0; b < cg->n_bufs && !rc; b++) {
+            if (s > 0 && !is_input_buf(cg, b)) {
+                G->dev[s][b] = G->dev[0][b];
+                continue;
+            }
+            rc = rt_alloc(G->gpu, ctx, (size_t)cg->buf_bytes[b], &G->dev[s][b]);
+            if (!rc) rc = rt_upload(G->gpu, ctx, G->dev[s][b], host[b], (size_t)cg->buf_bytes[b]);
+        }
+    return rc;
+}
+
+/* Median time of one run: a CUDA graph replays one run per input set; reps replays. */
+static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
+    rt_graph *gr = NULL;
+    double *t = base_alloc((size_t)J->reps * sizeof *t);
+    if (!t) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = rt_capture_begin(G->gpu, ctx);
+    for (int s = 0; s < G->n_sets && !rc; s++) rc = launch_all(G, ctx, &J->cg, s);
+    mg_status rc2 = rc ? MG_OK : rt_capture_end(G->gpu, ctx, &gr);
+    if (!rc) rc = rc2;
+    for (int w = 0; w < 3 && !rc; w++) rc = rt_graph_launch(G->gpu, ctx, gr);
+    for (int i = 0; i < J->reps && !rc; i++) {
+        rc = rt_timer_start(G->gpu, ctx);
+        if (!rc) rc = rt_graph_launch(G->gpu, ctx, gr);
+        if (!rc) rc = rt_timer_stop(G->gpu, ctx, &t[i]);
+    }
+    if (!rc) rc = rt_sync(G->gpu, ctx);
+    if (!rc) { /* median */
+        for (int a = 1; a < J->reps; a++)
+            for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+                double x = t[b];
+                t[b] = t[b - 1], t[b - 1] = x;
+            }
+        *us = t[J->reps / 2] * 1e3 / G->n_sets;
+    }
+    rt_graph_free(G->gpu, gr);
+    base_free(t);
+    return rc;
+}
+
+static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
+    const cg_program *cg = &J->cg;
+    const rt_gpu_info *info = rt_gpu_get_info(gpu);
+    gpu_run G = {.gpu = gpu};
+    void *host[CG_MAX_ARGS * 4] = {0};
+    void *img = NULL;
+    size_t n_img = 0;
+    if (cg->n_bufs > CG_MAX_ARGS * 4) return ctx_err(ctx, MG_ERR_LIMIT, "too many buffers");
+    mg_status rc = rt_nvrtc_compile(ctx, cg->src, info->arch, &img, &n_img, &r->cached, NULL);
+    if (!rc) rc = rt_module_load(gpu, ctx, img, n_img, &G.mod);
+    if (!rc) rc = host_buffers(J, ctx, host);
+    if (!rc) rc = gpu_buffers(&G, J, ctx, host);
+    if (!rc) rc = launch_all(&G, ctx, cg, 0);
+    if (!rc) rc = rt_sync(gpu, ctx);
+    for (int k = 0; k < cg->n_out && !rc; k++)
+        rc = rt_download(gpu, ctx, host[cg->out_buf[k]], G.dev[0][cg->out_buf[k]], (size_t)cg->buf_bytes[cg->out_buf[k]]);
+    if (!rc) {
+        compare(J, host, r);
+        r->backend = MG_BACKEND_GPU, r->n_sets = G.n_sets;
+        snprintf(r->device, sizeof r->device, "%s", info->name);
+    }
+    if (!rc && J->reps > 0) rc = gpu_time(&G, J, ctx, &r->time_us);
+    for (int s = 0; s < G.n_sets; s++)
+        for (int b = 0; b < cg->n_bufs; b++)
+            if (s == 0 || is_input_buf(cg, b)) rt_free_dev(gpu, G.dev[s][b]);
+    for (int b = 0; b < cg->n_bufs; b++) base_free(host[b]);
+    rt_module_free(gpu, G.mod);
+    base_free(img);
+    return rc;
+}
+
+static void report_text(const job *J, mg_run_report *r) {
+    strbuf sb = {0};
+    sb_printf(&sb, "%s on %s: %d kernel launch%s, up to %lld bytes of shared memory per block\n",
+              r->ok ? "ok" : "MISMATCH", r->device, r->n_launches, r->n_launches == 1 ? "" : "es",
+              (long long)r->smem_max);
+    for (int k = 0; k < r->n_outputs; k++) {
+        const mg_run_output *o = &r->out[k];
+        sb_printf(&sb, "  %-8s max abs err %.3g, rel err %.3g (tol %.0e)", o->name, o->max_abs, o->rel_err, o->tol);
+        if (o->n_nan) sb_printf(&sb, ", %lld NaN/Inf elements", (long long)o->n_nan);
+        sb_puts(&sb, o->ok ? "\n" : "  FAIL\n");
+    }
+    if (r->time_us > 0)
+        sb_printf(&sb, "  time     %.2f us (median of %d%s)\n", r->time_us, J->reps,
+                  r->backend == MG_BACKEND_GPU ? " CUDA graph replays, rotating input sets" : " runs");
+    snprintf(r->text, sizeof r->text, "%s", sb.s ? sb.s : "");
+    sb_free(&sb);
+}
+
+mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
+                 mg_run_report *r) {
+    if (!prog || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_run: NULL argument");
+    mg_run_opts def = {0};
+    if (!o) o = &def;
+    memset(r, 0, sizeof *r);
+    job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g};
+    J.reps = o->reps == 0 ? 50 : o->reps;
+    rt_gpu *gpu = NULL;
+    mg_status rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
+    if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
+    if (!rc && o->backend != MG_BACKEND_C) {
+        rc = rt_gpu_open(ctx, &gpu);
+        if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
+    }
+    if (!rc) rc = generate(J.ug, ctx, o, gpu ? CG_CUDA : CG_C, &J.plan, &J.cg);
+    if (!rc) rc = reference(&J, ctx, o->seed);
+    if (!rc) {
+        r->n_launches = J.cg.n_launches;
+        for (int l = 0; l < J.cg.n_launches; l++)
+            if (J.cg.launches[l].smem > r->smem_max) r->smem_max = J.cg.launches[l].smem;
+        rc = gpu ? run_gpu(&J, ctx, gpu, r) : run_c(&J, ctx, r);
+    }
+    if (!rc) report_text(&J, r);
+    rt_gpu_free(gpu);
+    cg_program_free(&J.cg);
+    op_plan_free(J.plan);
+    for (int i = 0; i < VF_MAX_IO; i++) base_free(J.in[i]);
+    for (int k = 0; k < MAX_OUT; k++) base_free(J.ref[k]);
+    return rc;
+}
+
+mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
+                  char **src) {
+    if (!prog || !src) return ctx_err(ctx, MG_ERR_INVALID, "mg_emit: NULL argument");
+    op_plan *plan = NULL;
+    cg_program cg = {0};
+    mg_status rc = generate(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &plan, &cg);
+    if (!rc && compile && t == MG_TARGET_CUDA) {
+        void *img = NULL;
+        size_t n = 0;
+        rc = rt_nvrtc_compile(ctx, cg.src, "sm_90a", &img, &n, NULL, NULL);
+        base_free(img);
+    } else if (!rc && compile) {
+        char *so = NULL;
+        rc = rt_c_build(ctx, cg.src, &so, NULL);
+        base_free(so);
+    }
+    if (!rc) *src = cg.src, cg.src = NULL;
+    cg_program_free(&cg);
+    op_plan_free(plan);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* opt: the μGraph optimizer's passes (Mirage §6), between a verified μGraph and codegen/.
+ * It decides, for a whole kernel graph, what code generation then only writes down:
+ *   - which kernel-level tensors get a device buffer, in which storage type, and which
+ *     kernel-level elementwise operators are inlined into their single consumer;
+ *   - per graph-defined kernel (block graph): which tensors live in shared memory and which
+ *     stay in registers (thread graphs), their storage type and layout (row or column major,
+ *     padded rows against bank conflicts: the layout pass), the order operators run in and
+ *     where __syncthreads() goes (operator scheduling by depth), and each tensor's offset in
+ *     shared memory (memory planning with reuse of dead tensors' space, checked against the
+ *     device limit).
+ * Each pass can be switched off for an ablation (op_opts). */
+#ifndef MG_OPT_H
+#define MG_OPT_H
+
+#include "../ir/ir.h"
+
+/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. */
+typedef struct op_opts {
+    int reuse;  /* memory planning reuses dead tensors' shared memory; off: one slot each */
+    int depth;  /* operators of equal depth share a barrier; off: a barrier after each */
+    int layout; /* column-major matmul B operands and padded rows; off: plain row-major */
+} op_opts;
+extern const op_opts op_opts_default;
+
+/* Where one tensor of a block graph lives.
+ * Invariant: mat => bytes > 0, off + bytes <= plan smem, off % 16 == 0; !mat => the node
+ * is a constant, a saver, or an elementwise operator computed inside its one consumer. */
+typedef struct op_tensor {
+    int mat;           /* materialised in shared memory */
+    mg_dtype store;    /* storage type in shared memory */
+    int colmajor;      /* the last two dims are swapped in memory */
+    int64_t dim[4];    /* logical shape, padded on the left to 4 dims */
+    int64_t stride[4]; /* element strides of the logical dims (0 where dim == 1) */
+    int64_t bytes, off;
+    int level;         /* barrier interval it is computed in (see op_kernel) */
+    int last;          /* last barrier interval that reads it */
+} op_tensor;
+
+/* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s
+ * when sync[s]. Steps [loop_begin, loop_end) form the for-loop body (a barrier also ends
+ * each iteration). Steps are materialised nodes, accumulator updates and savers. */
+typedef struct op_kernel {
+    const ir_graph *body;
+    op_tensor *t;      /* per node of body */
+    int *step, *sync;  /* n_steps entries */
+    int n_steps, loop_begin, loop_end;
+    int n_barriers;    /* barriers executed per block (loop barriers counted once per iteration) */
+    int64_t smem;      /* bytes of shared memory the block needs */
+} op_kernel;
+
+/* The plan of a kernel graph. Every node is one of: a program input (a buffer), a constant
+ * or inlined elementwise operator (no buffer), or a launch (a buffer it writes: a kernel-level
+ * operator, or a KERNEL node whose body is kernels[]). Buffers: node i has buf[i] >= 0.
+ * Program inputs and outputs keep their dtype; other buffers are f32 (the reference
+ * evaluator keeps intermediates in f32). */
+typedef struct op_plan {
+    arena mem;
+    const ir_graph *g;
+    int *buf;          /* per node: buffer index or -1 */
+    mg_dtype *store;   /* per node: storage type of its buffer */
+    int *inl;          /* per node: computed inside its consumer (kernel-level fusion) */
+    int n_bufs;
+    int *kern;         /* per node: index into kernels[] for the KERNEL node owning a body, or -1 */
+    op_kernel *kernels;
+    int n_kernels;
+    op_opts opts;
+} op_plan;
+
+/* Plans graph g for device dev with options o. *out owns the plan (op_plan_free; NULL ok),
+ * which borrows g (g must outlive it). MG_ERR_SHAPE when a block graph's shared memory,
+ * after planning, exceeds dev's per-block limit (naming the kernel and the bytes). */
+mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
+                      op_plan **out);
+void op_plan_free(op_plan *p);
+/* Pads a shape on the left to 4 dims with 1s (shared with codegen). */
+void op_pad4(const ir_shape *s, int64_t d[4]);
+/* 1 if block-graph node i is fused into its one consumer (thread graph, Mirage §4.2). */
+int op_inlined(const ir_graph *b, int i, const int *uses, const int *user);
+
+#endif

@@ -1,0 +1,329 @@
+/* opt/plan: the μGraph optimizer's first passes (Mirage §6) over a kernel graph: buffers and
+ * fusion at kernel level, then for each block graph the layout pass, operator scheduling by
+ * depth and shared-memory planning with reuse. The result (op_plan, opt.h) is all codegen/
+ * needs; it decides nothing itself. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opt.h"
+
+const op_opts op_opts_default = {1, 1, 1};
+
+enum { PH_PRE, PH_LOOP, PH_POST }; /* phases of a block's program, in run order */
+
+void op_pad4(const ir_shape *s, int64_t d[4]) {
+    int off = 4 - s->ndim;
+    for (int i = 0; i < 4; i++) d[i] = i < off ? 1 : s->d[i - off];
+}
+
+static int is_elementwise(ir_op op) {
+    return ir_ops[op].kind == IR_KIND_UNARY || ir_ops[op].kind == IR_KIND_BINARY;
+}
+
+/* A thread graph (Mirage §4.2) as codegen sees it: an elementwise operator with one consumer
+ * that reads its operands element by element (elementwise, reduction, accumulator, saver) is
+ * computed inside that consumer, in registers, and never stored. */
+int op_inlined(const ir_graph *b, int i, const int *uses, const int *user) {
+    if (!is_elementwise(b->nodes[i].op) || uses[i] != 1) return 0;
+    ir_op c = b->nodes[user[i]].op;
+    return is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE || c == IR_OP_ACCUM ||
+           c == IR_OP_SAVE;
+}
+
+static void count_uses(const ir_graph *g, int *uses, int *user) {
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_in; k++) uses[g->nodes[i].in[k]]++, user[g->nodes[i].in[k]] = i;
+    for (int k = 0; k < g->n_outputs; k++) uses[g->outputs[k]] += 2; /* outputs are stored */
+}
+
+/* ---- layout pass ---- */
+
+/* Is every consumer of i a matmul, and does it read i as its operand `side` (-1: either)? */
+static int only_matmul(const ir_graph *b, int i, int side) {
+    int any = 0;
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int k = 0; k < b->nodes[j].n_in; k++) {
+            if (b->nodes[j].in[k] != i) continue;
+            if (b->nodes[j].op != IR_OP_MATMUL || (side >= 0 && k != side)) return 0;
+            any = 1;
+        }
+    return any;
+}
+
+/* Row-major strides, or column-major over the last two dims; rows padded by 16 bytes when a
+ * row is a multiple of 128 bytes (32 banks of 4 bytes), so the 8 rows a tensor-core fragment
+ * load touches fall in different banks. Dims of size 1 get stride 0. */
+static void layout(op_tensor *t, int colmajor, int pad) {
+    int64_t esz = (int64_t)base_dtype_size(t->store), *d = t->dim, st[4];
+    int inner = colmajor ? 2 : 3, outer = colmajor ? 3 : 2;
+    int64_t row = d[inner];
+    if (pad && row * esz % 128 == 0) row += 16 / esz;
+    st[inner] = 1, st[outer] = row;
+    st[1] = row * d[outer]; /* dims 0 and 1 hold whole matrices */
+    st[0] = st[1] * d[1];
+    t->colmajor = colmajor;
+    t->bytes = ((st[0] * d[0] * esz) + 15) & ~(int64_t)15;
+    for (int k = 0; k < 4; k++) t->stride[k] = d[k] == 1 ? 0 : st[k];
+}
+
+static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_store, int on) {
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        op_tensor *t = &k->t[i];
+        op_pad4(&n->shape, t->dim);
+        if (!t->mat) continue;
+        int mm = only_matmul(b, i, -1);
+        /* Iterator tiles keep their source's type; computed values stay f32 like the
+         * reference's (an exp can pass f16's range before a sum brings it back). */
+        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : MG_F32;
+        int col = on && n->shape.ndim >= 2 && only_matmul(b, i, 1);
+        layout(t, col, on && mm);
+    }
+}
+
+/* ---- operator scheduling by depth ---- */
+
+/* phase of node i's step; -1 for nodes that have no step of their own */
+static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i) {
+    const ir_node *n = &b->nodes[i];
+    if (n->op == IR_OP_ACCUM || n->op == IR_OP_ITER) return PH_LOOP;
+    if (n->op == IR_OP_SAVE) return PH_POST;
+    if (!k->t[i].mat) return -1;
+    return cls[i] == IR_INVARIANT ? PH_PRE : cls[i] == IR_LOOP ? PH_LOOP : PH_POST;
+}
+
+/* depth[i]: 0 for a step that reads no step of its own phase, else one more than the deepest
+ * such step it reads (through inlined operators). Inlined nodes carry their operands' depth. */
+static void depths(const ir_graph *b, const op_kernel *k, const int *ph, int *depth) {
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        int d = 0, mine = ph[i] >= 0 ? ph[i] : -2;
+        for (int a = 0; a < n->n_in; a++) {
+            int j = n->in[a];
+            if (ph[j] < 0) d = depth[j] > d ? depth[j] : d; /* inlined: its own reads count */
+            else if (ph[j] == mine || mine == -2) d = depth[j] + 1 > d ? depth[j] + 1 : d;
+        }
+        depth[i] = d;
+        (void)k;
+    }
+}
+
+typedef struct sched_ctx {
+    const int *ph, *depth;
+} sched_ctx;
+static const sched_ctx *sort_ctx; /* qsort has no user pointer; planning is single-threaded */
+
+static int step_cmp(const void *pa, const void *pb) {
+    int a = *(const int *)pa, b = *(const int *)pb;
+    const sched_ctx *s = sort_ctx;
+    if (s->ph[a] != s->ph[b]) return s->ph[a] - s->ph[b];
+    if (s->depth[a] != s->depth[b]) return s->depth[a] - s->depth[b];
+    return a - b;
+}
+
+/* Orders the steps by (phase, depth, node) and places barriers: before each step whose depth
+ * differs from the previous step's in the same phase (every step when depth scheduling is
+ * off). level[] numbers the barrier intervals: the loop body gets its own, and a barrier
+ * closes the prologue and each iteration. */
+static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth, int *level) {
+    const ir_graph *b = k->body;
+    k->n_steps = 0;
+    for (int i = 0; i < b->n_nodes; i++)
+        if (ph[i] >= 0) k->step[k->n_steps++] = i;
+    sched_ctx s = {ph, depth};
+    sort_ctx = &s;
+    qsort(k->step, (size_t)k->n_steps, sizeof *k->step, step_cmp);
+    int lv = 0;
+    k->loop_begin = k->loop_end = k->n_steps;
+    k->n_barriers = 0;
+    for (int s_ = 0; s_ < k->n_steps; s_++) {
+        int i = k->step[s_], prev = s_ ? k->step[s_ - 1] : -1;
+        int new_phase = prev < 0 || ph[prev] != ph[i];
+        if (new_phase && ph[i] >= PH_LOOP && k->loop_begin == k->n_steps) k->loop_begin = s_;
+        if (new_phase && ph[i] == PH_POST) k->loop_end = s_;
+        k->sync[s_] = !new_phase && (!by_depth || depth[prev] != depth[i]);
+        if (new_phase && prev >= 0) lv++; /* the barrier closing the prologue or the loop */
+        if (k->sync[s_]) lv++, k->n_barriers++;
+        level[i] = lv;
+    }
+    if (k->loop_begin > k->loop_end) k->loop_begin = k->loop_end;
+    k->n_barriers += 2; /* after the prologue, after each iteration */
+}
+
+/* ---- memory planning ---- */
+
+/* Level at which node j is last read. A value made before the loop and read inside it must
+ * survive every iteration, so it lives to the loop's last level. */
+static void live_ranges(op_kernel *k, const int *ph, const int *level, const int *uses,
+                        const int *user, int loop_last) {
+    const ir_graph *b = k->body;
+    int n = b->n_nodes;
+    int *at = base_alloc((size_t)n * sizeof *at); /* level where node i's value is computed */
+    if (!at) return;
+    for (int i = n - 1; i >= 0; i--)
+        at[i] = ph[i] >= 0 ? level[i] : uses[i] == 1 ? at[user[i]] : 0;
+    for (int i = 0; i < n; i++) {
+        op_tensor *t = &k->t[i];
+        t->level = t->last = at[i];
+        if (b->nodes[i].op == IR_OP_ACCUM) t->level = 0; /* zeroed in the prologue */
+    }
+    for (int j = 0; j < n; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            op_tensor *t = &k->t[b->nodes[j].in[a]];
+            int l = at[j];
+            if (t->level < level[k->step[k->loop_begin < k->n_steps ? k->loop_begin : 0]] &&
+                l <= loop_last && l > 0)
+                l = loop_last;
+            if (l > t->last) t->last = l;
+        }
+    for (int i = 0; i < n; i++)
+        if (b->nodes[i].op == IR_OP_ACCUM && k->t[i].last < loop_last) k->t[i].last = loop_last;
+    base_free(at);
+}
+
+static int overlap(const op_tensor *a, const op_tensor *b) {
+    return !(a->last < b->level || b->last < a->level);
+}
+
+/* First fit, largest first: each tensor goes at the lowest 16-byte aligned offset where it
+ * does not collide with a placed tensor whose live range overlaps its own (all overlap when
+ * reuse is off). */
+static int64_t place(op_kernel *k, int reuse) {
+    int n = k->body->n_nodes, m = 0;
+    int *ord = base_alloc((size_t)n * sizeof *ord + 1);
+    if (!ord) return -1;
+    for (int i = 0; i < n; i++)
+        if (k->t[i].mat) ord[m++] = i;
+    for (int a = 1; a < m; a++) /* insertion sort by bytes, descending; stable */
+        for (int c = a; c > 0 && k->t[ord[c]].bytes > k->t[ord[c - 1]].bytes; c--) {
+            int tmp = ord[c];
+            ord[c] = ord[c - 1], ord[c - 1] = tmp;
+        }
+    int64_t top = 0;
+    for (int a = 0; a < m; a++) {
+        op_tensor *t = &k->t[ord[a]];
+        int64_t off = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int c = 0; c < a; c++) {
+                const op_tensor *u = &k->t[ord[c]];
+                if ((reuse && !overlap(t, u)) || off >= u->off + u->bytes || u->off >= off + t->bytes)
+                    continue;
+                off = u->off + u->bytes, moved = 1;
+            }
+        }
+        t->off = off;
+        if (off + t->bytes > top) top = off + t->bytes;
+    }
+    base_free(ord);
+    return top;
+}
+
+/* Plans block graph b (the body of KERNEL node `knode` of g). */
+static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k) {
+    const ir_graph *b = p->g->nodes[knode].body;
+    int n = b->n_nodes;
+    k->body = b;
+    k->t = arena_alloc(&p->mem, (size_t)n * sizeof *k->t);
+    k->step = arena_alloc(&p->mem, (size_t)n * sizeof(int));
+    k->sync = arena_alloc(&p->mem, (size_t)n * sizeof(int));
+    int *tmp = base_calloc((size_t)n * 6 + 1, sizeof(int));
+    if (!k->t || !k->step || !k->sync || !tmp) {
+        base_free(tmp);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    int *cls = tmp, *uses = tmp + n, *user = tmp + 2 * n, *ph = tmp + 3 * n, *depth = tmp + 4 * n,
+        *level = tmp + 5 * n;
+    ir_block_classes(b, cls);
+    count_uses(b, uses, user);
+    mg_dtype kin_store[IR_MAX_IN];
+    for (int a = 0; a < p->g->nodes[knode].n_in; a++)
+        kin_store[a] = p->store[p->g->nodes[knode].in[a]];
+    for (int i = 0; i < n; i++) {
+        ir_op op = b->nodes[i].op;
+        k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
+    }
+    choose_layouts(b, k, kin_store, p->opts.layout);
+    for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, i);
+    depths(b, k, ph, depth);
+    schedule(k, ph, depth, p->opts.depth, level);
+    int loop_last = k->loop_end > k->loop_begin ? level[k->step[k->loop_end - 1]] : 0;
+    live_ranges(k, ph, level, uses, user, loop_last);
+    base_free(tmp);
+    k->smem = place(k, p->opts.reuse);
+    if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (k->smem > dev->smem_per_block) {
+        char lb[128];
+        return ctx_err(ctx, MG_ERR_SHAPE, "kernel '%s': its plan needs %" PRId64 " bytes of shared "
+                       "memory; %s allows %" PRId64 " per block", ir_node_label(p->g, knode, lb, sizeof lb),
+                       k->smem, dev->name, dev->smem_per_block);
+    }
+    return MG_OK;
+}
+
+/* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
+ * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
+ * it element by element (another elementwise operator or a reduction) and it is no output. */
+static void plan_buffers(op_plan *p, const int *uses, const int *user) {
+    const ir_graph *g = p->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        ir_op c = uses[i] == 1 ? g->nodes[user[i]].op : IR_OP_INPUT;
+        p->inl[i] = n->op == IR_OP_CONST ||
+                    (is_elementwise(n->op) && uses[i] == 1 &&
+                     (is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE));
+        p->buf[i] = p->inl[i] ? -1 : p->n_bufs++;
+        p->store[i] = n->dtype;
+        p->kern[i] = -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) { /* intermediates in f32, like the reference */
+        const ir_node *n = &g->nodes[i];
+        int is_out = 0;
+        for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
+        if (n->op != IR_OP_INPUT && !is_out) p->store[i] = MG_F32;
+    }
+}
+
+mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
+                      op_plan **out) {
+    op_plan *p = base_calloc(1, sizeof *p);
+    int n = g->n_nodes;
+    int *uses = base_calloc((size_t)n * 2 + 1, sizeof(int));
+    if (!p || !uses) {
+        base_free(p), base_free(uses);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    arena_init(&p->mem);
+    p->g = g, p->opts = o ? *o : op_opts_default;
+    p->buf = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
+    p->inl = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
+    p->kern = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
+    p->store = arena_alloc(&p->mem, (size_t)n * sizeof(mg_dtype) + 1);
+    p->kernels = arena_alloc(&p->mem, (size_t)n * sizeof(op_kernel) + 1);
+    mg_status rc = MG_OK;
+    if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels)
+        rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) {
+        count_uses(g, uses, uses + n);
+        plan_buffers(p, uses, uses + n);
+    }
+    for (int i = 0; !rc && i < n; i++)
+        if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0) {
+            p->kern[i] = p->n_kernels;
+            rc = plan_kernel(p, ctx, dev, i, &p->kernels[p->n_kernels++]);
+        }
+    base_free(uses);
+    if (rc) {
+        op_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return MG_OK;
+}
+
+void op_plan_free(op_plan *p) {
+    if (!p) return;
+    arena_free(&p->mem);
+    base_free(p);
+}

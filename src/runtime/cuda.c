@@ -1,0 +1,537 @@
+/* runtime/cuda: the GPU backend over the CUDA driver API, loaded with dlopen (the few types
+ * and entry points are declared here, so the library builds and runs without CUDA). One
+ * device, its primary context, one stream and two timing events. A sticky fault resets the
+ * primary context and bumps a generation number; objects of an older generation are then
+ * only host memory, so freeing them stays safe. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rt_internal.h"
+
+typedef int CUresult; /* CUDA_SUCCESS = 0 */
+typedef int CUdevice;
+typedef void *CUcontext;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUstream;
+typedef void *CUevent;
+typedef void *CUgraph;
+typedef void *CUgraphExec;
+typedef uint64_t CUdeviceptr;
+
+enum { /* values from cuda.h (CUDA 13.0) */
+    ATTR_MULTIPROCESSOR_COUNT = 16,
+    ATTR_CC_MAJOR = 75,
+    ATTR_CC_MINOR = 76,
+    ATTR_SMEM_OPTIN = 97,
+    FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
+    CAPTURE_MODE_THREAD_LOCAL = 1,
+    DEFAULT_SMEM_LIMIT = 48 * 1024,
+};
+
+typedef struct drv_api {
+    CUresult (*init)(unsigned flags);
+    CUresult (*device_count)(int *n);
+    CUresult (*device_get)(CUdevice *dev, int ordinal);
+    CUresult (*device_name)(char *name, int len, CUdevice dev);
+    CUresult (*device_attribute)(int *v, int attr, CUdevice dev);
+    CUresult (*device_total_mem)(size_t *bytes, CUdevice dev);
+    CUresult (*primary_retain)(CUcontext *c, CUdevice dev);
+    CUresult (*primary_release)(CUdevice dev);
+    CUresult (*primary_reset)(CUdevice dev);
+    CUresult (*ctx_set_current)(CUcontext c);
+    CUresult (*stream_create)(CUstream *s, unsigned flags);
+    CUresult (*stream_destroy)(CUstream s);
+    CUresult (*stream_sync)(CUstream s);
+    CUresult (*event_create)(CUevent *e, unsigned flags);
+    CUresult (*event_destroy)(CUevent e);
+    CUresult (*event_record)(CUevent e, CUstream s);
+    CUresult (*event_sync)(CUevent e);
+    CUresult (*event_elapsed)(float *ms, CUevent start, CUevent end);
+    CUresult (*module_load)(CUmodule *m, const void *image);
+    CUresult (*module_unload)(CUmodule m);
+    CUresult (*module_function)(CUfunction *f, CUmodule m, const char *name);
+    CUresult (*func_set_attribute)(CUfunction f, int attr, int value);
+    CUresult (*launch)(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                       unsigned by, unsigned bz, unsigned smem, CUstream s, void **params,
+                       void **extra);
+    CUresult (*mem_alloc)(CUdeviceptr *p, size_t bytes);
+    CUresult (*mem_free)(CUdeviceptr p);
+    CUresult (*htod)(CUdeviceptr dst, const void *src, size_t bytes);
+    CUresult (*dtoh)(void *dst, CUdeviceptr src, size_t bytes);
+    CUresult (*memset_d8)(CUdeviceptr dst, unsigned char byte, size_t n);
+    CUresult (*capture_begin)(CUstream s, int mode);
+    CUresult (*capture_end)(CUstream s, CUgraph *graph);
+    CUresult (*graph_instantiate)(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
+    CUresult (*graph_launch)(CUgraphExec exec, CUstream s);
+    CUresult (*graph_exec_destroy)(CUgraphExec exec);
+    CUresult (*graph_destroy)(CUgraph graph);
+    CUresult (*error_name)(CUresult r, const char **s);
+    CUresult (*error_string)(CUresult r, const char **s);
+} drv_api;
+
+#define SYM(name, field) {name, NULL, offsetof(drv_api, field)}
+static const rt_sym drv_syms[] = {
+    SYM("cuInit", init),
+    SYM("cuDeviceGetCount", device_count),
+    SYM("cuDeviceGet", device_get),
+    SYM("cuDeviceGetName", device_name),
+    SYM("cuDeviceGetAttribute", device_attribute),
+    SYM("cuDeviceTotalMem_v2", device_total_mem),
+    SYM("cuDevicePrimaryCtxRetain", primary_retain),
+    SYM("cuDevicePrimaryCtxRelease_v2", primary_release),
+    SYM("cuDevicePrimaryCtxReset_v2", primary_reset),
+    SYM("cuCtxSetCurrent", ctx_set_current),
+    SYM("cuStreamCreate", stream_create),
+    SYM("cuStreamDestroy_v2", stream_destroy),
+    SYM("cuStreamSynchronize", stream_sync),
+    SYM("cuEventCreate", event_create),
+    SYM("cuEventDestroy_v2", event_destroy),
+    SYM("cuEventRecord", event_record),
+    SYM("cuEventSynchronize", event_sync),
+    {"cuEventElapsedTime_v2", "cuEventElapsedTime", offsetof(drv_api, event_elapsed)},
+    SYM("cuModuleLoadData", module_load),
+    SYM("cuModuleUnload", module_unload),
+    SYM("cuModuleGetFunction", module_function),
+    SYM("cuFuncSetAttribute", func_set_attribute),
+    SYM("cuLaunchKernel", launch),
+    SYM("cuMemAlloc_v2", mem_alloc),
+    SYM("cuMemFree_v2", mem_free),
+    SYM("cuMemcpyHtoD_v2", htod),
+    SYM("cuMemcpyDtoH_v2", dtoh),
+    SYM("cuMemsetD8_v2", memset_d8),
+    SYM("cuStreamBeginCapture_v2", capture_begin),
+    SYM("cuStreamEndCapture", capture_end),
+    SYM("cuGraphInstantiateWithFlags", graph_instantiate),
+    SYM("cuGraphLaunch", graph_launch),
+    SYM("cuGraphExecDestroy", graph_exec_destroy),
+    SYM("cuGraphDestroy", graph_destroy),
+    SYM("cuGetErrorName", error_name),
+    SYM("cuGetErrorString", error_string),
+};
+#undef SYM
+
+static drv_api drv;
+static void *drv_lib; /* the loaded libcuda; kept for the life of the process */
+
+/* Invariants: `stream` and `ev` belong to the context `cu` of generation `gen`; `live` holds
+ * exactly the device buffers rt_alloc made in this generation and not yet freed. When
+ * `broken` is set (a reset failed) every call fails and nothing is handed to the driver. */
+struct rt_gpu {
+    CUdevice dev;
+    CUcontext cu;
+    int retained; /* we hold one retain of the primary context */
+    int broken;
+    unsigned gen;
+    CUstream stream;
+    CUevent ev[2];
+    rt_gpu_info info;
+    rt_dptr *live;
+    size_t n_live, cap_live;
+};
+
+typedef struct kernel_fn {
+    char *name;
+    CUfunction f;
+    size_t smem_set; /* dynamic shared memory limit raised to, 0 if never */
+} kernel_fn;
+
+struct rt_module {
+    CUmodule mod;
+    unsigned gen;
+    kernel_fn *fn; /* functions looked up so far */
+    size_t n_fn, cap_fn;
+};
+
+struct rt_graph {
+    CUgraph graph;
+    CUgraphExec exec;
+    unsigned gen;
+};
+
+/* Errors that leave the context unusable until it is reset (cuda.h). */
+static int is_sticky(CUresult r) {
+    switch (r) {
+    case 214: /* ECC_UNCORRECTABLE */
+    case 700: /* ILLEGAL_ADDRESS */
+    case 702: /* LAUNCH_TIMEOUT */
+    case 710: /* ASSERT */
+    case 714: /* HARDWARE_STACK_ERROR */
+    case 715: /* ILLEGAL_INSTRUCTION */
+    case 716: /* MISALIGNED_ADDRESS */
+    case 717: /* INVALID_ADDRESS_SPACE */
+    case 718: /* INVALID_PC */
+    case 719: /* LAUNCH_FAILED */
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* "CUDA_ERROR_X: description" for r into buf. */
+static const char *describe(CUresult r, char *buf, size_t n) {
+    const char *name = NULL, *str = NULL;
+    if (drv.error_name(r, &name) != 0 || !name) name = NULL;
+    if (drv.error_string(r, &str) != 0 || !str) str = "unknown error";
+    if (name) snprintf(buf, n, "%s: %s", name, str);
+    else snprintf(buf, n, "CUDA error %d: %s", (int)r, str);
+    return buf;
+}
+
+/* Makes the stream and the two timing events in the current context. */
+static CUresult make_stream_events(rt_gpu *g) {
+    g->stream = g->ev[0] = g->ev[1] = NULL;
+    CUresult r = drv.stream_create(&g->stream, 0); /* blocking: ordered with cuMemcpy* */
+    if (!r) r = drv.event_create(&g->ev[0], 0);
+    if (!r) r = drv.event_create(&g->ev[1], 0);
+    if (r) {
+        if (g->ev[0]) drv.event_destroy(g->ev[0]);
+        if (g->stream) drv.stream_destroy(g->stream);
+        g->stream = g->ev[0] = g->ev[1] = NULL;
+    }
+    return r;
+}
+
+/* After a sticky fault: reset the primary context, take it again and rebuild the stream and
+ * events. Everything of the old generation is gone. Returns 0, or the failing call's error
+ * (the gpu is then marked broken). */
+static CUresult recover(rt_gpu *g) {
+    g->gen++;
+    g->n_live = 0;
+    g->stream = g->ev[0] = g->ev[1] = NULL;
+    CUresult r = drv.primary_reset(g->dev);
+    if (!r && g->retained) {
+        drv.primary_release(g->dev); /* balance our retain; a reset does not release */
+        g->retained = 0;
+    }
+    if (!r && !(r = drv.primary_retain(&g->cu, g->dev))) g->retained = 1;
+    if (!r) r = drv.ctx_set_current(g->cu);
+    if (!r) r = make_stream_events(g);
+    if (r) g->broken = 1;
+    return r;
+}
+
+/* Formats "<what>: CUDA_ERROR_X: description" into ctx as MG_ERR_LAUNCH; a sticky error
+ * also resets the context (and says so). */
+static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...) {
+    char what[256], err[256], err2[256], note[400] = "";
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    describe(r, err, sizeof err);
+    if (g && is_sticky(r)) {
+        CUresult r2 = recover(g);
+        if (r2)
+            snprintf(note, sizeof note, "; resetting the GPU context failed (%s): the GPU is "
+                     "unusable", describe(r2, err2, sizeof err2));
+        else
+            snprintf(note, sizeof note, "; the GPU context was reset: modules, buffers and "
+                     "graphs made before are gone");
+    }
+    return ctx_err(ctx, MG_ERR_LAUNCH, "%s: %s%s", what, err, note);
+}
+
+/* Common entry of every call on g: refuses a broken gpu, makes its context current. */
+static mg_status enter(rt_gpu *g, mg_ctx *ctx) {
+    if (!g) return ctx_err(ctx, MG_ERR_INVALID, "no GPU handle");
+    if (g->broken) return ctx_err(ctx, MG_ERR_LAUNCH, "the GPU is unusable after a failed reset");
+    CUresult r = drv.ctx_set_current(g->cu);
+    return r ? fail(g, ctx, r, "cuCtxSetCurrent") : MG_OK;
+}
+
+/* Loads libcuda once; MG_ERR_NO_DEVICE listing the attempts. */
+static mg_status drv_load(mg_ctx *ctx) {
+    if (drv_lib) return MG_OK;
+    static const char *const names[] = {"libcuda.so.1", "libcuda.so", NULL};
+    strbuf why = {0};
+    drv_api a;
+    mg_status rc = MG_OK;
+    void *h = rt_dlopen_first("MUGEN_LIBCUDA", names, &why);
+    if (!h) {
+        rc = ctx_err(ctx, MG_ERR_NO_DEVICE, "CUDA driver not found (set MUGEN_LIBCUDA): %s",
+                     why.s ? why.s : "?");
+    } else if (rt_resolve(h, drv_syms, sizeof drv_syms / sizeof drv_syms[0], &a, &why)) {
+        rc = ctx_err(ctx, MG_ERR_NO_DEVICE, "CUDA driver too old: %s", why.s ? why.s : "?");
+        dlclose(h);
+    } else {
+        drv = a, drv_lib = h;
+    }
+    sb_free(&why);
+    return rc;
+}
+
+/* Fills g->info from device attributes. */
+static CUresult query_info(rt_gpu *g, const char **what) {
+    rt_gpu_info *in = &g->info;
+    int v[4] = {0};
+    static const int attrs[4] = {ATTR_MULTIPROCESSOR_COUNT, ATTR_CC_MAJOR, ATTR_CC_MINOR,
+                                 ATTR_SMEM_OPTIN};
+    size_t mem = 0;
+    CUresult r;
+    *what = "cuDeviceGetName";
+    if ((r = drv.device_name(in->name, (int)sizeof in->name, g->dev))) return r;
+    in->name[sizeof in->name - 1] = 0;
+    *what = "cuDeviceGetAttribute";
+    for (int i = 0; i < 4; i++)
+        if ((r = drv.device_attribute(&v[i], attrs[i], g->dev))) return r;
+    *what = "cuDeviceTotalMem";
+    if ((r = drv.device_total_mem(&mem, g->dev))) return r;
+    in->n_sm = v[0], in->cc_major = v[1], in->cc_minor = v[2], in->smem_optin = v[3];
+    in->mem_bytes = (int64_t)mem;
+    if (in->cc_major == 9 && in->cc_minor == 0) snprintf(in->arch, sizeof in->arch, "sm_90a");
+    else snprintf(in->arch, sizeof in->arch, "sm_%d%d", in->cc_major % 100, in->cc_minor % 10);
+    return 0;
+}
+
+/* Device 0 through to its primary context, stream and events; g is zeroed on entry. */
+static mg_status open_device(rt_gpu *g, mg_ctx *ctx) {
+    const char *what = "cuInit";
+    char err[256];
+    int n = 0;
+    CUresult r = drv.init(0);
+    if (!r && (what = "cuDeviceGetCount", r = drv.device_count(&n)) == 0 && n == 0)
+        return ctx_err(ctx, MG_ERR_NO_DEVICE, "no CUDA device");
+    if (!r) what = "cuDeviceGet", r = drv.device_get(&g->dev, 0);
+    if (!r) r = query_info(g, &what);
+    if (!r && (what = "cuDevicePrimaryCtxRetain", r = drv.primary_retain(&g->cu, g->dev)) == 0)
+        g->retained = 1;
+    if (!r) what = "cuCtxSetCurrent", r = drv.ctx_set_current(g->cu);
+    if (!r) what = "cuStreamCreate/cuEventCreate", r = make_stream_events(g);
+    if (r) return ctx_err(ctx, MG_ERR_NO_DEVICE, "%s: %s", what, describe(r, err, sizeof err));
+    return MG_OK;
+}
+
+mg_status rt_gpu_open(mg_ctx *ctx, rt_gpu **out) {
+    *out = NULL;
+    mg_status rc = drv_load(ctx);
+    if (rc) return rc;
+    rt_gpu *g = base_calloc(1, sizeof *g);
+    if (!g) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory opening the GPU");
+    if ((rc = open_device(g, ctx))) {
+        rt_gpu_free(g);
+        return rc;
+    }
+    *out = g;
+    return MG_OK;
+}
+
+void rt_gpu_free(rt_gpu *g) {
+    if (!g) return;
+    if (!g->broken && g->cu && drv.ctx_set_current(g->cu) == 0) {
+        for (size_t i = 0; i < g->n_live; i++) drv.mem_free(g->live[i]);
+        if (g->ev[1]) drv.event_destroy(g->ev[1]);
+        if (g->ev[0]) drv.event_destroy(g->ev[0]);
+        if (g->stream) drv.stream_destroy(g->stream);
+    }
+    if (g->retained) drv.primary_release(g->dev);
+    base_free(g->live);
+    base_free(g);
+}
+
+const rt_gpu_info *rt_gpu_get_info(const rt_gpu *g) { return g ? &g->info : NULL; }
+
+mg_status rt_module_load(rt_gpu *g, mg_ctx *ctx, const void *image, size_t size, rt_module **out) {
+    *out = NULL;
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    if (!image || size == 0) return ctx_err(ctx, MG_ERR_INVALID, "rt_module_load: empty image");
+    rt_module *m = base_calloc(1, sizeof *m);
+    if (!m) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory loading a module");
+    CUresult r = drv.module_load(&m->mod, image);
+    if (r) {
+        base_free(m);
+        return fail(g, ctx, r, "cuModuleLoadData");
+    }
+    m->gen = g->gen;
+    *out = m;
+    return MG_OK;
+}
+
+void rt_module_free(rt_gpu *g, rt_module *m) {
+    if (!m) return;
+    if (g && m->gen == g->gen && !g->broken && drv.ctx_set_current(g->cu) == 0)
+        drv.module_unload(m->mod);
+    for (size_t i = 0; i < m->n_fn; i++) base_free(m->fn[i].name);
+    base_free(m->fn);
+    base_free(m);
+}
+
+/* Finds (or looks up and remembers) kernel `name` of m. */
+static mg_status get_function(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
+                              kernel_fn **out) {
+    for (size_t i = 0; i < m->n_fn; i++)
+        if (strcmp(m->fn[i].name, name) == 0) return *out = &m->fn[i], MG_OK;
+    CUfunction f = NULL;
+    CUresult r = drv.module_function(&f, m->mod, name);
+    if (r) return fail(g, ctx, r, "cuModuleGetFunction(%s)", name);
+    if (m->n_fn == m->cap_fn) {
+        size_t cap = m->cap_fn ? 2 * m->cap_fn : 4;
+        kernel_fn *fn = base_realloc(m->fn, cap * sizeof *fn);
+        if (!fn) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        m->fn = fn, m->cap_fn = cap;
+    }
+    kernel_fn *k = &m->fn[m->n_fn];
+    if (!(k->name = base_strdup(name))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    k->f = f, k->smem_set = 0;
+    m->n_fn++;
+    return *out = k, MG_OK;
+}
+
+mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
+                    const unsigned grid[3], unsigned block, size_t smem, void **params) {
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    if (!m || !name || !grid)
+        return ctx_err(ctx, MG_ERR_INVALID, "rt_launch: no module, kernel name or grid");
+    if (m->gen != g->gen)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: its module was loaded before the GPU context "
+                       "was reset by a fault; load it again", name);
+    if (smem > (size_t)g->info.smem_optin)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: %zu bytes of dynamic shared memory exceed the "
+                       "device's opt-in limit of %lld bytes", name, smem,
+                       (long long)g->info.smem_optin);
+    kernel_fn *k = NULL;
+    if ((rc = get_function(g, ctx, m, name, &k))) return rc;
+    CUresult r;
+    if (smem > DEFAULT_SMEM_LIMIT && smem > k->smem_set) {
+        r = drv.func_set_attribute(k->f, FUNC_ATTR_MAX_DYNAMIC_SMEM, (int)smem);
+        if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", name, smem);
+        k->smem_set = smem;
+    }
+    r = drv.launch(k->f, grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream,
+                   params, NULL);
+    return r ? fail(g, ctx, r, "cuLaunchKernel(%s)", name) : MG_OK;
+}
+
+mg_status rt_sync(rt_gpu *g, mg_ctx *ctx) {
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    CUresult r = drv.stream_sync(g->stream);
+    return r ? fail(g, ctx, r, "kernel failed: cuStreamSynchronize") : MG_OK;
+}
+
+mg_status rt_alloc(rt_gpu *g, mg_ctx *ctx, size_t bytes, rt_dptr *out) {
+    *out = 0;
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    if (g->n_live == g->cap_live) {
+        size_t cap = g->cap_live ? 2 * g->cap_live : 16;
+        rt_dptr *live = base_realloc(g->live, cap * sizeof *live);
+        if (!live) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        g->live = live, g->cap_live = cap;
+    }
+    CUdeviceptr p = 0;
+    CUresult r = drv.mem_alloc(&p, bytes ? bytes : 1);
+    if (r) return fail(g, ctx, r, "cuMemAlloc(%zu bytes)", bytes);
+    g->live[g->n_live++] = p;
+    *out = p;
+    return MG_OK;
+}
+
+void rt_free_dev(rt_gpu *g, rt_dptr p) {
+    if (!g || !p || g->broken) return;
+    for (size_t i = 0; i < g->n_live; i++) {
+        if (g->live[i] != p) continue;
+        g->live[i] = g->live[--g->n_live];
+        if (drv.ctx_set_current(g->cu) == 0) drv.mem_free(p);
+        return;
+    }
+    /* not live: made before a reset (already gone) or never ours */
+}
+
+mg_status rt_upload(rt_gpu *g, mg_ctx *ctx, rt_dptr dst, const void *src, size_t bytes) {
+    mg_status rc = enter(g, ctx);
+    if (rc || bytes == 0) return rc;
+    CUresult r = drv.htod(dst, src, bytes);
+    return r ? fail(g, ctx, r, "cuMemcpyHtoD(%zu bytes)", bytes) : MG_OK;
+}
+
+mg_status rt_download(rt_gpu *g, mg_ctx *ctx, void *dst, rt_dptr src, size_t bytes) {
+    mg_status rc = enter(g, ctx);
+    if (rc || bytes == 0) return rc;
+    CUresult r = drv.dtoh(dst, src, bytes);
+    return r ? fail(g, ctx, r, "cuMemcpyDtoH(%zu bytes)", bytes) : MG_OK;
+}
+
+mg_status rt_fill(rt_gpu *g, mg_ctx *ctx, rt_dptr dst, unsigned char byte, size_t bytes) {
+    mg_status rc = enter(g, ctx);
+    if (rc || bytes == 0) return rc;
+    CUresult r = drv.memset_d8(dst, byte, bytes); /* ordered before later launches */
+    return r ? fail(g, ctx, r, "cuMemsetD8(%zu bytes)", bytes) : MG_OK;
+}
+
+mg_status rt_timer_start(rt_gpu *g, mg_ctx *ctx) {
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    CUresult r = drv.event_record(g->ev[0], g->stream);
+    return r ? fail(g, ctx, r, "cuEventRecord") : MG_OK;
+}
+
+mg_status rt_timer_stop(rt_gpu *g, mg_ctx *ctx, double *ms) {
+    *ms = 0;
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    float f = 0;
+    CUresult r = drv.event_record(g->ev[1], g->stream);
+    if (r) return fail(g, ctx, r, "cuEventRecord");
+    if ((r = drv.event_sync(g->ev[1]))) return fail(g, ctx, r, "cuEventSynchronize");
+    if ((r = drv.event_elapsed(&f, g->ev[0], g->ev[1])))
+        return fail(g, ctx, r, "cuEventElapsedTime");
+    *ms = f;
+    return MG_OK;
+}
+
+mg_status rt_capture_begin(rt_gpu *g, mg_ctx *ctx) {
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    CUresult r = drv.capture_begin(g->stream, CAPTURE_MODE_THREAD_LOCAL);
+    return r ? fail(g, ctx, r, "cuStreamBeginCapture") : MG_OK;
+}
+
+mg_status rt_capture_end(rt_gpu *g, mg_ctx *ctx, rt_graph **out) {
+    *out = NULL;
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    CUgraph graph = NULL;
+    CUgraphExec exec = NULL;
+    CUresult r = drv.capture_end(g->stream, &graph);
+    if (r) return fail(g, ctx, r, "cuStreamEndCapture");
+    rt_graph *gr = base_alloc(sizeof *gr);
+    if (!gr) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    else if ((r = drv.graph_instantiate(&exec, graph, 0)))
+        rc = fail(g, ctx, r, "cuGraphInstantiateWithFlags");
+    if (rc) {
+        if (graph && !is_sticky(r)) drv.graph_destroy(graph);
+        base_free(gr);
+        return rc;
+    }
+    gr->graph = graph, gr->exec = exec, gr->gen = g->gen;
+    *out = gr;
+    return MG_OK;
+}
+
+mg_status rt_graph_launch(rt_gpu *g, mg_ctx *ctx, rt_graph *gr) {
+    mg_status rc = enter(g, ctx);
+    if (rc) return rc;
+    if (!gr) return ctx_err(ctx, MG_ERR_INVALID, "rt_graph_launch: no graph");
+    if (gr->gen != g->gen)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "graph made before the GPU context was reset");
+    CUresult r = drv.graph_launch(gr->exec, g->stream);
+    return r ? fail(g, ctx, r, "cuGraphLaunch") : MG_OK;
+}
+
+void rt_graph_free(rt_gpu *g, rt_graph *gr) {
+    if (!gr) return;
+    if (g && gr->gen == g->gen && !g->broken && drv.ctx_set_current(g->cu) == 0) {
+        drv.graph_exec_destroy(gr->exec);
+        drv.graph_destroy(gr->graph);
+    }
+    base_free(gr);
+}

@@ -1,0 +1,116 @@
+/* runtime: running generated code (docs/layout.md). Last stage of the pipeline, after
+ * codegen/. Two backends behind one small interface:
+ *   GPU  libcuda (driver API) and libnvrtc, both loaded with dlopen at first use, so the same
+ *        binary runs where neither exists and says so (MG_ERR_NO_DEVICE) when asked for GPU
+ *        work. NVRTC compiles CUDA C to a cubin for the device's architecture; cubins are
+ *        cached on disk keyed by a hash of source, target and compiler version (cache.c).
+ *   C    the system C compiler builds a shared object (cached the same way) that runs in a
+ *        forked child, so a crashing candidate comes back as a status, not a dead process.
+ * Every driver, NVRTC and compiler failure becomes an mg_status with the log or CUDA error
+ * name in ctx; the process goes on. Knobs (docs/env.md): MUGEN_CACHE_DIR, MUGEN_NVRTC,
+ * MUGEN_LIBCUDA, MUGEN_CC. */
+#ifndef MG_RUNTIME_H
+#define MG_RUNTIME_H
+
+#include "../base/base.h"
+
+/* ---- compile cache (cache.c) ---- */
+/* 64-bit FNV-1a over n bytes, chained from h (start with RT_HASH_INIT). */
+#define RT_HASH_INIT 0xcbf29ce484222325ull
+uint64_t rt_hash(uint64_t h, const void *p, size_t n);
+/* The cache folder: MUGEN_CACHE_DIR, else $XDG_CACHE_HOME/mugen, else $HOME/.cache/mugen,
+ * created on demand. NULL when caching is off (MUGEN_CACHE_DIR=off) or no folder can be made.
+ * The string is static. */
+const char *rt_cache_dir(void);
+/* Looks up key.ext: on a hit returns 1 and *data (base_alloc'd, caller frees) / *n. 0 on miss. */
+int rt_cache_get(uint64_t key, const char *ext, void **data, size_t *n);
+/* Stores data under key.ext atomically (temp file + rename); failures are silent (the cache
+ * is an accelerator, never a source of errors). */
+void rt_cache_put(uint64_t key, const char *ext, const void *data, size_t n);
+
+/* ---- NVRTC (no GPU needed) ---- */
+/* Compiles CUDA C `src` for `arch` ("sm_90a", "sm_90", ...) to a cubin. On success *image
+ * (base_alloc'd, caller frees) and *size; *cached = 1 if it came from the disk cache (may be
+ * NULL). MG_ERR_NO_DEVICE if libnvrtc cannot be loaded (message says which paths were
+ * tried); MG_ERR_COMPILE with the first part of the NVRTC log in ctx, and the whole log
+ * appended to `log` when log != NULL. */
+mg_status rt_nvrtc_compile(mg_ctx *ctx, const char *src, const char *arch, void **image,
+                           size_t *size, int *cached, strbuf *log);
+/* NVRTC's version as major*1000 + minor*10, or -1 (with ctx set) if it cannot be loaded. */
+int rt_nvrtc_version(mg_ctx *ctx);
+
+/* ---- GPU (driver API) ---- */
+typedef struct rt_gpu rt_gpu;
+typedef struct rt_module rt_module;
+typedef struct rt_graph rt_graph;
+typedef uint64_t rt_dptr; /* a device address */
+
+typedef struct rt_gpu_info {
+    char name[256];
+    int cc_major, cc_minor; /* compute capability, 9.0 on H100 */
+    int n_sm;
+    int64_t smem_optin;     /* largest dynamic shared memory a block may opt into, bytes */
+    int64_t mem_bytes;
+    char arch[16];          /* NVRTC target for it: "sm_90a" on 9.0, else "sm_XY" */
+} rt_gpu_info;
+
+/* Opens device 0: dlopens libcuda, cuInit, retains the primary context, makes a stream and
+ * two timing events. MG_ERR_NO_DEVICE with the reason ("libcuda.so.1 not found: ...",
+ * "no CUDA device") otherwise. *out owned by the caller (rt_gpu_free; NULL is a no-op). */
+mg_status rt_gpu_open(mg_ctx *ctx, rt_gpu **out);
+void rt_gpu_free(rt_gpu *g);
+const rt_gpu_info *rt_gpu_get_info(const rt_gpu *g);
+
+/* Loads a cubin. The module belongs to the caller (rt_module_free; NULL ok; safe to call after
+ * the context was reset by a fault, it then only frees host memory). */
+mg_status rt_module_load(rt_gpu *g, mg_ctx *ctx, const void *image, size_t size, rt_module **out);
+void rt_module_free(rt_gpu *g, rt_module *m);
+
+/* Launches kernel `name` of m on the runtime's stream: grid[3] blocks of `block` threads with
+ * `smem` bytes of dynamic shared memory (raises the function's limit when over 48 KB);
+ * params[i] points at the i-th kernel parameter. Asynchronous: configuration errors (unknown
+ * kernel, too much shared memory, too many threads) come back here as MG_ERR_LAUNCH; faults
+ * come back from rt_sync. */
+mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
+                    const unsigned grid[3], unsigned block, size_t smem, void **params);
+/* Waits for the stream. A fault (illegal address, trap, ...) returns MG_ERR_LAUNCH naming the
+ * CUDA error; the context is then reset and re-created, so later calls work again, but every
+ * module and buffer made before it is gone (their _free calls stay safe). */
+mg_status rt_sync(rt_gpu *g, mg_ctx *ctx);
+
+/* Device memory. rt_free_dev(g, 0) is a no-op. */
+mg_status rt_alloc(rt_gpu *g, mg_ctx *ctx, size_t bytes, rt_dptr *out);
+void rt_free_dev(rt_gpu *g, rt_dptr p);
+mg_status rt_upload(rt_gpu *g, mg_ctx *ctx, rt_dptr dst, const void *src, size_t bytes);
+mg_status rt_download(rt_gpu *g, mg_ctx *ctx, void *dst, rt_dptr src, size_t bytes);
+mg_status rt_fill(rt_gpu *g, mg_ctx *ctx, rt_dptr dst, unsigned char byte, size_t bytes);
+
+/* Timing with CUDA events on the runtime's stream: start, enqueue work, stop gives the
+ * elapsed milliseconds between the two (it waits for the stop event). */
+mg_status rt_timer_start(rt_gpu *g, mg_ctx *ctx);
+mg_status rt_timer_stop(rt_gpu *g, mg_ctx *ctx, double *ms);
+
+/* CUDA graphs: launches between begin and end are captured, not run; the graph replays them
+ * with one launch. rt_graph_free(g, NULL) is a no-op. */
+mg_status rt_capture_begin(rt_gpu *g, mg_ctx *ctx);
+mg_status rt_capture_end(rt_gpu *g, mg_ctx *ctx, rt_graph **out);
+mg_status rt_graph_launch(rt_gpu *g, mg_ctx *ctx, rt_graph *gr);
+void rt_graph_free(rt_gpu *g, rt_graph *gr);
+
+/* ---- C backend (crun.c) ---- */
+/* Builds `src` (C11) into a shared object with the system compiler (MUGEN_CC, default cc;
+ * -O2 -fopenmp -fPIC -shared), cached like cubins. *so_path is base_alloc'd (caller frees).
+ * MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
+ * MG_ERR_NO_DEVICE if no C compiler can be run. */
+mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
+/* Runs `void entry(void **bufs)` from so_path in a forked child: n_bufs host buffers
+ * bufs[i] of sizes[i] bytes are shared with the child (copied in before, out after), then
+ * entry runs `reps` + 1 times (the first a warm-up) and ms_median (if non-NULL) gets the
+ * median wall time of the timed runs. The outputs left in bufs are those of the last run.
+ * A child killed by a signal or running past timeout_s seconds gives MG_ERR_LAUNCH naming
+ * the signal; the caller's process is unaffected. */
+mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
+                   void *const *bufs, const size_t *sizes, int reps, double timeout_s,
+                   double *ms_median);
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/sh
+# make test-gpu, run on the GPU machine through the device tool (docs/codegen.md):
+#   1. tests/gpu/rt_faults: planted compile error, too much shared memory, a faulting kernel,
+#      then correct work after the fault, events and CUDA graphs;
+#   2. every example program and every μGraph in examples/ugraphs/ through `mugen run
+#      --backend gpu` on fresh random inputs (outputs poisoned before each run), timed;
+#   3. with --torch, PyTorch eager and torch.compile on the six benchmarks (bench/torch_ref.py).
+# Writes everything to ${OUT:-bench/results/gpu-run}; the last lines are a summary.
+# Usage: sh tools/gpu_check.sh BUILD_DIR [--torch]
+B=${1:-build}
+OUTD=${OUT:-bench/results/gpu-run}
+mkdir -p "$OUTD"
+export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export MUGEN_CACHE_DIR="${MUGEN_CACHE_DIR:-$(mktemp -d)}"
+log="$OUTD/test-gpu.txt"
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$log" 2>&1
+pass=0 failn=0
+echo "== tests/gpu/rt_faults" | tee -a "$log"
+if "$B/rt-faults" >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "rt_faults FAILED" | tee -a "$log"; fi
+tail -1 "$log"
+seed=$(date +%s)
+for f in examples/*.mu examples/ugraphs/*.mu; do
+    prog=examples/$(basename "$f")
+    seed=$((seed + 1))
+    if [ "$f" = "$prog" ]; then set -- "$prog"; else set -- "$prog" "$f"; fi
+    echo "== mugen run --backend gpu --seed $seed $*" >>"$log"
+    if "$B/mugen" run --backend gpu --reps 100 --seed "$seed" "$@" >>"$log" 2>&1; then
+        pass=$((pass + 1)); r=ok
+    else
+        failn=$((failn + 1)); r=FAIL
+    fi
+    t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
+    e=$(grep -o 'rel err [0-9.e+-]*' "$log" | tail -1)
+    printf '%-32s %-4s %10s us  %s\n' "$f" "$r" "$t" "$e" | tee -a "$OUTD/summary.txt"
+done
+if [ "$2" = "--torch" ] || [ "$3" = "--torch" ]; then
+    PYTHONUNBUFFERED=1 python3 bench/torch_ref.py --json "$OUTD/torch.json" >"$OUTD/torch.txt" 2>&1
+    tail -14 "$OUTD/torch.txt"
+fi
+echo "$pass passed, $failn failed" | tee -a "$log"
+[ "$failn" -eq 0 ]
