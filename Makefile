@@ -18,7 +18,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-programs test-gpu gpu-carry bench clean deps
-all: deps $(B)/mugen $(B)/unit $(B)/rt-faults
+all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -46,12 +46,15 @@ $(B)/tests/gpu/rt_faults.o: CFLAGS += -Isrc
 $(B)/rt-faults: $(B)/tests/gpu/rt_faults.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+$(B)/run-faults: $(B)/tests/gpu/run_faults.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
 # GPU checks: run through the device tool (docs/codegen.md); the binaries are built here and
 # carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
-gpu-carry: $(B)/mugen $(B)/rt-faults
-	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults
+	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
 
-test-gpu: $(B)/mugen $(B)/rt-faults
+test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults
 	sh tools/gpu_check.sh $(B)
 
 deps:

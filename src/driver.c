@@ -3,9 +3,15 @@
  *   plan (opt/) -> emit (codegen/) -> compile and run (runtime/) -> compare with the float
  *   reference (eval/).
  * The search (mg_optimize) will put its stages in front of these. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "api_internal.h"
 #include "codegen/codegen.h"
@@ -248,6 +254,81 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     return rc;
 }
 
+/* Test hook (docs/env.md): MUGEN_PLANT=compile|smem|fault breaks the generated program on
+ * purpose (a syntax error; 1 MB of shared memory for the first launch; a store through an
+ * invalid address at the start of the first kernel), so tests can show that each failure
+ * comes back as a status. */
+static mg_status plant(cg_program *cg, mg_ctx *ctx) {
+    const char *w = getenv("MUGEN_PLANT");
+    if (!w || !*w) return MG_OK;
+    if (!strcmp(w, "smem") && cg->n_launches) cg->launches[0].smem = 1 << 20;
+    if (strcmp(w, "compile") && strcmp(w, "fault")) return MG_OK;
+    const char *at = strstr(cg->src, strstr(cg->src, "__global__") ? "__global__" : "void mg_entry(void **bufs) {");
+    const char *brace = at ? strchr(at, '{') : NULL;
+    if (!brace) return MG_OK;
+    strbuf sb = {0};
+    sb_printf(&sb, "%.*s", (int)(brace + 1 - cg->src), cg->src);
+    sb_puts(&sb, !strcmp(w, "compile") ? "\n    this is not code; /* planted */\n"
+                                       : "\n    *(volatile int *)16 = 0; /* planted fault */\n");
+    sb_puts(&sb, brace + 1);
+    if (sb.oom) {
+        sb_free(&sb);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    base_free(cg->src);
+    cg->src = sb_take(&sb);
+    return MG_OK;
+}
+
+static void launch_stats(const cg_program *cg, mg_run_report *r) {
+    r->n_launches = cg->n_launches;
+    for (int l = 0; l < cg->n_launches; l++)
+        if (cg->launches[l].smem > r->smem_max) r->smem_max = cg->launches[l].smem;
+}
+
+/* What the GPU worker hands back through shared memory. */
+typedef struct gpu_result {
+    mg_status rc;
+    char msg[2048];
+    mg_run_report r;
+} gpu_result;
+
+/* The GPU part runs in a forked worker: CUDA cannot recover a context after a fault, so a
+ * faulting candidate must take down only its own process. The parent never initialises CUDA
+ * (a child of a process that did cannot use it). */
+static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_run_report *r) {
+    gpu_result *sh = mmap(NULL, sizeof *sh, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (sh == MAP_FAILED) return ctx_err(ctx, MG_ERR_NOMEM, "cannot map memory for the GPU worker");
+    sh->rc = MG_ERR_LAUNCH;
+    snprintf(sh->msg, sizeof sh->msg, "the GPU worker ended without a result");
+    fflush(stdout), fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        mg_ctx c = {{0}};
+        rt_gpu *gpu = NULL;
+        mg_status rc = rt_gpu_open(&c, &gpu);
+        if (!rc) rc = generate(J->ug, &c, o, CG_CUDA, &J->plan, &J->cg);
+        if (!rc) rc = plant(&J->cg, &c);
+        if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
+        rt_gpu_free(gpu);
+        memcpy(sh->msg, c.msg, sizeof sh->msg);
+        sh->rc = rc;
+        _exit(0);
+    }
+    int st = 0;
+    mg_status rc;
+    if (pid < 0) rc = ctx_err(ctx, MG_ERR_LAUNCH, "cannot start the GPU worker: fork failed");
+    else if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st))
+        rc = ctx_err(ctx, MG_ERR_LAUNCH, "the GPU worker died: %s", WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "?");
+    else {
+        rc = sh->rc;
+        if (rc) ctx_err(ctx, rc, "%s", sh->msg);
+        else *r = sh->r;
+    }
+    munmap(sh, sizeof *sh);
+    return rc;
+}
+
 static void report_text(const job *J, mg_run_report *r) {
     strbuf sb = {0};
     sb_printf(&sb, "%s on %s: %d kernel launch%s, up to %lld bytes of shared memory per block\n",
@@ -274,23 +355,21 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     memset(r, 0, sizeof *r);
     job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g};
     J.reps = o->reps == 0 ? 50 : o->reps;
-    rt_gpu *gpu = NULL;
+    int on_gpu = 0;
     mg_status rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
+    if (!rc) rc = reference(&J, ctx, o->seed);
     if (!rc && o->backend != MG_BACKEND_C) {
-        rc = rt_gpu_open(ctx, &gpu);
+        rc = run_gpu_isolated(&J, ctx, o, r);
+        on_gpu = !rc;
         if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
     }
-    if (!rc) rc = generate(J.ug, ctx, o, gpu ? CG_CUDA : CG_C, &J.plan, &J.cg);
-    if (!rc) rc = reference(&J, ctx, o->seed);
-    if (!rc) {
-        r->n_launches = J.cg.n_launches;
-        for (int l = 0; l < J.cg.n_launches; l++)
-            if (J.cg.launches[l].smem > r->smem_max) r->smem_max = J.cg.launches[l].smem;
-        rc = gpu ? run_gpu(&J, ctx, gpu, r) : run_c(&J, ctx, r);
+    if (!rc && !on_gpu) {
+        rc = generate(J.ug, ctx, o, CG_C, &J.plan, &J.cg);
+        if (!rc) rc = plant(&J.cg, ctx);
+        if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
     if (!rc) report_text(&J, r);
-    rt_gpu_free(gpu);
     cg_program_free(&J.cg);
     op_plan_free(J.plan);
     for (int i = 0; i < VF_MAX_IO; i++) base_free(J.in[i]);

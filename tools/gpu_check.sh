@@ -18,6 +18,9 @@ pass=0 failn=0
 echo "== tests/gpu/rt_faults" | tee -a "$log"
 if "$B/rt-faults" >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "rt_faults FAILED" | tee -a "$log"; fi
 tail -1 "$log"
+echo "== tests/gpu/run_faults (planted compile error, too much shared memory, fault)" | tee -a "$log"
+if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "run_faults FAILED" | tee -a "$log"; fi
+tail -1 "$log"
 seed=$(date +%s)
 for f in examples/*.mu examples/ugraphs/*.mu; do
     prog=examples/$(basename "$f")

@@ -235,8 +235,9 @@ static void loop_open(em *E, const int64_t d[4], coord c) {
     const char *it = E->block ? "int" : "long long";
     if (E->tg == CG_C && !E->block) sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
     if (E->tg == CG_C) sb_printf(E->sb, "    for (%s e = 0; e < %" PRId64 "; e++) {\n", it, total);
-    else if (E->block)
-        sb_printf(E->sb, "    for (int e = threadIdx.x; e < %" PRId64 "; e += blockDim.x) {\n", total);
+    else if (E->block) /* a literal stride: the compiler can unroll, keeping loads in flight */
+        sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", total,
+                  E->k->body->threads);
     else
         sb_printf(E->sb, "    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < %" PRId64
                          "LL; e += (long long)gridDim.x * blockDim.x) {\n", total);
@@ -338,6 +339,16 @@ static void full_strides(const int64_t fd[4], int64_t st[4]) {
     for (int d = 3; d >= 0; d--) st[d] = fd[d] == 1 ? 0 : s, s *= fd[d];
 }
 
+/* Can iterator tile t of a tensor of dims fd move in 16-byte vectors? Its rows (the last
+ * dim) and the tensor's must be whole vectors, and so must its rows in shared memory, so that
+ * every vector starts 16-byte aligned at both ends. CUDA only; C copies element by element. */
+static int vector_iter(const em *E, const op_tensor *t, const int64_t fd[4]) {
+    int64_t v = 16 / (int64_t)base_dtype_size(t->store);
+    return E->tg == CG_CUDA && !t->colmajor && t->dim[3] % v == 0 && fd[3] % v == 0 &&
+           (t->dim[2] == 1 || t->stride[2] % v == 0) && (t->dim[1] == 1 || t->stride[1] % v == 0) &&
+           (t->dim[0] == 1 || t->stride[0] % v == 0);
+}
+
 /* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory */
 static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
     const ir_node *n = &E->g->nodes[j];
@@ -348,6 +359,17 @@ static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
     tile_base(E, n, t->dim, fd, E->sb);
     sb_puts(E->sb, ";\n");
     coord c;
+    if (vector_iter(E, t, fd)) { /* loop over vectors: the last dim counted in vectors */
+        int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / v};
+        loop_open(E, vd, c);
+        if (vd[3] > 1) snprintf(c[3], CW, "(c3 * %" PRId64 ")", v);
+        sb_printf(E->sb, "        *(uint4 *)&%s[", E->names[j]);
+        index_expr(E->sb, c, t->stride, 0);
+        sb_printf(E->sb, "] = *(const uint4 *)&%s[base_ + ", gname);
+        index_expr(E->sb, c, fst, 1);
+        sb_puts(E->sb, "];\n    }\n    }\n");
+        return;
+    }
     loop_open(E, t->dim, c);
     sb_printf(E->sb, "        %s[", E->names[j]);
     index_expr(E->sb, c, t->stride, 0);

@@ -77,7 +77,8 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         /* Iterator tiles keep their source's type; computed values stay f32 like the
          * reference's (an exp can pass f16's range before a sum brings it back). */
         t->store = n->op == IR_OP_ITER ? kin_store[n->index] : MG_F32;
-        int col = on && n->shape.ndim >= 2 && only_matmul(b, i, 1);
+        /* iterator tiles stay row-major so their loads from device memory stay contiguous */
+        int col = on && n->shape.ndim >= 2 && n->op != IR_OP_ITER && only_matmul(b, i, 1);
         layout(t, col, on && mm);
     }
 }

@@ -196,23 +196,14 @@ static CUresult make_stream_events(rt_gpu *g) {
     return r;
 }
 
-/* After a sticky fault: reset the primary context, take it again and rebuild the stream and
- * events. Everything of the old generation is gone. Returns 0, or the failing call's error
- * (the gpu is then marked broken). */
-static CUresult recover(rt_gpu *g) {
+/* After a sticky fault the context is lost for good: CUDA cannot recover it inside this
+ * process (a primary-context reset returns the same error, seen on H200, 2026-11-22). The
+ * handle is marked broken; callers that must go on run GPU work in a child process
+ * (driver.c). Everything of the old generation is gone. */
+static void lose(rt_gpu *g) {
     g->gen++;
     g->n_live = 0;
-    g->stream = g->ev[0] = g->ev[1] = NULL;
-    CUresult r = drv.primary_reset(g->dev);
-    if (!r && g->retained) {
-        drv.primary_release(g->dev); /* balance our retain; a reset does not release */
-        g->retained = 0;
-    }
-    if (!r && !(r = drv.primary_retain(&g->cu, g->dev))) g->retained = 1;
-    if (!r) r = drv.ctx_set_current(g->cu);
-    if (!r) r = make_stream_events(g);
-    if (r) g->broken = 1;
-    return r;
+    g->broken = 1;
 }
 
 /* Formats "<what>: CUDA_ERROR_X: description" into ctx as MG_ERR_LAUNCH; a sticky error
@@ -220,20 +211,16 @@ static CUresult recover(rt_gpu *g) {
 static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...) {
-    char what[256], err[256], err2[256], note[400] = "";
+    char what[256], err[256], note[400] = "";
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     describe(r, err, sizeof err);
     if (g && is_sticky(r)) {
-        CUresult r2 = recover(g);
-        if (r2)
-            snprintf(note, sizeof note, "; resetting the GPU context failed (%s): the GPU is "
-                     "unusable", describe(r2, err2, sizeof err2));
-        else
-            snprintf(note, sizeof note, "; the GPU context was reset: modules, buffers and "
-                     "graphs made before are gone");
+        lose(g);
+        snprintf(note, sizeof note, "; the GPU context is lost (CUDA cannot recover from this "
+                 "fault in the same process)");
     }
     return ctx_err(ctx, MG_ERR_LAUNCH, "%s: %s%s", what, err, note);
 }
@@ -241,7 +228,7 @@ static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...) 
 /* Common entry of every call on g: refuses a broken gpu, makes its context current. */
 static mg_status enter(rt_gpu *g, mg_ctx *ctx) {
     if (!g) return ctx_err(ctx, MG_ERR_INVALID, "no GPU handle");
-    if (g->broken) return ctx_err(ctx, MG_ERR_LAUNCH, "the GPU is unusable after a failed reset");
+    if (g->broken) return ctx_err(ctx, MG_ERR_LAUNCH, "the GPU context was lost to an earlier fault");
     CUresult r = drv.ctx_set_current(g->cu);
     return r ? fail(g, ctx, r, "cuCtxSetCurrent") : MG_OK;
 }

@@ -74,8 +74,9 @@ void rt_module_free(rt_gpu *g, rt_module *m);
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
                     const unsigned grid[3], unsigned block, size_t smem, void **params);
 /* Waits for the stream. A fault (illegal address, trap, ...) returns MG_ERR_LAUNCH naming the
- * CUDA error; the context is then reset and re-created, so later calls work again, but every
- * module and buffer made before it is gone (their _free calls stay safe). */
+ * CUDA error. CUDA cannot recover the context in the same process, so every later call on g
+ * fails with MG_ERR_LAUNCH (the _free calls stay safe); work that must survive a fault runs
+ * the GPU in a child process (mg_run does). */
 mg_status rt_sync(rt_gpu *g, mg_ctx *ctx);
 
 /* Device memory. rt_free_dev(g, 0) is a no-op. */

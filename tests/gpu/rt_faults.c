@@ -130,7 +130,16 @@ static mg_status launch_affine(state *s) {
     return rt_launch(s->g, &s->ctx, s->m, "k_affine", grid, BLOCK, 0, params);
 }
 
-/* (4) after the fault: new module and buffers give exact results. */
+/* (4) after the fault the same handle refuses work cleanly: CUDA cannot recover the context
+ * in-process, so the caller gets MG_ERR_LAUNCH, not a crash. */
+static void check_lost(state *s) {
+    rt_dptr p = 0;
+    mg_status rc = rt_alloc(s->g, &s->ctx, 1024, &p);
+    report(rc == MG_ERR_LAUNCH, "after the fault the lost context gives MG_ERR_LAUNCH", s->ctx.msg);
+    rt_free_dev(s->g, p);
+}
+
+/* (5) in a fresh process (rt-faults --after): new module and buffers give exact results. */
 static void check_after_fault(state *s) {
     mg_status rc = setup(s);
     if (!rc) rc = rt_fill(s->g, &s->ctx, s->y, 0xFF, N * sizeof(float));
@@ -186,7 +195,8 @@ static void state_free(state *s) {
     free(s->hy);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    int after = argc > 1 && !strcmp(argv[1], "--after");
     state s;
     memset(&s, 0, sizeof s);
     mg_status rc = rt_gpu_open(&s.ctx, &s.g);
@@ -208,12 +218,20 @@ int main(void) {
     if (check_compile(&s) || setup(&s)) {
         printf("setup failed: %s\n", s.ctx.msg);
         n_fail++;
-    } else {
-        check_smem(&s);
-        check_fault(&s);
+    } else if (after) {
         check_after_fault(&s);
         check_timing(&s);
         check_graph(&s);
+    } else {
+        check_smem(&s);
+        check_fault(&s);
+        check_lost(&s);
+        /* the process goes on: a new process gets a working GPU (checks 5-7) */
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "'%s' --after", argv[0]);
+        fflush(stdout);
+        int st = system(cmd);
+        report(st == 0, "a fresh process after the fault passes checks 5-7", "");
     }
     state_free(&s);
     printf("%d passed, %d failed\n", n_pass, n_fail);
