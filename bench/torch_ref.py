@@ -149,7 +149,7 @@ def run_case(name, reps, seed):
             outs[mode] = o[0].clone()
             del o, g
             r[f"{mode}_us"] = us
-            r[f"{mode}_err"] = rel_err(o[0], ref)
+            r[f"{mode}_err"] = rel_err(outs[mode], ref)
             log(f"[{name}] {mode}: {us:.2f} us/call, rel err vs f64 {r[f'{mode}_err']:.2e} "
                 f"({time.time() - t0:.1f} s incl. warm-up)")
         except Exception as e:  # keep going with the other mode / case

@@ -71,12 +71,16 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed) {
         const ir_node *n = &J->prog->nodes[i];
         if (n->op != IR_OP_INPUT) continue;
         int64_t cnt = ir_numel(&n->shape);
+        mg_status rc = ev_check_size(J->prog, ctx, i, sizeof(double));
+        if (rc) return rc;
         if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         for (int64_t t = 0; t < cnt; t++) J->in[np][t] = base_round_dtype(rng_uniform(&rg) * 2 - 1, n->dtype);
         np++;
     }
     for (int k = 0; k < J->prog->n_outputs; k++) {
         size_t cnt = (size_t)ir_numel(&J->prog->nodes[J->prog->outputs[k]].shape);
+        mg_status rc = ev_check_size(J->prog, ctx, J->prog->outputs[k], sizeof(double));
+        if (rc) return rc;
         if (!(J->ref[k] = base_alloc(cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
     return ev_float(J->prog, ctx, 0, (const double *const *)J->in, J->ref);
@@ -383,6 +387,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     op_plan *plan = NULL;
     cg_program cg = {0};
     mg_status rc = generate(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &plan, &cg);
+    if (!rc) rc = plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;
         size_t n = 0;

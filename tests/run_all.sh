@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every CPU test suite and ends with one total line "N passed, N failed".
 #   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR
-# Suites: unit tests and the program suite on the release build, then both again under
+# Suites: unit tests, the program suite and the codegen suite on the release build, then both again under
 # AddressSanitizer + UBSan (the program suite in quick mode). MUGEN_CHECK=1 throughout.
 rel=${1:-build}
 asan=${2:-build/asan}
@@ -40,6 +40,7 @@ run_suite() { # name, command...
 }
 run_suite "unit" "$rel/unit"
 run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
+run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "unit (asan+ubsan)" "$asan/unit"
 run_suite "programs (asan+ubsan, quick)" sh tests/programs/run.sh "$asan/mugen" quick
 rm -f "$log"

@@ -8,6 +8,7 @@
 # Writes everything to ${OUT:-bench/results/gpu-run}; the last lines are a summary.
 # Usage: sh tools/gpu_check.sh BUILD_DIR [--torch]
 B=${1:-build}
+TORCH=$2
 OUTD=${OUT:-bench/results/gpu-run}
 mkdir -p "$OUTD"
 export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -36,7 +37,16 @@ for f in examples/*.mu examples/ugraphs/*.mu; do
     e=$(grep -o 'rel err [0-9.e+-]*' "$log" | tail -1)
     printf '%-32s %-4s %10s us  %s\n' "$f" "$r" "$t" "$e" | tee -a "$OUTD/summary.txt"
 done
-if [ "$2" = "--torch" ] || [ "$3" = "--torch" ]; then
+# ablations: each optimizer pass off (docs/codegen.md)
+for u in rmsnorm_linear_b1 rmsnorm_linear_b8 gated_mlp lora ntrans_b1 gqa_b1; do
+    for flag in "" --no-reuse --no-depth --no-layout; do
+        echo "== ablation $u $flag" >>"$log"
+        "$B/mugen" run --backend gpu --reps 100 $flag "examples/$u.mu" "examples/ugraphs/$u.mu" >>"$log" 2>&1
+        t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
+        printf 'ablation %-20s %-12s %10s us\n' "$u" "${flag:-(all on)}" "${t:-refused}" | tee -a "$OUTD/summary.txt"
+    done
+done
+if [ "$TORCH" = "--torch" ]; then
     PYTHONUNBUFFERED=1 python3 bench/torch_ref.py --json "$OUTD/torch.json" >"$OUTD/torch.txt" 2>&1
     tail -14 "$OUTD/torch.txt"
 fi

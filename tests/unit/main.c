@@ -20,7 +20,8 @@ int unit_fails;
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)                 \
     X(test_verify_verdicts) X(test_property_regrid)                                          \
     X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error)        \
-    X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open)
+    X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open) \
+    X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable)
 
 #define DECL(t) void t(void);
 TESTS(DECL)
