@@ -6,6 +6,19 @@ missing=""
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 [ -f /usr/include/cjson/cJSON.h ] || missing="$missing libcjson-dev"
+# NVRTC (CUDA toolkit) is loaded at run time, not linked: the build works without it, but the
+# tests compile every generated kernel with it. Say so clearly when it is missing.
+nvrtc_found() {
+    [ -n "$MUGEN_NVRTC" ] && [ -f "$MUGEN_NVRTC" ] && return 0
+    for d in "${CUDA_HOME:-/usr/local/cuda}/lib64" /usr/local/cuda/lib64 /usr/lib/x86_64-linux-gnu; do
+        ls "$d"/libnvrtc.so* >/dev/null 2>&1 && return 0
+    done
+    ldconfig -p 2>/dev/null | grep -q libnvrtc
+}
+if ! nvrtc_found; then
+    echo "mugen: libnvrtc (CUDA toolkit) not found: 'make test' compiles every generated kernel" >&2
+    echo "       with NVRTC and will fail. Install the CUDA toolkit or set MUGEN_NVRTC=/path/to/libnvrtc.so." >&2
+fi
 [ -z "$missing" ] && exit 0
 echo "mugen: installing missing build dependencies:$missing" >&2
 SUDO=""
