@@ -96,7 +96,7 @@ static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i
 
 /* depth[i]: 0 for a step that reads no step of its own phase, else one more than the deepest
  * such step it reads (through inlined operators). Inlined nodes carry their operands' depth. */
-static void depths(const ir_graph *b, const op_kernel *k, const int *ph, int *depth) {
+static void depths(const ir_graph *b, const int *ph, int *depth) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int d = 0, mine = ph[i] >= 0 ? ph[i] : -2;
@@ -106,7 +106,6 @@ static void depths(const ir_graph *b, const op_kernel *k, const int *ph, int *de
             else if (ph[j] == mine || mine == -2) d = depth[j] + 1 > d ? depth[j] + 1 : d;
         }
         depth[i] = d;
-        (void)k;
     }
 }
 
@@ -138,14 +137,14 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
     int lv = 0;
     k->loop_begin = k->loop_end = k->n_steps;
     k->n_barriers = 0;
-    for (int s_ = 0; s_ < k->n_steps; s_++) {
-        int i = k->step[s_], prev = s_ ? k->step[s_ - 1] : -1;
+    for (int t = 0; t < k->n_steps; t++) {
+        int i = k->step[t], prev = t ? k->step[t - 1] : -1;
         int new_phase = prev < 0 || ph[prev] != ph[i];
-        if (new_phase && ph[i] >= PH_LOOP && k->loop_begin == k->n_steps) k->loop_begin = s_;
-        if (new_phase && ph[i] == PH_POST) k->loop_end = s_;
-        k->sync[s_] = !new_phase && (!by_depth || depth[prev] != depth[i]);
+        if (new_phase && ph[i] >= PH_LOOP && k->loop_begin == k->n_steps) k->loop_begin = t;
+        if (new_phase && ph[i] == PH_POST) k->loop_end = t;
+        k->sync[t] = !new_phase && (!by_depth || depth[prev] != depth[i]);
         if (new_phase && prev >= 0) lv++; /* the barrier closing the prologue or the loop */
-        if (k->sync[s_]) lv++, k->n_barriers++;
+        if (k->sync[t]) lv++, k->n_barriers++;
         level[i] = lv;
     }
     if (k->loop_begin > k->loop_end) k->loop_begin = k->loop_end;
@@ -157,7 +156,7 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
 /* Level at which node j is last read. A value made before the loop and read inside it must
  * survive every iteration, so it lives to the loop's last level. */
 static void live_ranges(op_kernel *k, const int *ph, const int *level, const int *uses,
-                        const int *user, int loop_last) {
+                        const int *user, int loop_first, int loop_last) {
     const ir_graph *b = k->body;
     int n = b->n_nodes;
     int *at = base_alloc((size_t)n * sizeof *at); /* level where node i's value is computed */
@@ -173,9 +172,7 @@ static void live_ranges(op_kernel *k, const int *ph, const int *level, const int
         for (int a = 0; a < b->nodes[j].n_in; a++) {
             op_tensor *t = &k->t[b->nodes[j].in[a]];
             int l = at[j];
-            if (t->level < level[k->step[k->loop_begin < k->n_steps ? k->loop_begin : 0]] &&
-                l <= loop_last && l > 0)
-                l = loop_last;
+            if (t->level < loop_first && l >= loop_first && l <= loop_last) l = loop_last;
             if (l > t->last) t->last = l;
         }
     for (int i = 0; i < n; i++)
@@ -247,10 +244,12 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     }
     choose_layouts(b, k, kin_store, p->opts.layout);
     for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, i);
-    depths(b, k, ph, depth);
+    depths(b, ph, depth);
     schedule(k, ph, depth, p->opts.depth, level);
-    int loop_last = k->loop_end > k->loop_begin ? level[k->step[k->loop_end - 1]] : 0;
-    live_ranges(k, ph, level, uses, user, loop_last);
+    int has_loop = k->loop_end > k->loop_begin;
+    int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
+    int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;
+    live_ranges(k, ph, level, uses, user, loop_first, loop_last);
     base_free(tmp);
     k->smem = place(k, p->opts.reuse);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");

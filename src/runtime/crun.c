@@ -48,20 +48,6 @@ static int compiler_words(char *buf, size_t n, char **words) {
     return k;
 }
 
-/* Puts head plus whole lines of out that fit into ctx as MG_ERR_COMPILE. */
-static mg_status compile_error(mg_ctx *ctx, const char *head, const char *out) {
-    static const char tail[] = "\n[... output truncated]";
-    size_t room = sizeof ctx->msg - strlen(head) - sizeof tail, n = strlen(out);
-    while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' ')) n--;
-    int cut = n > room;
-    if (cut) {
-        n = room;
-        while (n > 0 && out[n] != '\n') n--;
-        if (n == 0) n = room;
-    }
-    return ctx_err(ctx, MG_ERR_COMPILE, "%s%.*s%s", head, (int)n, out, cut ? tail : "");
-}
-
 /* Runs argv with stdout and stderr into `out`; *status gets waitpid's status. Returns 0, or
  * the errno of a failed start. */
 static int run_capture(char *const *argv, strbuf *out, int *status) {
@@ -139,7 +125,7 @@ static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int 
             snprintf(head, sizeof head, "C compiler failed (%s killed by signal %d):\n", cc[0],
                      WIFSIGNALED(status) ? WTERMSIG(status) : 0);
         if (log && out.s) sb_puts(log, out.s);
-        rc = compile_error(ctx, head, out.s ? out.s : "");
+        rc = rt_compile_error(ctx, head, out.s ? out.s : "");
     }
     sb_free(&out);
     return rc;

@@ -1,8 +1,8 @@
 /* runtime/cuda: the GPU backend over the CUDA driver API, loaded with dlopen (the few types
  * and entry points are declared here, so the library builds and runs without CUDA). One
- * device, its primary context, one stream and two timing events. A sticky fault resets the
- * primary context and bumps a generation number; objects of an older generation are then
- * only host memory, so freeing them stays safe. */
+ * device, its primary context, one stream and two timing events. A sticky fault loses the
+ * context for good (see lose()); the handle then refuses work, and freeing what it made only
+ * frees host memory. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdarg.h>
@@ -42,7 +42,6 @@ typedef struct drv_api {
     CUresult (*device_total_mem)(size_t *bytes, CUdevice dev);
     CUresult (*primary_retain)(CUcontext *c, CUdevice dev);
     CUresult (*primary_release)(CUdevice dev);
-    CUresult (*primary_reset)(CUdevice dev);
     CUresult (*ctx_set_current)(CUcontext c);
     CUresult (*stream_create)(CUstream *s, unsigned flags);
     CUresult (*stream_destroy)(CUstream s);
@@ -84,7 +83,6 @@ static const rt_sym drv_syms[] = {
     SYM("cuDeviceTotalMem_v2", device_total_mem),
     SYM("cuDevicePrimaryCtxRetain", primary_retain),
     SYM("cuDevicePrimaryCtxRelease_v2", primary_release),
-    SYM("cuDevicePrimaryCtxReset_v2", primary_reset),
     SYM("cuCtxSetCurrent", ctx_set_current),
     SYM("cuStreamCreate", stream_create),
     SYM("cuStreamDestroy_v2", stream_destroy),
@@ -118,15 +116,14 @@ static const rt_sym drv_syms[] = {
 static drv_api drv;
 static void *drv_lib; /* the loaded libcuda; kept for the life of the process */
 
-/* Invariants: `stream` and `ev` belong to the context `cu` of generation `gen`; `live` holds
- * exactly the device buffers rt_alloc made in this generation and not yet freed. When
- * `broken` is set (a reset failed) every call fails and nothing is handed to the driver. */
+/* Invariants: `stream` and `ev` belong to the context `cu`; `live` holds exactly the device
+ * buffers rt_alloc made and not yet freed. Once `broken` is set (a fault lost the context)
+ * every call fails and nothing more is handed to the driver. */
 struct rt_gpu {
     CUdevice dev;
     CUcontext cu;
     int retained; /* we hold one retain of the primary context */
     int broken;
-    unsigned gen;
     CUstream stream;
     CUevent ev[2];
     rt_gpu_info info;
@@ -142,7 +139,6 @@ typedef struct kernel_fn {
 
 struct rt_module {
     CUmodule mod;
-    unsigned gen;
     kernel_fn *fn; /* functions looked up so far */
     size_t n_fn, cap_fn;
 };
@@ -150,10 +146,9 @@ struct rt_module {
 struct rt_graph {
     CUgraph graph;
     CUgraphExec exec;
-    unsigned gen;
 };
 
-/* Errors that leave the context unusable until it is reset (cuda.h). */
+/* Errors that leave the context unusable (cuda.h). */
 static int is_sticky(CUresult r) {
     switch (r) {
     case 214: /* ECC_UNCORRECTABLE */
@@ -199,15 +194,14 @@ static CUresult make_stream_events(rt_gpu *g) {
 /* After a sticky fault the context is lost for good: CUDA cannot recover it inside this
  * process (a primary-context reset returns the same error, seen on H200, 2026-11-22). The
  * handle is marked broken; callers that must go on run GPU work in a child process
- * (driver.c). Everything of the old generation is gone. */
+ * (driver.c). Its modules, buffers and graphs are gone with it. */
 static void lose(rt_gpu *g) {
-    g->gen++;
     g->n_live = 0;
     g->broken = 1;
 }
 
 /* Formats "<what>: CUDA_ERROR_X: description" into ctx as MG_ERR_LAUNCH; a sticky error
- * also resets the context (and says so). */
+ * also loses the context (and says so). */
 static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static mg_status fail(rt_gpu *g, mg_ctx *ctx, CUresult r, const char *fmt, ...) {
@@ -336,15 +330,13 @@ mg_status rt_module_load(rt_gpu *g, mg_ctx *ctx, const void *image, size_t size,
         base_free(m);
         return fail(g, ctx, r, "cuModuleLoadData");
     }
-    m->gen = g->gen;
     *out = m;
     return MG_OK;
 }
 
 void rt_module_free(rt_gpu *g, rt_module *m) {
     if (!m) return;
-    if (g && m->gen == g->gen && !g->broken && drv.ctx_set_current(g->cu) == 0)
-        drv.module_unload(m->mod);
+    if (g && !g->broken && drv.ctx_set_current(g->cu) == 0) drv.module_unload(m->mod);
     for (size_t i = 0; i < m->n_fn; i++) base_free(m->fn[i].name);
     base_free(m->fn);
     base_free(m);
@@ -377,9 +369,6 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
     if (rc) return rc;
     if (!m || !name || !grid)
         return ctx_err(ctx, MG_ERR_INVALID, "rt_launch: no module, kernel name or grid");
-    if (m->gen != g->gen)
-        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: its module was loaded before the GPU context "
-                       "was reset by a fault; load it again", name);
     if (smem > (size_t)g->info.smem_optin)
         return ctx_err(ctx, MG_ERR_LAUNCH, "%s: %zu bytes of dynamic shared memory exceed the "
                        "device's opt-in limit of %lld bytes", name, smem,
@@ -430,7 +419,7 @@ void rt_free_dev(rt_gpu *g, rt_dptr p) {
         if (drv.ctx_set_current(g->cu) == 0) drv.mem_free(p);
         return;
     }
-    /* not live: made before a reset (already gone) or never ours */
+    /* not live: lost with the context, or never ours */
 }
 
 mg_status rt_upload(rt_gpu *g, mg_ctx *ctx, rt_dptr dst, const void *src, size_t bytes) {
@@ -499,7 +488,7 @@ mg_status rt_capture_end(rt_gpu *g, mg_ctx *ctx, rt_graph **out) {
         base_free(gr);
         return rc;
     }
-    gr->graph = graph, gr->exec = exec, gr->gen = g->gen;
+    gr->graph = graph, gr->exec = exec;
     *out = gr;
     return MG_OK;
 }
@@ -508,15 +497,13 @@ mg_status rt_graph_launch(rt_gpu *g, mg_ctx *ctx, rt_graph *gr) {
     mg_status rc = enter(g, ctx);
     if (rc) return rc;
     if (!gr) return ctx_err(ctx, MG_ERR_INVALID, "rt_graph_launch: no graph");
-    if (gr->gen != g->gen)
-        return ctx_err(ctx, MG_ERR_LAUNCH, "graph made before the GPU context was reset");
     CUresult r = drv.graph_launch(gr->exec, g->stream);
     return r ? fail(g, ctx, r, "cuGraphLaunch") : MG_OK;
 }
 
 void rt_graph_free(rt_gpu *g, rt_graph *gr) {
     if (!gr) return;
-    if (g && gr->gen == g->gen && !g->broken && drv.ctx_set_current(g->cu) == 0) {
+    if (g && !g->broken && drv.ctx_set_current(g->cu) == 0) {
         drv.graph_exec_destroy(gr->exec);
         drv.graph_destroy(gr->graph);
     }

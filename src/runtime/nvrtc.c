@@ -70,6 +70,19 @@ int rt_resolve(void *h, const rt_sym *syms, size_t n, void *table, strbuf *why) 
     return 0;
 }
 
+mg_status rt_compile_error(mg_ctx *ctx, const char *head, const char *log) {
+    static const char tail[] = "\n[... log truncated]";
+    size_t room = sizeof ctx->msg - strlen(head) - sizeof tail, n = strlen(log);
+    while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
+    int cut = n > room;
+    if (cut) {
+        n = room;
+        while (n > 0 && log[n] != '\n') n--; /* back up to a line break */
+        if (n == 0) n = room;
+    }
+    return ctx_err(ctx, MG_ERR_COMPILE, "%s%.*s%s", head, (int)n, log, cut ? tail : "");
+}
+
 /* Loads libnvrtc once (later calls return at once). MG_ERR_NO_DEVICE listing the attempts. */
 static mg_status nvrtc_load(mg_ctx *ctx) {
     if (lib) return MG_OK;
@@ -105,20 +118,6 @@ static mg_status nvrtc_load(mg_ctx *ctx) {
 }
 
 int rt_nvrtc_version(mg_ctx *ctx) { return nvrtc_load(ctx) ? -1 : version; }
-
-/* Puts `head` and as many whole lines of the log as fit into ctx (2048 bytes). */
-static mg_status compile_error(mg_ctx *ctx, const char *head, const char *log) {
-    static const char tail[] = "\n[... log truncated]";
-    size_t room = sizeof ctx->msg - strlen(head) - sizeof tail, n = strlen(log);
-    while (n > 0 && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
-    int cut = n > room;
-    if (cut) {
-        n = room;
-        while (n > 0 && log[n] != '\n') n--; /* back up to a line break */
-        if (n == 0) n = room;
-    }
-    return ctx_err(ctx, MG_ERR_COMPILE, "%s%.*s%s", head, (int)n, log, cut ? tail : "");
-}
 
 /* Reads the program log into a base_alloc'd string ("" when empty or unreadable). */
 static char *program_log(nvrtcProgram prog) {
@@ -156,7 +155,7 @@ static mg_status compile(mg_ctx *ctx, const char *src, const char *const *opts, 
         if (log) sb_puts(log, text);
         if (r == 6) snprintf(head, sizeof head, "NVRTC: compilation failed:\n");
         else snprintf(head, sizeof head, "NVRTC: %s (%s):\n", api.error_string(r), opts[0]);
-        rc = compile_error(ctx, head, text);
+        rc = rt_compile_error(ctx, head, text);
     } else if ((r = api.cubin_size(prog, &n)) != 0 || n == 0) {
         rc = ctx_err(ctx, MG_ERR_COMPILE, "NVRTC produced no cubin for %s: %s", opts[0],
                      r ? api.error_string(r) : "empty image");

@@ -25,4 +25,8 @@ typedef struct rt_sym {
  * -1 with the first missing name in `why`. */
 int rt_resolve(void *h, const rt_sym *syms, size_t n, void *table, strbuf *why);
 
+/* MG_ERR_COMPILE with `head` and as many whole lines of the compiler's output `log` as fit
+ * in ctx's message (a note says when it was cut). */
+mg_status rt_compile_error(mg_ctx *ctx, const char *head, const char *log);
+
 #endif
