@@ -1,0 +1,303 @@
+/* mugen search / mugen optimize: the superoptimizer from the command line (docs/search.md).
+ *   mugen search PROGRAM --out DIR   every verified μGraph, ranked, written to DIR
+ *   mugen optimize PROGRAM           search, then run the best-ranked ones (GPU, else C) and
+ *                                    keep the fastest that matches the reference
+ * Exit status: 0 found (optimize: a correct μGraph kept), 1 an error, 2 a bad command line,
+ * 3 nothing found (the reason is printed). Ctrl-C or --time-limit ends the search early;
+ * what was found is written, and a search with --out resumes from DIR/checkpoint. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "mugen.h"
+
+int cli_search(int argc, char **argv);
+
+static const char *HELP_SEARCH =
+    "usage: mugen search [options] PROGRAM --out DIR\n"
+    "       mugen optimize [options] PROGRAM [--out DIR]\n"
+    "Finds every μGraph within the limits that computes PROGRAM (a Lax program), verifies each\n"
+    "and ranks them by the cost model. search writes DIR/ugraph-N.mu (.json, .dot) for rank N\n"
+    "and DIR/summary.txt; DIR/checkpoint lets a stopped search resume. optimize then runs the\n"
+    "best-ranked μGraphs and the program itself (GPU if there is one, else the C backend),\n"
+    "checks each against the reference and keeps the fastest (DIR/best.mu with --out).\n"
+    "  --max-kops N      kernel operators (default 5)\n"
+    "  --max-bops N      block operators per kernel, iterators and savers included (default 11)\n"
+    "  --max-kin N       tensors one graph-defined kernel reads (default 4)\n"
+    "  --grid-dims N     grid dims, 1 to 3 (default 2)\n"
+    "  --max-blocks N    largest grid (default 1024)\n"
+    "  --grid A,B,..     candidate sizes of a grid dim (default 1,2,8,16,32,64,128)\n"
+    "  --forloop A,B,..  candidate for-loop ranges (default 1,8,16,64)\n"
+    "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
+    "  --threads N       worker threads (default: one per core)\n"
+    "  --time-limit S    stop after S seconds, keeping what was found\n"
+    "  --tests N         verifier tests per candidate (default: enough for a 2^-40 bound)\n"
+    "  --seed S          verifier seed (default 1)\n"
+    "  --quiet           no progress line\n"
+    "optimize only:\n"
+    "  --top N           run the N best-ranked μGraphs (default 4)\n"
+    "  --backend B       gpu, c or auto (default auto)\n"
+    "  --reps N          timed runs per μGraph (default 50)\n";
+
+static volatile int stop_flag;
+
+static void on_sigint(int sig) {
+    (void)sig;
+    stop_flag = 1;
+    signal(SIGINT, SIG_DFL); /* a second Ctrl-C ends the process */
+}
+
+static int bad(const char *fmt, const char *arg) {
+    fprintf(stderr, "mugen: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see 'mugen search --help')\n");
+    return 2;
+}
+
+static int parse_int(const char *s, long lo, long hi, int *out) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_list(const char *s, int *out, int *n) {
+    *n = 0;
+    while (*s) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || v < 1 || v > 65536 || *n == MG_SEARCH_MAX_CAND) return -1;
+        out[(*n)++] = (int)v;
+        if (*end == ',') end++;
+        else if (*end) return -1;
+        s = end;
+    }
+    return *n ? 0 : -1;
+}
+
+static int write_text(const char *dir, const char *name, const char *text) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f || fputs(text, f) < 0 || fclose(f)) {
+        fprintf(stderr, "mugen: cannot write %s: %s\n", path, strerror(errno));
+        if (f) fclose(f);
+        return -1;
+    }
+    return 0;
+}
+
+/* Writes rank i's μGraph as .mu, .json and .dot. */
+static int write_ugraph(mg_ctx *ctx, const char *dir, int rank, const char *text) {
+    char name[64];
+    snprintf(name, sizeof name, "ugraph-%d.mu", rank);
+    if (write_text(dir, name, text)) return -1;
+    mg_program *u = NULL;
+    if (mg_program_parse(ctx, text, strlen(text), name, &u)) {
+        fprintf(stderr, "mugen: %s does not parse back: %s\n", name, mg_ctx_error(ctx));
+        return -1;
+    }
+    static const mg_format fmts[2] = {MG_FMT_JSON, MG_FMT_DOT};
+    static const char *ext[2] = {"json", "dot"};
+    for (int k = 0; k < 2; k++) {
+        char *out = NULL;
+        if (mg_program_format(ctx, u, fmts[k], &out) == MG_OK) {
+            snprintf(name, sizeof name, "ugraph-%d.%s", rank, ext[k]);
+            write_text(dir, name, out);
+        }
+        mg_free(out);
+    }
+    mg_program_free(u);
+    return 0;
+}
+
+static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg_search_result *r) {
+    fprintf(f, "program: %s\nexpression: %s\n", file, r->expr ? r->expr : "");
+    fprintf(f, "e-graph: %lld nodes, %lld classes, %s, %.2f s\n", (long long)r->eg_nodes,
+            (long long)r->eg_classes, r->eg_saturated ? "saturated" : "bounded (not saturated)", r->eg_seconds);
+    fprintf(f, "limits: %d kernel ops, %d block ops, %d kernel inputs, %d grid dims, grid", o->max_kops,
+            o->max_bops, o->max_kin, o->max_grid_dims);
+    for (int i = 0; i < o->n_grid; i++) fprintf(f, "%s%d", i ? "," : " ", o->grid[i]);
+    fprintf(f, ", forloop");
+    for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
+    fprintf(f, ", pruning %s\n", o->prune ? "on" : "off");
+    fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected, %lld "
+            "duplicates, %d verified μGraphs, tasks %lld/%lld (%lld resumed)%s\n",
+            r->seconds, (long long)r->states, (long long)r->pruned, (long long)r->candidates,
+            (long long)r->rejected, (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
+            (long long)r->tasks, (long long)r->tasks_resumed, r->stopped ? ", stopped early" : "");
+    if (!r->n_found) {
+        fprintf(f, "nothing found: %s\n", r->why_none);
+        return;
+    }
+    fprintf(f, "rank  est. µs  kernel ops  kernels  block ops  file\n");
+    for (int i = 0; i < r->n_found; i++)
+        fprintf(f, "%4d %8.1f %11d %8d %10d  ugraph-%d.mu\n", i + 1, r->found[i].cost_us,
+                r->found[i].kops, r->found[i].kernels, r->found[i].bops, i + 1);
+}
+
+int cli_search(int argc, char **argv) {
+    int optimize = !strcmp(argv[1], "optimize");
+    mg_search_opts o;
+    mg_search_defaults(&o);
+    o.progress = 1;
+    const char *file = NULL, *out = NULL, *backend = NULL;
+    int top = 4, reps = 0;
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(HELP_SEARCH, stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--no-prune")) o.prune = 0;
+        else if (!strcmp(a, "--quiet")) o.progress = 0;
+        else if (a[0] == '-' && a[1] && a[1] == '-') {
+            if (!val) return bad("%s needs a value", a);
+            i++;
+            if (!strcmp(a, "--out")) out = val;
+            else if (!strcmp(a, "--backend") && optimize) backend = val;
+            else if (!strcmp(a, "--grid")) {
+                if (parse_list(val, o.grid, &o.n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
+            } else if (!strcmp(a, "--forloop")) {
+                if (parse_list(val, o.forloop, &o.n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
+            } else if (!strcmp(a, "--time-limit")) {
+                char *end;
+                double t = strtod(val, &end);
+                if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
+                o.time_limit = t;
+            } else if (!strcmp(a, "--seed")) {
+                char *end;
+                unsigned long long s = strtoull(val, &end, 10);
+                if (end == val || *end || val[0] == '-') return bad("bad seed '%s'", val);
+                o.seed = s;
+            } else {
+                struct { const char *name; int *dst; long lo, hi; } num[] = {
+                    {"--max-kops", &o.max_kops, 1, 8},    {"--max-bops", &o.max_bops, 2, 40},
+                    {"--max-kin", &o.max_kin, 1, 8},      {"--grid-dims", &o.max_grid_dims, 1, 3},
+                    {"--max-blocks", &o.max_blocks, 1, 1 << 20}, {"--threads", &o.threads, 1, 256},
+                    {"--tests", &o.verify_tests, 1, 1000}, {"--top", optimize ? &top : NULL, 1, 1000},
+                    {"--reps", optimize ? &reps : NULL, 1, 100000}};
+                int found = 0;
+                for (size_t k = 0; k < sizeof num / sizeof *num && !found; k++) {
+                    if (strcmp(a, num[k].name) || !num[k].dst) continue;
+                    found = 1;
+                    if (parse_int(val, num[k].lo, num[k].hi, &v)) {
+                        fprintf(stderr, "mugen: %s takes %ld to %ld, got '%s'\n", a, num[k].lo, num[k].hi, val);
+                        return 2;
+                    }
+                    *num[k].dst = v;
+                }
+                if (!found) return bad("unknown option '%s'", a);
+            }
+        } else if (a[0] == '-' && a[1]) {
+            return bad("unknown option '%s'", a);
+        } else if (file) {
+            return bad("more than one PROGRAM ('%s')", a);
+        } else {
+            file = a;
+        }
+    }
+    if (!file) return bad("%s needs a PROGRAM", argv[1]);
+    if (!optimize && !out) return bad("%s needs --out DIR", argv[1]);
+    if (out) {
+        struct stat st;
+        if (stat(out, &st) && mkdir(out, 0777)) {
+            fprintf(stderr, "mugen: cannot create --out %s: %s\n", out, strerror(errno));
+            return 1;
+        }
+        if (!stat(out, &st) && !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "mugen: --out %s: not a directory\n", out);
+            return 1;
+        }
+    }
+    o.ckpt_dir = out;
+    o.stop = &stop_flag;
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    if (!ctx) return 1;
+    int rc = 1;
+    mg_search_result r;
+    memset(&r, 0, sizeof r);
+    mg_status st = mg_program_load(ctx, file, &p);
+    if (st) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        goto done;
+    }
+    signal(SIGINT, on_sigint);
+    st = mg_search(ctx, p, &o, &r);
+    signal(SIGINT, SIG_DFL);
+    if (st) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        goto done;
+    }
+    summary(stdout, file, &o, &r);
+    if (out) {
+        FILE *f;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/summary.txt", out);
+        if ((f = fopen(path, "wb"))) {
+            summary(f, file, &o, &r);
+            for (int i = 0; i < r.n_found; i++)
+                fprintf(f, "\n# rank %d: %s\n%s", i + 1, r.found[i].verdict, r.found[i].text);
+            fclose(f);
+        }
+        for (int i = 0; i < r.n_found; i++) write_ugraph(ctx, out, i + 1, r.found[i].text);
+        if (r.n_found) printf("wrote %d μGraphs and summary.txt to %s\n", r.n_found, out);
+    }
+    rc = r.n_found ? 0 : 3;
+    if (!optimize || !r.n_found) goto done;
+    /* optimize: run the best-ranked μGraphs and the program itself; keep the fastest */
+    mg_run_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.seed = (uint64_t)time(NULL), ro.reps = reps;
+    if (backend && !strcmp(backend, "gpu")) ro.backend = MG_BACKEND_GPU;
+    else if (backend && !strcmp(backend, "c")) ro.backend = MG_BACKEND_C;
+    else if (backend && strcmp(backend, "auto")) {
+        rc = bad("--backend takes gpu, c or auto, not '%s'", backend);
+        goto done;
+    }
+    int n = r.n_found < top ? r.n_found : top, best = -2;
+    double best_us = 0;
+    printf("optimize: running the program and the %d best-ranked μGraphs (seed %llu)\n", n,
+           (unsigned long long)ro.seed);
+    for (int i = -1; i < n; i++) {
+        mg_program *u = NULL;
+        if (i >= 0 && mg_program_parse(ctx, r.found[i].text, strlen(r.found[i].text), "ugraph", &u)) {
+            printf("  rank %d: %s\n", i + 1, mg_ctx_error(ctx));
+            continue;
+        }
+        mg_run_report rep;
+        mg_status s2 = mg_run(ctx, p, u, &ro, &rep);
+        const char *what = i < 0 ? "program" : "rank";
+        if (s2 != MG_OK && s2 != MG_ERR_MISMATCH) {
+            printf("  %s %d: %s\n", what, i + 1, mg_ctx_error(ctx));
+        } else {
+            printf("  %-7s %2d: %s, %.1f µs on %s\n", what, i + 1, rep.ok ? "correct" : "MISMATCH",
+                   rep.time_us, rep.device);
+            if (rep.ok && (best == -2 || rep.time_us < best_us)) best = i, best_us = rep.time_us;
+        }
+        mg_program_free(u);
+    }
+    if (best == -2) {
+        printf("optimize: nothing ran correctly\n");
+        rc = 1;
+    } else if (best < 0) {
+        printf("optimize: the program itself was fastest (%.1f µs)\n", best_us);
+    } else {
+        printf("optimize: fastest is rank %d (%.1f µs)\n%s", best + 1, best_us, r.found[best].text);
+        if (out) write_text(out, "best.mu", r.found[best].text);
+    }
+done:
+    mg_search_result_free(&r);
+    mg_program_free(p);
+    mg_ctx_free(ctx);
+    return rc;
+}

@@ -1,0 +1,102 @@
+/* aexpr: abstract expressions (Mirage §4.3, Table 1) and the subexpression test that prunes
+ * the search (Table 2), docs/search.md.
+ *
+ * A term table hash-conses terms over uninterpreted functions: input variables, constants,
+ * add, mul, div, exp, sqrt, silu, sum(k, x) and concat(k1, k2, x, y). add and mul keep their
+ * operands in a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
+ * The program's expression is saturated once under the rest of A_eq in an e-graph (node and
+ * iteration bounds, deterministic); a prefix expression E is then a subexpression of some
+ * expression A_eq-equal to the program's iff E's e-class exists and is reachable from the
+ * program's class (A_sub: every operand is a subexpression; reflexive, transitive). Each
+ * answer is one hash lookup per new term. The e-graph is read-only after construction, so
+ * search threads share it; each thread owns its term table and query cache.
+ */
+#ifndef MG_AEXPR_H
+#define MG_AEXPR_H
+
+#include "../ir/ir.h"
+
+enum { AE_MAX_ROOTS = 16 };
+
+typedef enum ae_op {
+    AE_VAR, AE_CONST, AE_ADD, AE_MUL, AE_DIV, AE_EXP, AE_SQRT, AE_SILU, AE_SUM, AE_CONCAT,
+    AE_OP_COUNT
+} ae_op;
+
+/* A term. VAR: k = input index. CONST: k/k2 = the value as a reduced fraction.
+ * SUM: k = elements summed (>= 2). CONCAT: k, k2 = widths of a and b. a, b = operand ids. */
+typedef struct ae_term {
+    int32_t op, a, b;
+    int64_t k, k2;
+} ae_term;
+
+/* A hash-consing term table. Invariant: terms[i] only refers to ids < i; no two equal. */
+typedef struct ae_tab {
+    ae_term *terms;
+    int32_t n, cap;
+    int32_t *slots; /* open addressing, -1 empty */
+    int32_t n_slots;
+    const char **var_names; /* var id -> name (owned copies), for printing and parsing */
+    int32_t n_vars, cap_vars;
+    int oom;
+} ae_tab;
+
+void ae_tab_init(ae_tab *t);
+void ae_tab_free(ae_tab *t);
+/* Returns the id of op(a, b) with k, k2, applying the canonical forms above; -1 if out of
+ * memory (t->oom set). Operands that the op does not take are -1. */
+int32_t ae_make(ae_tab *t, ae_op op, int32_t a, int32_t b, int64_t k, int64_t k2);
+/* The variable called name (created on first use), for the s-expression reader. */
+int32_t ae_var(ae_tab *t, const char *name);
+
+/* Parses one s-expression (docs/search.md: NAME, NUMBER, (add e e), (sum K e),
+ * (concat K1 K2 e e), ...). Returns the term id, or -1 with *err_col set to the 0-based
+ * column of the problem and ctx holding a message. */
+int32_t ae_parse(ae_tab *t, mg_ctx *ctx, const char *text, size_t *pos, int *err_col);
+/* Appends term id as an s-expression. */
+void ae_print(const ae_tab *t, int32_t id, strbuf *sb);
+
+/* Abstract expressions of every node of kernel graph g (Table 1, graph-defined kernels
+ * inlined): out[i] = term of node i, or -1 for a node that has none (non-Lax). Variables
+ * are g's inputs by position (names from g). MG_OK, MG_ERR_UNSUPPORTED naming a non-Lax
+ * node, or MG_ERR_NOMEM. */
+mg_status ae_of_graph(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int32_t *out);
+/* The terms of a block graph's nodes given the terms of its kernel inputs (kin[k]). */
+mg_status ae_of_block(ae_tab *t, mg_ctx *ctx, const ir_graph *b, const int32_t *kin,
+                      int32_t *out);
+
+/* ---- the e-graph ---- */
+typedef struct ae_limits {
+    int64_t max_nodes; /* stop saturating past this many e-nodes (default 200000) */
+    int max_iters;     /* at most this many rounds of rule application (default 40) */
+    int64_t max_sum;   /* no sum(k, x) with k above this (0: from the roots, see .c) */
+} ae_limits;
+typedef struct ae_egraph ae_egraph;
+typedef struct ae_egraph_stats {
+    int64_t nodes, classes, reachable;
+    int iters, saturated; /* saturated = a round added nothing (complete under A_eq) */
+    double seconds;
+} ae_egraph_stats;
+
+/* Builds the e-graph of terms roots[0..n) of t and saturates it under A_eq (with the
+ * concat rule, docs/search.md). NULL if out of memory. lim may be NULL (defaults). */
+ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_limits *lim,
+                         ae_egraph_stats *st);
+void ae_egraph_free(ae_egraph *eg);
+
+/* A per-thread query handle: memoises the e-class of every term of one table. */
+typedef struct ae_query {
+    const ae_egraph *eg;
+    const ae_tab *t;
+    int32_t *cls; /* term id -> class, -1 absent, -2 not yet computed */
+    int32_t cap;
+    int64_t hits, lookups;
+} ae_query;
+void ae_query_init(ae_query *q, const ae_egraph *eg, const ae_tab *t);
+void ae_query_free(ae_query *q);
+/* 1 if A_eq ∪ A_sub ⊨ subexpr(term, some root), else 0 (also when out of memory). */
+int ae_is_sub(ae_query *q, int32_t term);
+/* 1 if A_eq ⊨ term = roots[j] (within the saturation bounds). */
+int ae_is_root(ae_query *q, int32_t term, int j);
+
+#endif
