@@ -8,11 +8,11 @@ ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
 CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude
-LDLIBS  := -lcjson -lm -ldl
+LDLIBS  := -lcjson -lm -ldl -lpthread
 B       ?= build
 
 LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/opt/*.c \
-           src/codegen/*.c src/runtime/*.c src/*.c)
+           src/codegen/*.c src/runtime/*.c src/search/*.c src/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
@@ -27,7 +27,7 @@ $(B)/%.o: %.c $(HDRS)
 $(B)/libmugen.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(B)/mugen: $(B)/cli/mugen.o $(B)/libmugen.a
+$(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a

@@ -6,6 +6,7 @@
  *   mugen verify P U   is μGraph U equivalent to program P?
  *   mugen run P [U]    generate, compile, run (GPU, else C) and check against P's reference
  *   mugen emit F       print the generated CUDA or C
+ *   mugen search P, mugen optimize P: the superoptimizer (cli/search.c)
  * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line;
  * verify: 3 not equivalent, 4 not Lax (not decided), 5 numerically unstable; run: 3 an
  * output differs from the reference. */
@@ -20,6 +21,8 @@
 
 #include "mugen.h"
 
+int cli_search(int argc, char **argv); /* cli/search.c */
+
 static const char *USAGE =
     "usage: mugen COMMAND [options] FILE\n"
     "\n"
@@ -31,6 +34,8 @@ static const char *USAGE =
     "  verify     decide whether a μGraph computes the same function as a program\n"
     "  run        generate code, compile, run on random inputs and check every output\n"
     "  emit       print the CUDA or C code mugen generates\n"
+    "  search     find, verify and rank every μGraph within limits that computes FILE\n"
+    "  optimize   search, then run the best μGraphs and keep the fastest correct one\n"
     "\n"
     "FILE is a .mu program or its JSON form; '-' reads standard input.\n"
     "'mugen COMMAND --help' describes each command. Exit status: 0 success,\n"
@@ -511,6 +516,7 @@ int main(int argc, char **argv) {
         fputs(USAGE, argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "search") || !strcmp(argv[1], "optimize")) return cli_search(argc, argv);
     opts o = {.cmd = argv[1]};
     const char *help = !strcmp(o.cmd, "check")       ? HELP_CHECK
                        : !strcmp(o.cmd, "eval")      ? HELP_EVAL

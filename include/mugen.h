@@ -135,6 +135,66 @@ typedef struct mg_verify_report {
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r);
 
+/* ---- the superoptimizer (docs/search.md) ---- */
+enum { MG_SEARCH_MAX_CAND = 16 };
+
+/* Search limits and switches; mg_search_defaults fills the documented defaults (docs/search.md). */
+typedef struct mg_search_opts {
+    int max_kops;      /* kernel operators (default 5) */
+    int max_bops;      /* block operators, iterators and savers included (default 11) */
+    int max_kin;       /* tensors a graph-defined kernel reads (default 4) */
+    int max_grid_dims; /* grid dims used (1..3, default 2) */
+    int max_blocks;    /* largest grid (product of its dims, default 1024) */
+    int grid[MG_SEARCH_MAX_CAND], n_grid;       /* candidate sizes of one grid dim */
+    int forloop[MG_SEARCH_MAX_CAND], n_forloop; /* candidate for-loop ranges */
+    int prune;          /* abstract-expression pruning (default 1) */
+    int threads;        /* worker threads (0: one per core) */
+    double time_limit;  /* seconds, 0 = none */
+    int verify_tests;   /* tests per candidate (0: as many as the verifier's bound needs) */
+    uint64_t seed;      /* verifier seed */
+    int progress;       /* print a progress line on stderr */
+    const char *ckpt_dir; /* checkpoint folder (NULL: none) */
+    volatile int *stop;           /* set asynchronously (Ctrl-C): end early, keep what was found */
+    int64_t eg_max_nodes; /* e-graph bound (0: default) */
+} mg_search_opts;
+
+/* One verified μGraph. */
+typedef struct mg_found {
+    char *text;       /* the μGraph as .mu text (owned) */
+    int kops, bops;   /* kernel operators; block operators summed over its kernels */
+    int kernels;      /* graph-defined kernels among kops */
+    double cost_us;   /* the cost model's estimate (docs/search.md) */
+    int aeq;          /* its abstract expression is A_eq-equal to the program's */
+    int task;         /* which task found it */
+    char verdict[256];
+} mg_found;
+
+typedef struct mg_search_result {
+    mg_found *found; /* sorted by cost, then text: found[0] is rank 1 */
+    int n_found;
+    int64_t states, pruned, candidates, rejected, duplicates;
+    int64_t tasks, tasks_done, tasks_resumed;
+    double seconds;
+    int stopped; /* 1 if the time limit or a stop request ended it early */
+    /* the program's abstract expression and its e-graph */
+    char *expr;
+    int64_t eg_nodes, eg_classes;
+    int eg_saturated;
+    double eg_seconds;
+    char why_none[512]; /* when nothing was found: why */
+} mg_search_result;
+
+/* Fills *o with the defaults. */
+void mg_search_defaults(mg_search_opts *o);
+/* The superoptimizer (docs/search.md): every μGraph within o's limits that computes prog,
+ * each verified; ranked by the cost model. MG_OK with *r filled (free with
+ * mg_search_result_free) also when nothing was found (r->why_none) or when stopped early
+ * (time limit, *o->stop); MG_ERR_UNSUPPORTED if prog is not Lax; MG_ERR_IO for a
+ * checkpoint folder that cannot be used. */
+mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
+                    mg_search_result *r);
+void mg_search_result_free(mg_search_result *r);
+
 /* ---- code generation and running (docs/codegen.md) ---- */
 typedef enum mg_backend { MG_BACKEND_AUTO = 0, MG_BACKEND_GPU, MG_BACKEND_C } mg_backend;
 typedef enum mg_target { MG_TARGET_CUDA = 0, MG_TARGET_C } mg_target;

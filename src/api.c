@@ -10,6 +10,7 @@
 #include "ir/ir.h"
 #include "verify/verify.h"
 #include "api_internal.h"
+#include "search/search.h"
 
 enum { MAX_FILE = 256 << 20 };
 
@@ -172,4 +173,17 @@ mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugrap
                     uint64_t seed, mg_verify_report *r) {
     if (!prog || !ugraph || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_verify: NULL argument");
     return vf_verify(prog->g, ugraph->g, ctx, tests, seed, r);
+}
+
+/* ---- the superoptimizer ---- */
+void mg_search_defaults(mg_search_opts *o) { sr_opts_default(o); }
+
+mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
+                    mg_search_result *r) {
+    if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search: NULL argument");
+    return sr_search(prog->g, o, ctx, r);
+}
+
+void mg_search_result_free(mg_search_result *r) {
+    if (r) sr_result_free(r);
 }

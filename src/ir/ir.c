@@ -200,7 +200,7 @@ int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {
  * zeros cancel against the denominator, so equal decimals (0.5, 0.50, 5e-1) give the same
  * num/den, and the result must have |num| < 2^63 and den <= 10^18. *val is strtod of the same
  * text: the float evaluator sees the double nearest to the exact fraction. */
-static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val) {
+int ir_parse_decimal(const char *s, int64_t *num, int64_t *den, double *val) {
     const char *p = s;
     int neg = 0;
     if (*p == '-') neg = 1, p++;
@@ -252,7 +252,7 @@ static int parse_decimal(const char *s, int64_t *num, int64_t *den, double *val)
 int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
     ir_node n = {.op = IR_OP_CONST, .dtype = MG_F32, .line = line, .col = col, .fmap = -1,
                  .map = {-1, -1, -1}};
-    int r = parse_decimal(lit, &n.num, &n.den, &n.value);
+    int r = ir_parse_decimal(lit, &n.num, &n.den, &n.value);
     if (r == -1) return -(int)ctx_err(ctx, MG_ERR_PARSE, "malformed number '%.40s'", lit);
     if (r) {
         return -(int)ctx_err(ctx, MG_ERR_PARSE,

@@ -149,6 +149,10 @@ const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n);
 /* Numpy-style broadcast of a and b (right-aligned, 1 stretches). 0 on success, -1 if not
  * broadcastable. */
 int ir_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
+/* Parses an exact decimal ([-]digits[.digits][e[+-]digits]) into num/den, den a power of ten
+ * with trailing zeros cancelled (equal values give equal num/den); *val = strtod. 0, -1 if
+ * malformed, -2 if out of range (ir.c). */
+int ir_parse_decimal(const char *s, int64_t *num, int64_t *den, double *val);
 /* Parses a dtype name; -1 if unknown. */
 int ir_dtype_parse(const char *s, size_t n);
 

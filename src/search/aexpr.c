@@ -771,6 +771,8 @@ static int32_t q_class(ae_query *q, int32_t id) {
     return q->cls[id] = r;
 }
 
+int32_t ae_class(ae_query *q, int32_t term) { return q_class(q, term); }
+
 int ae_is_sub(ae_query *q, int32_t term) {
     int32_t c = q_class(q, term);
     return c >= 0 && q->eg->reach[c];

@@ -94,6 +94,8 @@ typedef struct ae_query {
 } ae_query;
 void ae_query_init(ae_query *q, const ae_egraph *eg, const ae_tab *t);
 void ae_query_free(ae_query *q);
+/* The e-class of term (equal classes: A_eq-equal terms), or -1 if the e-graph has none. */
+int32_t ae_class(ae_query *q, int32_t term);
 /* 1 if A_eq ∪ A_sub ⊨ subexpr(term, some root), else 0 (also when out of memory). */
 int ae_is_sub(ae_query *q, int32_t term);
 /* 1 if A_eq ⊨ term = roots[j] (within the saturation bounds). */

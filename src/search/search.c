@@ -80,6 +80,7 @@ typedef struct worker {
     int n_t, n_kops;
     int last_first; /* first tensor the last kernel op produced (chain rule) */
     int kcnode[MAXC];
+    int32_t const_term[MAXC]; /* the program's constants as terms of this worker's table */
     bstate bs[MAXK];
     int task, counter; /* depth-0 choices are numbered; only the one == task is explored */
     int64_t states, pruned, candidates, rejected, duplicates;
@@ -451,14 +452,15 @@ static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t 
     for (int i = 0; i < p.n_in; i++) {
         int x = ta[i];
         p.in[i] = x >= 0 ? w->t[x].node : w->kcnode[-2 - x];
-        tin[i] = x >= 0 ? w->t[x].term : w->s->const_term[-2 - x];
+        tin[i] = x >= 0 ? w->t[x].term : w->const_term[-2 - x];
     }
     int32_t term = term_of(w, w->k, &p, tin);
     if (!keep_term(w, term)) return;
     int node = ir_add_node(w->k, &w->ctx, &p);
     if (node < 0) return;
+    int32_t cls = ae_class(&w->q, term);
     for (int i = 0; i < w->n_t; i++) /* recomputes (abstractly) what is there already */
-        if (w->t[i].term == term && !memcmp(&w->k->nodes[w->t[i].node].shape, &w->k->nodes[node].shape, sizeof(ir_shape))) {
+        if ((w->t[i].term == term || (cls >= 0 && ae_class(&w->q, w->t[i].term) == cls)) && !memcmp(&w->k->nodes[w->t[i].node].shape, &w->k->nodes[node].shape, sizeof(ir_shape))) {
             w->k->n_nodes--;
             return;
         }
@@ -770,7 +772,7 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
             if (bs->t[x].cls > cls) cls = bs->t[x].cls;
         }
         p.in[i] = x >= 0 ? bs->t[x].node : bs->cnode[-2 - x];
-        tin[i] = x >= 0 ? bs->t[x].term : w->s->const_term[-2 - x];
+        tin[i] = x >= 0 ? bs->t[x].term : w->const_term[-2 - x];
     }
     if (p.op == IR_OP_ACCUM) {
         if (cls != IR_LOOP) return;
@@ -786,9 +788,21 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
     }
     int node = ir_add_node(bs->b, &w->ctx, &p);
     if (node < 0) return;
-    if (p.op != IR_OP_SAVE && ir_block_smem(bs->b) > ir_device_h100.smem_per_block) {
-        bs->b->n_nodes--;
-        return;
+    if (p.op != IR_OP_SAVE) {
+        /* a tensor A_eq-equal to one of the same class and shape already in the block adds
+         * nothing (the e-class stands in for Mirage's fingerprint here) */
+        int32_t c = ae_class(&w->q, term);
+        for (int i = 0; i < bs->n_t && c >= 0; i++)
+            if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
+                !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape))) {
+                w->duplicates++;
+                bs->b->n_nodes--;
+                return;
+            }
+        if (ir_block_smem(bs->b) > ir_device_h100.smem_per_block) {
+            bs->b->n_nodes--;
+            return;
+        }
     }
     btens *t = &bs->t[bs->n_t];
     memset(t, 0, sizeof *t);
@@ -969,10 +983,9 @@ static int worker_init(worker *w, search *s) {
     }
     for (int c = 0; c < s->n_const; c++)
         if ((w->kcnode[c] = ir_add_const(w->k, &w->ctx, s->const_lit[c], 0, 0)) < 0) return -1;
-    /* constants' terms are the same in every table: re-make them here */
     for (int c = 0; c < s->n_const; c++) {
         const ir_node *n = &w->k->nodes[w->kcnode[c]];
-        (void)ae_make(&w->tab, AE_CONST, -1, -1, n->num, n->den);
+        w->const_term[c] = ae_make(&w->tab, AE_CONST, -1, -1, n->num, n->den);
     }
     return 0;
 }
@@ -1150,9 +1163,9 @@ static void *worker_main(void *arg) {
 void sr_opts_default(sr_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_kops = 5, o->max_bops = 11, o->max_kin = 4, o->max_grid_dims = 2, o->max_blocks = 1024;
-    static const int grid[] = {1, 2, 8, 16, 32, 64, 128};
+    static const int grid[] = {1, 2, 8, 64};
     memcpy(o->grid, grid, sizeof grid), o->n_grid = (int)(sizeof grid / sizeof *grid);
-    static const int fl[] = {1, 8, 16, 64};
+    static const int fl[] = {1, 8, 64};
     memcpy(o->forloop, fl, sizeof fl), o->n_forloop = (int)(sizeof fl / sizeof *fl);
     o->prune = 1;
     o->seed = 1;
