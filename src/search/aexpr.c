@@ -223,19 +223,9 @@ static void print_const(int64_t num, int64_t den, strbuf *sb) {
         sb_printf(sb, "%.17g", (double)num / (double)den);
         return;
     }
-    mg_i128 m = (mg_i128)num * (scale / den);
-    int neg = m < 0;
-    if (neg) m = -m;
-    char buf[64];
-    int n = 0;
-    for (int i = 0; i < digits || m; i++) {
-        if (i == digits) buf[n++] = '.';
-        buf[n++] = (char)('0' + (int)(m % 10));
-        m /= 10;
-    }
-    if (buf[n - 1] == '.') buf[n++] = '0';
-    if (neg) buf[n++] = '-';
-    for (int i = n - 1; i >= 0; i--) sb_printf(sb, "%c", buf[i]);
+    int64_t m = num * (scale / den); /* |num| < 2^63 and den <= 10^18: fits after cancelling */
+    int64_t a = m < 0 ? -m : m;
+    sb_printf(sb, "%s%lld.%0*lld", m < 0 ? "-" : "", (long long)(a / scale), digits, (long long)(a % scale));
 }
 
 void ae_print(const ae_tab *t, int32_t id, strbuf *sb) {
