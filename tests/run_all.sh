@@ -41,6 +41,7 @@ run_suite() { # name, command...
 run_suite "unit" "$rel/unit"
 run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
 run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
+run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "unit (asan+ubsan)" "$asan/unit"
 run_suite "programs (asan+ubsan, quick)" sh tests/programs/run.sh "$asan/mugen" quick
 rm -f "$log"

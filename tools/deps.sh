@@ -1,11 +1,12 @@
 #!/bin/sh
-# Checks for what the build needs (a C compiler, make, libcjson-dev) and, on Debian or
+# Checks for what the build needs (a C compiler, make, libcjson-dev, libz3-dev for the tests) and, on Debian or
 # Ubuntu, installs what is missing (as root, or through sudo). Prints what to install
 # otherwise. Quiet when everything is present.
 missing=""
 command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 [ -f /usr/include/cjson/cJSON.h ] || missing="$missing libcjson-dev"
+[ -f /usr/include/z3.h ] || missing="$missing libz3-dev" # tests/z3: the independent check of the search's pruning
 # NVRTC (CUDA toolkit) is loaded at run time, not linked: the build works without it, but the
 # tests compile every generated kernel with it. Say so clearly when it is missing.
 nvrtc_found() {

@@ -562,12 +562,22 @@ static int eg_apply(ae_egraph *eg, int32_t c, eg_node n) {
         /* concat (ours): sum(i, p q) + sum(j, r s) = sum(i + j, concat(p, r) concat(q, s)) */
         for (int o = 0; o < 2; o++) {
             int32_t x = o ? b : a, y = o ? a : b;
-            EACH(s1, x, AE_SUM) EACH(s2, y, AE_SUM) EACH(m, s1.c0, AE_MUL) EACH(m2, s2.c0, AE_MUL)
-                for (int j = 0; j < 2; j++) {
-                    int32_t r = j ? m2.c1 : m2.c0, s = j ? m2.c0 : m2.c1;
-                    int32_t l = eg_add(eg, AE_CONCAT, m.c0, r, s1.k, s2.k);
-                    int32_t rr = eg_add(eg, AE_CONCAT, m.c1, s, s1.k, s2.k);
-                    ch |= eg_merge(eg, c, SUMK(eg, s1.k + s2.k, A2(eg, AE_MUL, l, rr)));
+            /* each side is sum(k, p q), or p q itself (k = 1) */
+            for (int64_t i1 = eg->cstart[x]; i1 < eg->cstart[x + 1]; i1++)
+                for (int64_t i2 = eg->cstart[y]; i2 < eg->cstart[y + 1]; i2++) {
+                    eg_node s1 = eg->nodes[eg->cnodes[i1]], s2 = eg->nodes[eg->cnodes[i2]];
+                    int32_t c1 = s1.op == AE_SUM ? s1.c0 : s1.op == AE_MUL ? x : -1;
+                    int32_t c2 = s2.op == AE_SUM ? s2.c0 : s2.op == AE_MUL ? y : -1;
+                    int64_t k1 = s1.op == AE_SUM ? s1.k : 1, k2 = s2.op == AE_SUM ? s2.k : 1;
+                    if (c1 < 0 || c2 < 0) continue;
+                    EACH(m, c1, AE_MUL) EACH(m2, c2, AE_MUL)
+                        for (int j = 0; j < 4; j++) { /* both operand orders of each product */
+                            int32_t p = j & 1 ? m.c1 : m.c0, q = j & 1 ? m.c0 : m.c1;
+                            int32_t r = j & 2 ? m2.c1 : m2.c0, s = j & 2 ? m2.c0 : m2.c1;
+                            int32_t l = eg_add(eg, AE_CONCAT, p, r, k1, k2);
+                            int32_t rr = eg_add(eg, AE_CONCAT, q, s, k1, k2);
+                            ch |= eg_merge(eg, c, SUMK(eg, k1 + k2, A2(eg, AE_MUL, l, rr)));
+                        }
                 }
         }
         break;
@@ -634,15 +644,30 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
     if (!eg->lim.max_sum) {
         /* sums beyond the roots' sizes only arise from the unsound sum(i, x y) = sum(i, x) y
          * run in circles: cap at the total of the roots' sum sizes (concat adds two) */
-        int64_t tot = 0;
+        int64_t tot = 0, path = 1;
         memset(memo, 0, sizeof *memo * (size_t)(t->n + 1));
         for (int i = 0; i < n; i++) memo[roots[i]] = 1;
         for (int32_t i = t->n - 1; i >= 0; i--) { /* operands have smaller ids */
             if (!memo[i]) continue;
             if (t->terms[i].op == AE_SUM) tot += t->terms[i].k;
+            if (t->terms[i].op == AE_CONCAT) tot += t->terms[i].k + t->terms[i].k2;
             if (t->terms[i].a >= 0) memo[t->terms[i].a] = 1;
             if (t->terms[i].b >= 0) memo[t->terms[i].b] = 1;
         }
+        /* and the largest product of sum sizes nested along one path (sum(2, sum(3, x)) may
+         * become sum(6, x)) */
+        int64_t *pp = base_calloc((size_t)t->n + 1, sizeof *pp);
+        for (int32_t i = 0; pp && i < t->n; i++) {
+            const ae_term *x = &t->terms[i];
+            int64_t m = 1;
+            if (x->a >= 0 && pp[x->a] > m) m = pp[x->a];
+            if (x->b >= 0 && pp[x->b] > m) m = pp[x->b];
+            if (x->op == AE_SUM) m = m > ((int64_t)1 << 40) / x->k ? (int64_t)1 << 40 : m * x->k;
+            pp[i] = m;
+            if (memo[i] && m > path) path = m;
+        }
+        base_free(pp);
+        if (path > tot) tot = path;
         eg->lim.max_sum = tot > 1 ? tot : 1;
     }
     memset(memo, 0xff, sizeof *memo * (size_t)(t->n + 1));
