@@ -17,7 +17,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-programs test-gpu gpu-carry bench clean deps
+.PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-search clean deps
 all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults
 
 $(B)/%.o: %.c $(HDRS)
@@ -81,3 +81,7 @@ bench: $(B)/bench-eval $(B)/bench-verify
 
 clean:
 	rm -rf build
+
+# The search on each benchmark, pruning on and off (docs/search.md); long: TIME_LIMIT per run.
+bench-search: $(B)/mugen
+	sh bench/search.sh $(B)/mugen $(or $(TIME_LIMIT),600)
