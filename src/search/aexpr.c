@@ -250,20 +250,8 @@ void ae_print(const ae_tab *t, int32_t id, strbuf *sb) {
 
 /* ---- Table 1: the abstract expression of each node ---- */
 
-static int32_t node_term(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int i, const int32_t *out,
-                         const int32_t *kin, mg_status *st) {
-    const ir_node *n = &g->nodes[i];
-    int32_t a = n->n_in > 0 ? out[n->in[0]] : -1, b = n->n_in > 1 ? out[n->in[1]] : -1;
-    char lb[128];
-    if ((n->n_in > 0 && a < 0) || (n->n_in > 1 && b < 0)) return -1; /* follows a non-Lax node */
+int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
     switch (n->op) {
-    case IR_OP_INPUT: {
-        int pos = 0;
-        for (int j = 0; j < i; j++) pos += g->nodes[j].op == IR_OP_INPUT;
-        if (pos < t->n_vars) return ae_make(t, AE_VAR, -1, -1, pos, 0);
-        return ae_var(t, n->name);
-    }
-    case IR_OP_CONST: return ae_make(t, AE_CONST, -1, -1, n->num, n->den);
     case IR_OP_ADD:
     case IR_OP_SUB: return ae_make(t, AE_ADD, a, b, 0, 0);
     case IR_OP_MUL: return ae_make(t, AE_MUL, a, b, 0, 0);
@@ -284,13 +272,34 @@ static int32_t node_term(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int i, const
     case IR_OP_CONCAT:
         return ae_make(t, AE_CONCAT, a, b, g->nodes[n->in[0]].shape.d[n->dim],
                        g->nodes[n->in[1]].shape.d[n->dim]);
-    case IR_OP_ITER: return kin[n->index];
     case IR_OP_ACCUM: return n->fmap < 0 ? ae_make(t, AE_SUM, a, -1, g->forloop, 0) : a;
+    default: return -2;
+    }
+}
+
+static int32_t node_term(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int i, const int32_t *out,
+                         const int32_t *kin, mg_status *st) {
+    const ir_node *n = &g->nodes[i];
+    int32_t a = n->n_in > 0 ? out[n->in[0]] : -1, b = n->n_in > 1 ? out[n->in[1]] : -1;
+    char lb[128];
+    if ((n->n_in > 0 && a < 0) || (n->n_in > 1 && b < 0)) return -1; /* follows a non-Lax node */
+    switch (n->op) {
+    case IR_OP_INPUT: {
+        int pos = 0;
+        for (int j = 0; j < i; j++) pos += g->nodes[j].op == IR_OP_INPUT;
+        if (pos < t->n_vars) return ae_make(t, AE_VAR, -1, -1, pos, 0);
+        return ae_var(t, n->name);
+    }
+    case IR_OP_CONST: return ae_make(t, AE_CONST, -1, -1, n->num, n->den);
+    case IR_OP_ITER: return kin[n->index];
     case IR_OP_KERNEL: return -1; /* handled by the caller */
-    default:
-        *st = ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s has no abstract expression (not Lax)",
-                      ir_node_label(g, i, lb, sizeof lb));
-        return -1;
+    default: {
+        int32_t r = ae_op_term(t, g, n, a, b);
+        if (r == -2)
+            *st = ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s has no abstract expression (not Lax)",
+                          ir_node_label(g, i, lb, sizeof lb));
+        return r < 0 ? -1 : r;
+    }
     }
 }
 

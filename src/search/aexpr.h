@@ -56,6 +56,11 @@ int32_t ae_parse(ae_tab *t, mg_ctx *ctx, const char *text, size_t *pos, int *err
 /* Appends term id as an s-expression. */
 void ae_print(const ae_tab *t, int32_t id, strbuf *sb);
 
+/* Table 1 for one operator node n of graph g (a block graph for accum), its operands'
+ * terms a and b (-1 where it has fewer): the term, -1 if out of memory, -2 if the operator
+ * has no abstract expression here (not Lax; inputs, constants, iterators and kernels are the
+ * callers' business). n need not be in g yet; its operands must be. */
+int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);
 /* Abstract expressions of every node of kernel graph g (Table 1, graph-defined kernels
  * inlined): out[i] = term of node i, or -1 for a node that has none (non-Lax). Variables
  * are g's inputs by position (names from g). MG_OK, MG_ERR_UNSUPPORTED naming a non-Lax

@@ -101,7 +101,7 @@ struct search {
     int out_node[AE_MAX_ROOTS];
     int n_const;
     const char *const_lit[MAXC];
-    int32_t const_term[MAXC];
+    const ir_node *const_val[MAXC]; /* the program's node of each distinct constant */
     /* the fingerprint: program outputs on fixed field inputs */
     uint32_t *fp_ip[VF_MAX_IO], *fp_iq[VF_MAX_IO], *fp_op[VF_MAX_IO], *fp_oq[VF_MAX_IO];
     uint32_t fp_omega;
@@ -324,9 +324,9 @@ static void add_found(worker *w, char *text, const ir_graph *u, const char *verd
     f->aeq = 1;
 }
 
-/* A kernel graph whose tensors outs[] match the program's outputs: materialise, screen,
- * verify, keep. */
-static void candidate(worker *w, const int *outs, int aeq) {
+/* A kernel graph whose tensors outs[] match the program's outputs (A_eq-equal, so every
+ * μGraph found has aeq set): materialise, screen, verify, keep. */
+static void candidate(worker *w, const int *outs) {
     search *s = w->s;
     w->candidates++;
     ir_graph *u = materialize(s, w->k, outs, &w->ctx);
@@ -354,7 +354,6 @@ static void candidate(worker *w, const int *outs, int aeq) {
     if (fp == 1 && vf_verify(s->prog, u, &w->ctx, s->o->verify_tests, s->o->seed, &rep) == MG_OK &&
         rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, rep.text);
-        if (w->n_found) w->found[w->n_found - 1].aeq = aeq;
         __atomic_add_fetch(&s->found, 1, __ATOMIC_RELAXED);
     } else {
         w->rejected++;
@@ -403,31 +402,6 @@ static int seen(worker *w) {
 static void kgen(worker *w, const key *last);
 static int k_operands_ok(const worker *w, const int *ta, int n);
 
-static int32_t term_of(worker *w, const ir_graph *g, const ir_node *p, const int32_t *tin) {
-    ae_tab *t = &w->tab;
-    int32_t a = tin[0], b = p->n_in > 1 ? tin[1] : -1;
-    switch (p->op) {
-    case IR_OP_ADD:
-    case IR_OP_SUB: return ae_make(t, AE_ADD, a, b, 0, 0);
-    case IR_OP_MUL: return ae_make(t, AE_MUL, a, b, 0, 0);
-    case IR_OP_DIV: return ae_make(t, AE_DIV, a, b, 0, 0);
-    case IR_OP_EXP: return ae_make(t, AE_EXP, a, -1, 0, 0);
-    case IR_OP_SQRT: return ae_make(t, AE_SQRT, a, -1, 0, 0);
-    case IR_OP_SILU: return ae_make(t, AE_SILU, a, -1, 0, 0);
-    case IR_OP_SQR: return ae_make(t, AE_MUL, a, a, 0, 0);
-    case IR_OP_MATMUL: {
-        const ir_shape *s = &g->nodes[p->in[0]].shape;
-        return ae_make(t, AE_SUM, ae_make(t, AE_MUL, a, b, 0, 0), -1, s->d[s->ndim - 1], 0);
-    }
-    case IR_OP_SUM: return ae_make(t, AE_SUM, a, -1, g->nodes[p->in[0]].shape.d[p->dim], 0);
-    case IR_OP_CONCAT:
-        return ae_make(t, AE_CONCAT, a, b, g->nodes[p->in[0]].shape.d[p->dim],
-                       g->nodes[p->in[1]].shape.d[p->dim]);
-    case IR_OP_ACCUM: return p->fmap < 0 ? ae_make(t, AE_SUM, a, -1, g->forloop, 0) : a;
-    default: return a;
-    }
-}
-
 /* Is term allowed (pruning)? Counts the pruned ones. */
 static int keep_term(worker *w, int32_t term) {
     if (term < 0) {
@@ -454,7 +428,7 @@ static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t 
         p.in[i] = x >= 0 ? w->t[x].node : w->kcnode[-2 - x];
         tin[i] = x >= 0 ? w->t[x].term : w->const_term[-2 - x];
     }
-    int32_t term = term_of(w, w->k, &p, tin);
+    int32_t term = ae_op_term(&w->tab, w->k, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (!keep_term(w, term)) return;
     int node = ir_add_node(w->k, &w->ctx, &p);
     if (node < 0) return;
@@ -536,7 +510,7 @@ static void kgen(worker *w, const key *last) {
         if (ok && !unused) {
             int nodes[AE_MAX_ROOTS];
             for (int j = 0; j < s->n_out; j++) nodes[j] = w->t[outs[j]].node;
-            candidate(w, nodes, 1);
+            candidate(w, nodes);
         }
         /* a prefix that already holds the outputs is not extended: what it would add could
          * only feed tensors nobody needs */
@@ -779,7 +753,7 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
         cls = IR_POST;
     }
     if (p.op == IR_OP_SAVE && cls != IR_POST) return;
-    int32_t term = term_of(w, bs->b, &p, tin);
+    int32_t term = ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (p.op != IR_OP_SAVE && !keep_term(w, term)) return;
     if (p.op == IR_OP_SAVE && w->n_kops == w->s->o->max_kops - 1) {
         int root = 0; /* the last kernel op writes the program's outputs, nothing else */
@@ -1210,16 +1184,10 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
         if (n->op == IR_OP_INPUT) s.n_in++;
         if (n->op != IR_OP_CONST) continue;
         int dup = 0;
-        for (int c = 0; c < s.n_const; c++) {
-            const ir_node *m = &prog->nodes[0];
-            (void)m;
-            int64_t num, den;
-            double v;
-            ir_parse_decimal(s.const_lit[c], &num, &den, &v);
-            dup |= num == n->num && den == n->den;
-        }
+        for (int c = 0; c < s.n_const; c++) dup |= s.const_val[c]->num == n->num && s.const_val[c]->den == n->den;
         if (dup) continue;
         if (s.n_const == MAXC) return ctx_err(ctx, MG_ERR_LIMIT, "the search handles at most %d distinct constants", MAXC);
+        s.const_val[s.n_const] = n;
         s.const_lit[s.n_const++] = n->lit;
     }
     if (s.n_in > MAXT / 2) return ctx_err(ctx, MG_ERR_LIMIT, "the search handles at most %d inputs", MAXT / 2);
@@ -1234,12 +1202,6 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     mg_status rc = ae_of_graph(&s.tab0, ctx, prog, terms);
     int32_t roots[AE_MAX_ROOTS];
     for (int j = 0; !rc && j < s.n_out; j++) roots[j] = terms[prog->outputs[j]];
-    for (int c = 0; !rc && c < s.n_const; c++) {
-        int64_t num, den;
-        double v;
-        ir_parse_decimal(s.const_lit[c], &num, &den, &v);
-        s.const_term[c] = ae_make(&s.tab0, AE_CONST, -1, -1, num, den);
-    }
     base_free(terms);
     if (rc) {
         ae_tab_free(&s.tab0);
