@@ -17,6 +17,9 @@
 #include "aexpr.h"
 
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
+/* Bumped whenever the generator changes what a task explores: a checkpoint written by
+ * another version is refused rather than mixed in. */
+enum { SEARCH_VERSION = 2 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -50,13 +53,13 @@ static const key key_min = {{-2000, -2000, -2000, -2000, -2000, -2000, -2000, -2
 typedef struct ktens {
     int node, uses;
     int32_t term;
+    uint64_t lab[IR_MAX_DIMS]; /* the program's dim label of each dim (dim_labels) */
 } ktens;
 typedef struct btens {
     int node, uses, cls, is_save;
     int32_t term;
-    uint8_t gbits[IR_MAX_DIMS]; /* grid dims that split each dim */
-    uint8_t part;               /* grid dims this tile is a partial sum over */
 } btens;
+enum { MAXBN = 64, NSLOT = MAXBN * IR_MAX_DIMS };
 
 /* One block graph under construction (one per kernel depth). */
 typedef struct bstate {
@@ -65,6 +68,7 @@ typedef struct bstate {
     int n_t, n_ops, n_saves;
     int kin[IR_MAX_IN], n_kin; /* the kernel tensors it reads */
     int cnode[MAXC];           /* block node of each program constant */
+    uint64_t lab[MAXBN][IR_MAX_DIMS]; /* dim labels of each block node */
     key klast;                 /* rank of the kernel graph's last operator */
 } bstate;
 
@@ -102,9 +106,9 @@ struct search {
     int n_const;
     const char *const_lit[MAXC];
     const ir_node *const_val[MAXC]; /* the program's node of each distinct constant */
-    /* the fingerprint: program outputs on fixed field inputs */
-    uint32_t *fp_ip[VF_MAX_IO], *fp_iq[VF_MAX_IO], *fp_op[VF_MAX_IO], *fp_oq[VF_MAX_IO];
-    uint32_t fp_omega;
+    /* dim labels (labels_op): the program inputs' dims, and the labels the program reduces */
+    uint64_t in_lab[MAXT][IR_MAX_DIMS], red_lab;
+    vf_ref *ref; /* the verifier's program side, shared by the workers */
     /* shared progress */
     int64_t next_task, n_tasks;
     int64_t states, pruned, candidates, rejected, duplicates, found, tasks_done;
@@ -267,34 +271,6 @@ static uint64_t text_hash(const char *s) {
     return h;
 }
 
-/* Fingerprint: the candidate's outputs on the search's fixed field inputs must equal the
- * program's. Returns 1 if equal, 0 if not, -1 on an evaluation error (e.g. too large). */
-static int fingerprint_ok(const search *s, const ir_graph *u, mg_ctx *ctx) {
-    uint32_t *up[VF_MAX_IO] = {0}, *uq[VF_MAX_IO] = {0};
-    int ok = 1;
-    for (int j = 0; j < s->n_out && ok; j++) {
-        size_t n = (size_t)ir_numel(&s->prog->nodes[s->out_node[j]].shape);
-        up[j] = base_alloc(n * 4), uq[j] = base_alloc(n * 4);
-        ok = up[j] && uq[j];
-    }
-    mg_status rc = ok ? ev_field(u, ctx, s->fp_omega, (const uint32_t *const *)s->fp_ip,
-                                 (const uint32_t *const *)s->fp_iq, up, uq)
-                      : MG_ERR_NOMEM;
-    int r = rc == MG_ERR_DIV_ZERO ? 0 : rc ? -1 : 1;
-    for (int j = 0; j < s->n_out && r == 1; j++) {
-        size_t n = (size_t)ir_numel(&s->prog->nodes[s->out_node[j]].shape);
-        for (size_t t = 0; t < n; t++) {
-            uint32_t a = s->fp_oq[j][t], b = uq[j][t];
-            if (s->fp_op[j][t] != up[j][t] || (a != b && a != FF_NONE && b != FF_NONE)) {
-                r = 0;
-                break;
-            }
-        }
-    }
-    for (int j = 0; j < VF_MAX_IO; j++) base_free(up[j]), base_free(uq[j]);
-    return r;
-}
-
 static void add_found(worker *w, char *text, const ir_graph *u, const char *verdict) {
     if (w->n_found == w->cap_found) {
         int cap = w->cap_found ? w->cap_found * 2 : 8;
@@ -349,10 +325,8 @@ static void candidate(worker *w, const int *outs) {
             ir_graph_free(u);
             return;
         }
-    int fp = fingerprint_ok(s, u, &w->ctx);
-    mg_verify_report rep;
-    if (fp == 1 && vf_verify(s->prog, u, &w->ctx, s->o->verify_tests, s->o->seed, &rep) == MG_OK &&
-        rep.verdict == MG_EQUIVALENT) {
+    mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
+    if (vf_verify_ref(s->ref, u, &w->ctx, &rep) == MG_OK && rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, rep.text);
         __atomic_add_fetch(&s->found, 1, __ATOMIC_RELAXED);
     } else {
@@ -360,6 +334,169 @@ static void candidate(worker *w, const int *outs) {
         base_free(text);
     }
     ir_graph_free(u);
+}
+
+typedef struct dimcls {
+    int16_t cls[MAXBN][IR_MAX_DIMS]; /* class of each node dim */
+    int nc;
+    int64_t size[NSLOT];       /* the class's untiled size */
+    uint8_t split_ok[NSLOT];   /* read by an iterator, size > 1, not a concat dim */
+    uint64_t red[MAXBN];       /* classes (ids < 64) reduced on the way to each node */
+} dimcls;
+
+static int uf_find(int *uf, int x) {
+    while (uf[x] != x) x = uf[x] = uf[uf[x]];
+    return x;
+}
+static void uf_join(int *uf, int a, int b) {
+    a = uf_find(uf, a), b = uf_find(uf, b);
+    if (a != b) uf[a > b ? a : b] = a < b ? a : b;
+}
+
+/* Fills D for untiled block graph b; -1 if it has too many nodes. */
+static int dims_of(const ir_graph *b, dimcls *D) {
+    int n = b->n_nodes, uf[NSLOT];
+    uint8_t concat_dim[NSLOT] = {0};
+    if (n > MAXBN) return -1;
+#define S(i, dd) ((i) * IR_MAX_DIMS + (dd))
+    for (int x = 0; x < n * IR_MAX_DIMS; x++) uf[x] = x;
+    for (int i = 0; i < n; i++) {
+        const ir_node *p = &b->nodes[i];
+        const ir_shape *o = &p->shape;
+        int r = o->ndim;
+        switch (p->op) {
+        case IR_OP_ITER:
+        case IR_OP_INPUT:
+        case IR_OP_CONST: break;
+        case IR_OP_REPEAT:
+        case IR_OP_RESHAPE:
+        case IR_OP_KERNEL:
+        case IR_OP_MAX: return -1; /* not analysed: no dim labels (docs/search.md) */
+        case IR_OP_MATMUL: {
+            const ir_shape *as = &b->nodes[p->in[0]].shape, *bs = &b->nodes[p->in[1]].shape;
+            for (int dd = 0; dd < r - 2; dd++) {
+                if (as->d[dd] == o->d[dd]) uf_join(uf, S(i, dd), S(p->in[0], dd));
+                if (bs->d[dd] == o->d[dd]) uf_join(uf, S(i, dd), S(p->in[1], dd));
+            }
+            uf_join(uf, S(i, r - 2), S(p->in[0], r - 2));
+            uf_join(uf, S(i, r - 1), S(p->in[1], r - 1));
+            uf_join(uf, S(p->in[0], r - 1), S(p->in[1], r - 2));
+            break;
+        }
+        case IR_OP_SUM:
+        case IR_OP_CONCAT:
+            for (int k = 0; k < p->n_in; k++)
+                for (int dd = 0; dd < r; dd++)
+                    if (dd != p->dim) uf_join(uf, S(i, dd), S(p->in[k], dd));
+                    else if (p->op == IR_OP_CONCAT) concat_dim[S(i, dd)] = concat_dim[S(p->in[k], dd)] = 1;
+            break;
+        default: /* elementwise, accum, save: aligned from the right, broadcast dims apart */
+            for (int k = 0; k < p->n_in; k++) {
+                const ir_shape *a = &b->nodes[p->in[k]].shape;
+                for (int dd = 0; dd < a->ndim; dd++)
+                    if (a->d[dd] == o->d[dd + r - a->ndim]) uf_join(uf, S(i, dd + r - a->ndim), S(p->in[k], dd));
+            }
+        }
+    }
+    int id[NSLOT];
+    D->nc = 0;
+    for (int x = 0; x < n * IR_MAX_DIMS; x++) id[x] = -1;
+    for (int i = 0; i < n; i++)
+        for (int dd = 0; dd < b->nodes[i].shape.ndim; dd++) {
+            int root = uf_find(uf, S(i, dd));
+            if (id[root] < 0) {
+                id[root] = D->nc++;
+                D->size[id[root]] = b->nodes[i].shape.d[dd];
+                D->split_ok[id[root]] = 0;
+            }
+            D->cls[i][dd] = (int16_t)id[root];
+        }
+    uint8_t bad[NSLOT] = {0}, read[NSLOT] = {0};
+    for (int i = 0; i < n; i++)
+        for (int dd = 0; dd < b->nodes[i].shape.ndim; dd++) {
+            int c = D->cls[i][dd];
+            bad[c] |= concat_dim[S(i, dd)] || b->nodes[i].shape.d[dd] != D->size[c];
+            read[c] |= b->nodes[i].op == IR_OP_ITER;
+        }
+    for (int c = 0; c < D->nc; c++) D->split_ok[c] = read[c] && !bad[c] && D->size[c] > 1;
+    for (int i = 0; i < n; i++) {
+        const ir_node *p = &b->nodes[i];
+        uint64_t m = 0;
+        for (int k = 0; k < p->n_in; k++) m |= D->red[p->in[k]];
+        int rc = -1;
+        if (p->op == IR_OP_MATMUL) rc = D->cls[p->in[0]][b->nodes[p->in[0]].shape.ndim - 1];
+        if (p->op == IR_OP_SUM) rc = D->cls[p->in[0]][p->dim];
+        if (rc >= 0 && rc < 64) m |= 1ull << rc;
+        D->red[i] = m;
+    }
+#undef S
+    return 0;
+}
+
+/* The dim of node i in class c, or -1. */
+static int dim_in(const dimcls *D, const ir_graph *b, int i, int c) {
+    for (int dd = 0; dd < b->nodes[i].shape.ndim; dd++)
+        if (D->cls[i][dd] == c) return dd;
+    return -1;
+}
+
+/* ---- dim labels ----
+ * Every dim of every tensor carries the label of the program dim it stands for (a bit per
+ * dim class of the program, dims_of; 0 for size 1). Labels follow the operators; a prefix
+ * whose operator aligns dims of different labels (elementwise, batch or concat dims),
+ * contracts two different labels (matmul) or reduces a label the program never reduces is
+ * not generated. This is a restriction of the search space (docs/search.md), applied with
+ * pruning on or off. Returns 1 and fills out[], or 0 if op p (in g, its shape inferred) breaks
+ * the rules; la, lb are its operands' labels (NULL for a constant). */
+static int labels_op(const search *s, const ir_graph *g, const ir_node *p, const uint64_t *la,
+                     const uint64_t *lb, uint64_t *out) {
+    const ir_shape *o = &p->shape;
+    int r = o->ndim;
+    static const uint64_t none[IR_MAX_DIMS];
+    const uint64_t *l[2] = {la ? la : none, lb ? lb : none};
+    memset(out, 0, sizeof *out * IR_MAX_DIMS);
+    /* merges operand k's dims into out, right-aligned; skip: a dim not merged (-1: none) */
+#define MERGE(k, skip)                                                                 \
+    do {                                                                               \
+        const ir_shape *ks = &g->nodes[p->in[k]].shape;                                \
+        int off = r - ks->ndim;                                                        \
+        for (int dd = 0; dd < ks->ndim; dd++) {                                        \
+            if (dd == (skip) || ks->d[dd] != o->d[dd + off] || ks->d[dd] < 2) continue; \
+            uint64_t *x = &out[dd + off];                                              \
+            if (*x && *x != l[k][dd]) return 0;                                        \
+            *x = l[k][dd];                                                             \
+        }                                                                              \
+    } while (0)
+    switch (p->op) {
+    case IR_OP_SUM:
+        if (l[0][p->dim] & ~s->red_lab) return 0;
+        MERGE(0, p->dim);
+        return 1;
+    case IR_OP_MATMUL: {
+        const ir_shape *as = &g->nodes[p->in[0]].shape;
+        if (as->d[r - 1] > 1 && (l[0][r - 1] != l[1][r - 2] || (l[0][r - 1] & ~s->red_lab))) return 0;
+        MERGE(0, r - 1);
+        out[r - 1] = 0;
+        for (int dd = 0; dd < r - 2; dd++) { /* batch dims of the second operand */
+            const ir_shape *bs = &g->nodes[p->in[1]].shape;
+            if (bs->d[dd] < 2) continue;
+            if (out[dd] && out[dd] != l[1][dd]) return 0;
+            out[dd] = l[1][dd];
+        }
+        out[r - 1] = g->nodes[p->in[1]].shape.d[r - 1] > 1 ? l[1][r - 1] : 0;
+        return 1;
+    }
+    case IR_OP_CONCAT:
+        MERGE(0, p->dim);
+        MERGE(1, p->dim);
+        out[p->dim] = l[0][p->dim] | l[1][p->dim];
+        return 1;
+    default:
+        for (int k = 0; k < p->n_in; k++)
+            if (g->nodes[p->in[k]].op != IR_OP_CONST) MERGE(k, -1);
+        return 1;
+    }
+#undef MERGE
 }
 
 /* ---- the kernel level ---- */
@@ -438,7 +575,13 @@ static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t 
             w->k->n_nodes--;
             return;
         }
-    w->t[w->n_t] = (ktens){node, 0, term};
+    ktens *nt = &w->t[w->n_t];
+    *nt = (ktens){node, 0, term, {0}};
+    if (!labels_op(w->s, w->k, &w->k->nodes[node], ta[0] >= 0 ? w->t[ta[0]].lab : NULL,
+                   p.n_in > 1 && ta[1] >= 0 ? w->t[ta[1]].lab : NULL, nt->lab)) {
+        w->k->n_nodes--;
+        return;
+    }
     for (int i = 0; i < p.n_in; i++)
         if (ta[i] >= 0) w->t[ta[i]].uses++;
     int lf = w->last_first;
@@ -480,7 +623,7 @@ static int my_task(worker *w, int depth0) {
 }
 
 static void bgen(worker *w, int d, const key *last);
-static void kgen_kernels(worker *w, const key *last, int depth0);
+static void kgen_kernels(worker *w, const key *last);
 
 static void kgen(worker *w, const key *last) {
     search *s = w->s;
@@ -549,52 +692,53 @@ static void kgen(worker *w, const key *last) {
             k_try(w, last, p, (int[]){i}, d);
         }
     }
-    kgen_kernels(w, last, depth0);
+    kgen_kernels(w, last);
 }
 
-/* ---- graph-defined kernels: inputs, grid, for-loop, imaps and fmaps ---- */
+/* ---- graph-defined kernels ----
+ * A kernel's block graph is generated in two phases (docs/search.md, "Block graphs"): its
+ * operators first, untiled (grid 1, for-loop 1: every iterator reads its whole input), then,
+ * once the operator graph is complete, every schedule from the candidate sets: grid dims and
+ * for-loop, with imaps, fmaps, accumulator fmaps and omaps derived from the dims each one
+ * splits. Pruning in the first phase uses the untiled expressions; each tiled instance is
+ * checked again with its own. */
 
-typedef struct kchoice {
-    int in[IR_MAX_IN], n_in;
-    int grid[3], forloop;
-    int imap[IR_MAX_IN][3], fmap[IR_MAX_IN];
-} kchoice;
-
-/* Starts block generation for choice c at kernel depth d. */
-static void start_block(worker *w, const kchoice *c, const key *last) {
+/* Starts block generation over kernel tensors in[0..n_in) at kernel depth w->n_kops. */
+static void start_block(worker *w, const int *in, int n_in, const key *last) {
     search *s = w->s;
     int d = w->n_kops;
     if (d >= MAXK) return;
     bstate *bs = &w->bs[d];
-    ir_graph *b = ir_block_new(c->grid, 128, c->forloop);
+    ir_graph *b = ir_block_new((int[]){1, 1, 1}, 128, 1);
     if (!b) {
         w->oom = 1;
         return;
     }
-    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = c->n_in;
+    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = n_in;
     int ok = 1;
-    for (int k = 0; k < c->n_in && ok; k++) {
-        const ir_node *n = &w->k->nodes[w->t[c->in[k]].node];
+    for (int k = 0; k < n_in && ok; k++) {
+        const ir_node *n = &w->k->nodes[w->t[in[k]].node];
         char nm[16];
         snprintf(nm, sizeof nm, "in%d", k);
         ok = ir_block_add_kin(b, &w->ctx, n->name ? n->name : nm, n->dtype, &n->shape) >= 0;
-        bs->kin[k] = c->in[k];
+        bs->kin[k] = in[k];
     }
-    for (int i = 0; i < s->n_const && ok; i++) ok = (bs->cnode[i] = ir_add_const(b, &w->ctx, s->const_lit[i], 0, 0)) >= 0;
-    for (int k = 0; k < c->n_in && ok; k++) {
-        ir_node p = {.op = IR_OP_ITER, .index = k, .fmap = c->fmap[k]};
-        memcpy(p.map, c->imap[k], sizeof p.map);
+    for (int i = 0; i < s->n_const && ok; i++) {
+        ok = (bs->cnode[i] = ir_add_const(b, &w->ctx, s->const_lit[i], 0, 0)) >= 0;
+        if (ok) memset(bs->lab[bs->cnode[i]], 0, sizeof bs->lab[0]);
+    }
+    for (int k = 0; k < n_in && ok; k++) {
+        ir_node p = {.op = IR_OP_ITER, .index = k, .fmap = -1, .map = {-1, -1, -1}};
         int node = ir_add_node(b, &w->ctx, &p);
-        ok = node >= 0;
+        ok = node >= 0 && node < MAXBN;
         if (!ok) break;
+        memcpy(bs->lab[node], w->t[in[k]].lab, sizeof bs->lab[0]);
         btens *t = &bs->t[bs->n_t++];
         memset(t, 0, sizeof *t);
-        t->node = node, t->cls = IR_LOOP, t->term = w->t[c->in[k]].term;
-        for (int g = 0; g < 3; g++)
-            if (c->imap[k][g] >= 0) t->gbits[c->imap[k][g]] |= (uint8_t)(1u << g);
+        t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
         bs->n_ops++;
     }
-    if (ok && ir_block_smem(b) <= ir_device_h100.smem_per_block) {
+    if (ok) {
         key bl = key_min;
         bs->klast = *last;
         bgen(w, d, &bl);
@@ -603,136 +747,31 @@ static void start_block(worker *w, const kchoice *c, const key *last) {
     bs->b = NULL;
 }
 
-/* Enumerates imap/fmap for input k onward. */
-static void enum_maps(worker *w, kchoice *c, int k, const key *last) {
-    if (k == c->n_in) {
-        /* every grid dim with blocks splits some input, and a loop of more than one
-         * iteration walks some input: otherwise blocks or iterations repeat each other */
-        for (int g = 0; g < 3; g++) {
-            if (c->grid[g] == 1) continue;
-            int used = 0;
-            for (int i = 0; i < c->n_in; i++) used |= c->imap[i][g] >= 0;
-            if (!used) return;
-        }
-        if (c->forloop > 1) {
-            int used = 0;
-            for (int i = 0; i < c->n_in; i++) used |= c->fmap[i] >= 0;
-            if (!used) return;
-        }
-        start_block(w, c, last);
-        return;
-    }
-    const ir_shape *sh = &w->k->nodes[w->t[c->in[k]].node].shape;
-    /* imap: per grid dim, phi or a distinct dim it divides evenly */
-    int nd = sh->ndim;
-    int choices = 1;
-    for (int g = 0; g < 3; g++) choices *= c->grid[g] > 1 ? nd + 1 : 1;
-    for (int ch = 0; ch < choices && !w->oom; ch++) {
-        int x = ch, okm = 1;
-        int64_t tile[IR_MAX_DIMS];
-        for (int i = 0; i < nd; i++) tile[i] = sh->d[i];
-        for (int g = 0; g < 3; g++) {
-            c->imap[k][g] = -1;
-            if (c->grid[g] == 1) continue;
-            int dd = x % (nd + 1) - 1;
-            x /= nd + 1;
-            c->imap[k][g] = dd;
-            if (dd < 0) continue;
-            for (int h = 0; h < g; h++) okm &= c->imap[k][h] != dd;
-            if (!okm || tile[dd] % c->grid[g]) okm = 0;
-            else tile[dd] /= c->grid[g];
-        }
-        if (!okm) continue;
-        for (int f = -1; f < nd; f++) {
-            if (c->forloop == 1 && f >= 0) break;
-            if (f >= 0 && tile[f] % c->forloop) continue;
-            c->fmap[k] = f;
-            enum_maps(w, c, k + 1, last);
-        }
-    }
-}
-
-static void kgen_kernels(worker *w, const key *last, int depth0) {
-    search *s = w->s;
-    const sr_opts *o = s->o;
+static void kgen_kernels(worker *w, const key *last) {
+    const sr_opts *o = w->s->o;
     int n = w->n_t;
     /* the first entry of the rank is the largest input: only input sets whose key can
      * exceed last are tried (the full key is checked when the block graph completes) */
     for (int mask = 1; mask < (1 << n) && n <= 20; mask++) {
-        int cnt = __builtin_popcount((unsigned)mask);
+        int cnt = __builtin_popcount((unsigned)mask), in[IR_MAX_IN], n_in = 0;
         if (cnt > o->max_kin || cnt > IR_MAX_IN) continue;
-        kchoice c;
-        memset(&c, 0, sizeof c);
-        for (int i = n - 1; i >= 0; i--) /* ascending order of index */
-            if (mask >> i & 1) c.in[c.n_in++] = i;
-        for (int i = 0, j = c.n_in - 1; i < j; i++, j--) {
-            int t = c.in[i];
-            c.in[i] = c.in[j], c.in[j] = t;
-        }
-        key kk = make_key(c.in, c.n_in, IR_OP_KERNEL, INT64_MAX);
-        if (key_cmp(&kk, last) <= 0 || !k_operands_ok(w, c.in, c.n_in)) continue;
-        /* grids: 1..max_grid_dims dims, sizes from the candidates (x may be 1) */
-        int ng = o->n_grid;
-        for (int gd = 1; gd <= o->max_grid_dims; gd++) {
-            int total = 1;
-            for (int g = 0; g < gd; g++) total *= ng;
-            for (int gi = 0; gi < total; gi++) {
-                int x = gi, blocks = 1, okg = 1;
-                c.grid[0] = c.grid[1] = c.grid[2] = 1;
-                for (int g = 0; g < gd; g++) {
-                    c.grid[g] = o->grid[x % ng];
-                    x /= ng;
-                    okg &= c.grid[g] > 1 || (g == 0 && gd == 1);
-                    blocks *= c.grid[g];
-                }
-                if (!okg || blocks > o->max_blocks) continue;
-                for (int f = 0; f < o->n_forloop; f++) {
-                    if (!my_task(w, depth0)) continue;
-                    c.forloop = o->forloop[f];
-                    enum_maps(w, &c, 0, last);
-                }
-            }
-        }
+        for (int i = 0; i < n; i++)
+            if (mask >> i & 1) in[n_in++] = i;
+        key kk = make_key(in, n_in, IR_OP_KERNEL, INT64_MAX);
+        if (key_cmp(&kk, last) <= 0 || !k_operands_ok(w, in, n_in)) continue;
+        start_block(w, in, n_in, last);
     }
 }
 
-/* ---- the block level ---- */
+/* ---- the block level, phase 1: the operators, untiled ---- */
 
-static void complete_block(worker *w, int d, const key *last);
+static void tile(worker *w, int d);
 
-/* Propagates grid-split bits for op p with operands ta (block tensors). */
-static void split_bits(const bstate *bs, const ir_node *p, const int *ta, btens *t) {
-    const ir_graph *b = bs->b;
-    const ir_shape *out = &b->nodes[t->node].shape;
-    memset(t->gbits, 0, sizeof t->gbits);
-    t->part = 0;
-    for (int i = 0; i < p->n_in; i++) {
-        if (ta[i] < 0) continue;
-        const btens *a = &bs->t[ta[i]];
-        const ir_shape *as = &b->nodes[a->node].shape;
-        t->part |= a->part;
-        if (p->op == IR_OP_MATMUL) {
-            int r = as->ndim;
-            for (int dd = 0; dd < r - 2; dd++) t->gbits[dd] |= a->gbits[dd];
-            if (i == 0) t->gbits[r - 2] |= a->gbits[r - 2], t->part |= a->gbits[r - 1];
-            else t->gbits[r - 1] |= a->gbits[r - 1], t->part |= a->gbits[r - 2];
-            continue;
-        }
-        if (p->op == IR_OP_SUM) {
-            memcpy(t->gbits, a->gbits, sizeof t->gbits);
-            t->part |= a->gbits[p->dim];
-            t->gbits[p->dim] = 0;
-            continue;
-        }
-        int off = out->ndim - as->ndim; /* right-aligned broadcast */
-        for (int dd = 0; dd < as->ndim; dd++)
-            if (as->d[dd] == out->d[dd + off]) t->gbits[dd + off] |= a->gbits[dd];
-    }
-}
-
-/* Tries block op p over block tensors ta[] (or -2 - c for constants). */
+/* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
+ * of a depth-0 kernel is a task point (my_task). */
 static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, int64_t attr) {
     bstate *bs = &w->bs[d];
+    if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
     key kk = make_key(ta, p.n_in, p.op, attr);
     if (key_cmp(&kk, last) <= 0) return;
     int cls = IR_INVARIANT;
@@ -762,6 +801,11 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
     }
     int node = ir_add_node(bs->b, &w->ctx, &p);
     if (node < 0) return;
+    if (node >= MAXBN || !labels_op(w->s, bs->b, &bs->b->nodes[node], bs->lab[p.in[0]],
+                                    p.n_in > 1 ? bs->lab[p.in[1]] : NULL, bs->lab[node])) {
+        bs->b->n_nodes--;
+        return;
+    }
     if (p.op != IR_OP_SAVE) {
         /* a tensor A_eq-equal to one of the same class and shape already in the block adds
          * nothing (the e-class stands in for Mirage's fingerprint here) */
@@ -773,22 +817,14 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
                 bs->b->n_nodes--;
                 return;
             }
-        if (ir_block_smem(bs->b) > ir_device_h100.smem_per_block) {
-            bs->b->n_nodes--;
-            return;
-        }
+    } else if (ir_add_output(bs->b, &w->ctx, node) < 0) {
+        bs->b->n_nodes--;
+        return;
     }
     btens *t = &bs->t[bs->n_t];
     memset(t, 0, sizeof *t);
     t->node = node, t->cls = cls, t->term = term, t->is_save = p.op == IR_OP_SAVE;
-    split_bits(bs, &p, ta, t);
-    if (t->is_save) {
-        if (ir_add_output(bs->b, &w->ctx, node) < 0) {
-            bs->b->n_nodes--;
-            return;
-        }
-        bs->n_saves++;
-    }
+    bs->n_saves += t->is_save;
     for (int i = 0; i < p.n_in; i++)
         if (ta[i] >= 0) bs->t[ta[i]].uses++;
     bs->n_t++, bs->n_ops++;
@@ -800,36 +836,6 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
     bs->b->n_nodes--;
 }
 
-/* Savers: each grid dim with blocks maps to the output dim it splits, or, for a grid dim the
- * tile is a partial sum over (split reduction), to any free dim. */
-static void try_saves(worker *w, int d, const key *last, int i) {
-    bstate *bs = &w->bs[d];
-    const btens *t = &bs->t[i];
-    const ir_shape *sh = &bs->b->nodes[t->node].shape;
-    int nd = sh->ndim, gdims[3], ng = 0;
-    for (int g = 0; g < 3; g++)
-        if (bs->b->grid[g] > 1) gdims[ng++] = g;
-    int total = 1;
-    for (int g = 0; g < ng; g++) total *= nd;
-    for (int ch = 0; ch < total; ch++) {
-        int x = ch, map[3] = {-1, -1, -1}, ok = 1;
-        for (int g = 0; g < ng && ok; g++) {
-            int gg = gdims[g], dd = x % nd;
-            x /= nd;
-            for (int h = 0; h < g; h++) ok &= map[gdims[h]] != dd;
-            int splits = 0;
-            for (int e = 0; e < nd; e++) splits |= (t->gbits[e] >> gg) & 1;
-            if (splits) ok &= (t->gbits[dd] >> gg) & 1;
-            else ok &= (t->part >> gg) & 1 && t->gbits[dd] == 0;
-            map[gg] = dd;
-        }
-        if (!ok) continue;
-        ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1};
-        memcpy(p.map, map, sizeof map);
-        b_try(w, d, last, p, (int[]){i}, map[0] * 16 + map[1] * 4 + map[2] + 100);
-    }
-}
-
 static void bgen(worker *w, int d, const key *last) {
     bstate *bs = &w->bs[d];
     search *s = w->s;
@@ -837,7 +843,7 @@ static void bgen(worker *w, int d, const key *last) {
     if (stopped(w) || w->oom) return;
     int unused = 0;
     for (int i = 0; i < bs->n_t; i++) unused += !bs->t[i].is_save && bs->t[i].uses == 0;
-    if (bs->n_saves > 0 && unused == 0) complete_block(w, d, last);
+    if (bs->n_saves > 0 && unused == 0) tile(w, d);
     int left = s->o->max_bops - bs->n_ops;
     if (left <= 0 || unused > left) return; /* each op uses up at most one more tensor */
     int n = bs->n_t;
@@ -875,7 +881,154 @@ static void bgen(worker *w, int d, const key *last) {
             ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
             b_try(w, d, last, p, (int[]){i}, 0);
         }
-        if (bs->t[i].cls == IR_POST) try_saves(w, d, last, i);
+        if (bs->t[i].cls == IR_POST) {
+            ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
+            b_try(w, d, last, p, (int[]){i}, 0);
+        }
+    }
+}
+
+/* ---- the block level, phase 2: schedules ----
+ * The dims of the untiled block graph fall into classes: dims that must be split alike
+ * (an elementwise op's aligned dims, a matmul's batch dims, its m and n with the result's,
+ * and its two k dims, a sum's kept dims). A grid dim or the for-loop splits one class that
+ * some iterator reads; every iterator dim in it is split (imap, fmap), an accumulator whose
+ * operand still has a dim of the loop's class concatenates along it, and a saver maps each
+ * grid dim to its dim of that class, or, when the class was reduced on the way (a split
+ * reduction, FlashDecoding), to a free dim of size 1 (Mirage §4.2, split-K). */
+static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, uint64_t (*olab)[IR_MAX_DIMS]);
+
+/* Builds the untiled block graph of kernel depth d with grid (classes gc[]) and for-loop
+ * fl (class fc), checks it, and goes on with it as a kernel operator. */
+static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const int gc[3], int fl, int fc) {
+    bstate *bs = &w->bs[d];
+    const ir_graph *u = bs->b;
+    w->states++;
+    ir_graph *t = ir_block_new(grid, 128, fl);
+    int ok = t != NULL;
+    for (int k = 0; ok && k < u->n_kin; k++)
+        ok = ir_block_add_kin(t, &w->ctx, u->kin_name[k], u->kin_dtype[k], &u->kin_shape[k]) >= 0;
+    for (int i = 0; ok && i < u->n_nodes; i++) {
+        const ir_node *n = &u->nodes[i];
+        int r;
+        if (n->op == IR_OP_CONST) {
+            r = ir_add_const(t, &w->ctx, n->lit, 0, 0);
+        } else {
+            ir_node p = *n;
+            p.name = NULL;
+            int src = n->op == IR_OP_ACCUM || n->op == IR_OP_SAVE ? n->in[0] : i;
+            if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) p.fmap = fl > 1 ? dim_in(D, u, src, fc) : -1;
+            if (n->op == IR_OP_ITER || n->op == IR_OP_SAVE)
+                for (int g = 0; g < 3; g++) p.map[g] = grid[g] > 1 ? dim_in(D, u, i, gc[g]) : -1;
+            if (n->op == IR_OP_SUM) p.group = 0;
+            if (n->op == IR_OP_SAVE)
+                for (int g = 0; g < 3 && ok; g++) {
+                    if (grid[g] == 1 || p.map[g] >= 0) continue;
+                    /* blocks hold partial sums over grid dim g: they go side by side along a
+                     * free dim of size 1, which a later sum adds up */
+                    ok = gc[g] < 64 && (D->red[i] >> gc[g] & 1);
+                    for (int dd = 0; ok && dd < n->shape.ndim && p.map[g] < 0; dd++) {
+                        int free = n->shape.d[dd] == 1;
+                        for (int h = 0; h < 3; h++) free &= p.map[h] != dd;
+                        if (free) p.map[g] = dd;
+                    }
+                    ok &= p.map[g] >= 0;
+                }
+            r = ok ? ir_add_node(t, &w->ctx, &p) : -1;
+            if (r >= 0 && n->op == IR_OP_SAVE && ir_add_output(t, &w->ctx, r) < 0) r = -1;
+        }
+        ok = r == i;
+    }
+    int32_t terms[MAXBN], kin[IR_MAX_IN];
+    for (int k = 0; k < bs->n_kin; k++) kin[k] = w->t[bs->kin[k]].term;
+    ok = ok && !ir_block_check(t, NULL, &ir_device_h100) && !ae_of_block(&w->tab, &w->ctx, t, kin, terms);
+    int last = w->n_kops == w->s->o->max_kops - 1;
+    for (int i = 0; ok && i < t->n_nodes; i++) {
+        ir_op op = t->nodes[i].op;
+        if (op == IR_OP_CONST || op == IR_OP_ITER || (op == IR_OP_SAVE && !last)) continue;
+        if (op != IR_OP_SAVE) {
+            ok = keep_term(w, terms[i]);
+            continue;
+        }
+        int root = 0;
+        for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, terms[i], j);
+        ok = root;
+    }
+    /* the kernel outputs' dim labels: a side-by-side dim of partial sums is the reduced one's */
+    uint64_t olab[MAXBN][IR_MAX_DIMS];
+    for (int j = 0; ok && j < t->n_outputs; j++) {
+        const ir_node *sv = &t->nodes[t->outputs[j]];
+        memcpy(olab[j], bs->lab[t->outputs[j]], sizeof olab[j]);
+        for (int g = 0; g < 3; g++) {
+            int dd = sv->map[g];
+            if (grid[g] == 1 || dd < 0 || dim_in(D, u, t->outputs[j], gc[g]) >= 0) continue;
+            for (int i = 0; i < u->n_nodes; i++) {
+                int e = dim_in(D, u, i, gc[g]);
+                if (e >= 0 && bs->lab[i][e]) {
+                    olab[j][dd] = bs->lab[i][e];
+                    break;
+                }
+            }
+        }
+    }
+    if (ok) tiled_kernel(w, d, t, terms, olab);
+    ir_graph_free(t);
+}
+
+/* Every schedule of the complete untiled block graph of kernel depth d. */
+static void tile(worker *w, int d) {
+    const sr_opts *o = w->s->o;
+    bstate *bs = &w->bs[d];
+    if (w->n_t + bs->n_saves > MAXT || w->n_kops >= o->max_kops) return;
+    dimcls D;
+    if (dims_of(bs->b, &D)) return;
+    int cand[NSLOT], nc = 0;
+    for (int c = 0; c < D.nc; c++)
+        if (D.split_ok[c]) cand[nc++] = c;
+    int sizes[16], ns = 0, fls[16], nf = 0;
+    for (int i = 0; i < o->n_grid && ns < 16; i++)
+        if (o->grid[i] > 1) sizes[ns++] = o->grid[i];
+    for (int i = 0; i < o->n_forloop && nf < 16; i++)
+        if (o->forloop[i] > 1) fls[nf++] = o->forloop[i];
+    /* grid: gd classes in increasing order (x, y, z), each with a size */
+    int gd_max = o->max_grid_dims < 3 ? o->max_grid_dims : 3;
+    for (int gd = 0; gd <= gd_max && gd <= nc; gd++) {
+        int pick[3] = {0, 1, 2};
+        for (;;) {
+            int combos = 1;
+            for (int g = 0; g < gd; g++) combos *= ns;
+            for (int sc = 0; sc < combos; sc++) {
+                int grid[3] = {1, 1, 1}, gc[3] = {-1, -1, -1}, x = sc;
+                int64_t div[NSLOT] = {0}, blocks = 1;
+                for (int g = 0; g < gd; g++) {
+                    grid[g] = sizes[x % ns], x /= ns;
+                    gc[g] = cand[pick[g]];
+                    blocks *= grid[g];
+                }
+                if (blocks > o->max_blocks) continue;
+                int okg = 1;
+                for (int g = 0; g < gd; g++) okg &= D.size[gc[g]] % grid[g] == 0;
+                if (!okg) continue;
+                for (int g = 0; g < gd; g++) div[gc[g]] = grid[g];
+                for (int f = -1; f < nc * nf; f++) {
+                    if (stopped(w) || w->oom) return;
+                    if (f < 0) {
+                        tile_one(w, d, &D, grid, gc, 1, -1);
+                        continue;
+                    }
+                    int fc = cand[f / nf], fl = fls[f % nf];
+                    int64_t chunk = D.size[fc] / (div[fc] ? div[fc] : 1);
+                    if (chunk % fl) continue;
+                    tile_one(w, d, &D, grid, gc, fl, fc);
+                }
+            }
+            /* next combination of gd classes out of nc */
+            int g = gd - 1;
+            while (g >= 0 && pick[g] == nc - gd + g) g--;
+            if (g < 0) break;
+            pick[g]++;
+            for (int h = g + 1; h < gd; h++) pick[h] = pick[h - 1] + 1;
+        }
     }
 }
 
@@ -895,16 +1048,13 @@ static uint64_t block_hash(const ir_graph *b) {
     return h >> 2;
 }
 
-/* A complete block graph: becomes a kernel operator of the kernel graph, whose generation
- * then goes on from there. */
-static void complete_block(worker *w, int d, const key *last) {
-    (void)last;
+/* A complete, tiled block graph t (its nodes' expressions terms[]) of kernel depth d: it
+ * becomes a kernel operator of the kernel graph, whose generation then goes on from there. */
+static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, uint64_t (*olab)[IR_MAX_DIMS]) {
     bstate *bs = &w->bs[d];
-    if (w->n_t + bs->n_saves > MAXT || w->n_kops >= w->s->o->max_kops) return;
-    key kk = make_key(bs->kin, bs->n_kin, IR_OP_KERNEL, (int64_t)block_hash(bs->b));
+    key kk = make_key(bs->kin, bs->n_kin, IR_OP_KERNEL, (int64_t)block_hash(t));
     if (key_cmp(&kk, &bs->klast) <= 0) return;
-    if (ir_block_check(bs->b, NULL, &ir_device_h100)) return;
-    ir_graph *body = clone_block(bs->b, &w->ctx);
+    ir_graph *body = clone_block(t, &w->ctx);
     if (!body) return;
     int in[IR_MAX_IN];
     for (int k = 0; k < bs->n_kin; k++) in[k] = w->t[bs->kin[k]].node;
@@ -918,11 +1068,11 @@ static void complete_block(worker *w, int d, const key *last) {
         return;
     }
     int n_t0 = w->n_t;
-    for (int i = 0; i < bs->n_t; i++)
-        if (bs->t[i].is_save) {
-            int j = w->n_t - n_t0;
-            w->t[w->n_t++] = (ktens){first + j, 0, bs->t[i].term};
-        }
+    for (int i = 0; i < t->n_outputs; i++) {
+        ktens *nt = &w->t[w->n_t++];
+        *nt = (ktens){first + i, 0, terms[t->outputs[i]], {0}};
+        memcpy(nt->lab, olab[i], sizeof nt->lab);
+    }
     for (int k = 0; k < bs->n_kin; k++) w->t[bs->kin[k]].uses++;
     int lf = w->last_first;
     w->last_first = n_t0;
@@ -953,7 +1103,9 @@ static int worker_init(worker *w, search *s) {
         int node = ir_add_input(w->k, &w->ctx, n->name, n->dtype, &n->shape);
         if (node < 0) return -1;
         int32_t term = ae_make(&w->tab, AE_VAR, -1, -1, w->n_t, 0);
-        w->t[w->n_t++] = (ktens){node, 0, term};
+        w->t[w->n_t] = (ktens){node, 0, term, {0}};
+        memcpy(w->t[w->n_t].lab, s->in_lab[w->n_t], sizeof s->in_lab[0]);
+        w->n_t++;
     }
     for (int c = 0; c < s->n_const; c++)
         if ((w->kcnode[c] = ir_add_const(w->k, &w->ctx, s->const_lit[c], 0, 0)) < 0) return -1;
@@ -988,7 +1140,7 @@ static uint64_t search_key(const search *s) {
     strbuf sb = {0};
     ir_print_text(s->prog, &sb);
     const sr_opts *o = s->o;
-    sb_printf(&sb, "|%d %d %d %d %d %d %d|", o->max_kops, o->max_bops, o->max_kin, o->max_grid_dims,
+    sb_printf(&sb, "|v%d %d %d %d %d %d %d %d|", SEARCH_VERSION, o->max_kops, o->max_bops, o->max_kin, o->max_grid_dims,
               o->max_blocks, o->prune, o->verify_tests);
     for (int i = 0; i < o->n_grid; i++) sb_printf(&sb, "g%d", o->grid[i]);
     for (int i = 0; i < o->n_forloop; i++) sb_printf(&sb, "f%d", o->forloop[i]);
@@ -1193,6 +1345,21 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     if (s.n_in > MAXT / 2) return ctx_err(ctx, MG_ERR_LIMIT, "the search handles at most %d inputs", MAXT / 2);
     s.n_out = prog->n_outputs;
     for (int j = 0; j < s.n_out; j++) s.out_node[j] = prog->outputs[j];
+    /* dim labels from the program's dim classes (all-ones, no restriction, where the program
+     * has operators dims_of does not follow or too many classes) */
+    dimcls *pd = base_alloc(sizeof *pd);
+    if (!pd) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    int labeled = !dims_of(prog, pd) && pd->nc <= 64;
+    s.red_lab = labeled ? 0 : ~0ull;
+    for (int j = 0; labeled && j < s.n_out; j++) s.red_lab |= pd->red[prog->outputs[j]];
+    for (int i = 0, k = 0; i < prog->n_nodes; i++) {
+        const ir_node *n = &prog->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        for (int dd = 0; dd < n->shape.ndim; dd++)
+            s.in_lab[k][dd] = !labeled ? ~0ull : n->shape.d[dd] > 1 ? 1ull << pd->cls[i][dd] : 0;
+        k++;
+    }
+    base_free(pd);
     /* the program's abstract expressions and their e-graph */
     ae_tab_init(&s.tab0);
     for (int i = 0; i < prog->n_nodes; i++)
@@ -1222,25 +1389,8 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     }
     r->eg_nodes = est.nodes, r->eg_classes = est.classes, r->eg_saturated = est.saturated;
     r->eg_seconds = est.seconds;
-    /* the fingerprint inputs and the program's outputs on them */
-    rng rg = {o->seed ^ 0x5eedf00dull};
-    int np = 0;
-    for (int i = 0; i < prog->n_nodes && !rc; i++) {
-        if (prog->nodes[i].op != IR_OP_INPUT) continue;
-        int64_t n = ir_numel(&prog->nodes[i].shape);
-        s.fp_ip[np] = base_alloc((size_t)n * 4), s.fp_iq[np] = base_alloc((size_t)n * 4);
-        if (!s.fp_ip[np] || !s.fp_iq[np]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t t = 0; !rc && t < n; t++) s.fp_ip[np][t] = rng_below(&rg, FF_P), s.fp_iq[np][t] = rng_below(&rg, FF_Q);
-        np++;
-    }
-    for (int j = 0; j < s.n_out && !rc; j++) {
-        size_t n = (size_t)ir_numel(&prog->nodes[prog->outputs[j]].shape) * 4;
-        s.fp_op[j] = base_alloc(n), s.fp_oq[j] = base_alloc(n);
-        if (!s.fp_op[j] || !s.fp_oq[j]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    }
-    s.fp_omega = mg_field_omega(rng_next(&rg));
-    if (!rc) rc = ev_field(prog, ctx, s.fp_omega, (const uint32_t *const *)s.fp_ip,
-                           (const uint32_t *const *)s.fp_iq, s.fp_op, s.fp_oq);
+    /* the verifier's tests of the program, once for every candidate */
+    rc = vf_ref_new(prog, ctx, o->verify_tests, o->seed, 1, &s.ref);
     /* count the tasks: the depth-0 choices */
     worker *ws = NULL;
     int nt = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1346,9 +1496,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     base_free(s.task_found);
     base_free(s.task_n_found);
     base_free(s.done);
-    for (int j = 0; j < VF_MAX_IO; j++) {
-        base_free(s.fp_ip[j]), base_free(s.fp_iq[j]), base_free(s.fp_op[j]), base_free(s.fp_oq[j]);
-    }
+    vf_ref_free(s.ref);
     ae_egraph_free(s.eg);
     ae_tab_free(&s.tab0);
     if (rc) sr_result_free(r);

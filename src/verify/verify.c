@@ -126,32 +126,127 @@ static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf,
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* One random test. Returns MG_OK and sets *differs (with the witness in r->text). */
-static mg_status field_test(const ir_graph *p, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
-                            rng *rg, int *differs, mg_verify_report *r) {
-    uint32_t *ip[MAX_IO] = {0}, *iq[MAX_IO] = {0}, *pp[MAX_IO] = {0}, *pq[MAX_IO] = {0};
-    uint32_t *up[MAX_IO] = {0}, *uq[MAX_IO] = {0};
-    const uint32_t *uip[MAX_IO], *uiq[MAX_IO];
+/* The program's side of the tests: per field test its random inputs, omega and outputs, and
+ * the float test's inputs and f64 outputs, each made on first use and kept, so many
+ * candidates are checked against one set (vf_ref_new). */
+struct vf_ref {
+    const ir_graph *p;
+    int tests, n_built, lax, degree;
+    double exp_terms, per_test;
+    char why[512];
+    uint64_t seed;
+    rng rg;
+    struct {
+        uint32_t *ip[MAX_IO], *iq[MAX_IO], *pp[MAX_IO], *pq[MAX_IO];
+        uint32_t omega;
+    } *t;
+    double *fin[MAX_IO], *fpo[MAX_IO];
+    int float_built;
+};
+
+/* Builds field test n_built (the rng draws them in order). */
+static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
+    const ir_graph *p = f->p;
+    int t = f->n_built, np = 0;
+    mg_status rc = MG_OK;
+    for (int i = 0; i < p->n_nodes && !rc; i++) {
+        if (p->nodes[i].op != IR_OP_INPUT) continue;
+        int64_t n = ir_numel(&p->nodes[i].shape);
+        uint32_t *a = f->t[t].ip[np] = base_alloc((size_t)n * 4), *b = f->t[t].iq[np] = base_alloc((size_t)n * 4);
+        if (!a || !b) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t e = 0; !rc && e < n; e++) a[e] = rng_below(&f->rg, FF_P), b[e] = rng_below(&f->rg, FF_Q);
+        np++;
+    }
+    for (int k = 0; k < p->n_outputs && !rc; k++) {
+        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * 4;
+        f->t[t].pp[k] = base_alloc(n), f->t[t].pq[k] = base_alloc(n);
+        if (!f->t[t].pp[k] || !f->t[t].pq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    f->t[t].omega = mg_field_omega(rng_next(&f->rg));
+    if (!rc) rc = ev_field(p, ctx, f->t[t].omega, (const uint32_t *const *)f->t[t].ip,
+                           (const uint32_t *const *)f->t[t].iq, f->t[t].pp, f->t[t].pq);
+    if (!rc) f->n_built++;
+    return rc;
+}
+
+/* Builds the float test's inputs (uniform in [-1, 1)) and the program's f64 outputs. */
+static mg_status build_float(vf_ref *f, mg_ctx *ctx) {
+    const ir_graph *p = f->p;
+    rng rg = {f->seed ^ 0xf10a7ull};
     int np = 0;
     mg_status rc = MG_OK;
     for (int i = 0; i < p->n_nodes && !rc; i++) {
         if (p->nodes[i].op != IR_OP_INPUT) continue;
         int64_t n = ir_numel(&p->nodes[i].shape);
-        ip[np] = base_alloc((size_t)n * 4), iq[np] = base_alloc((size_t)n * 4);
-        if (!ip[np] || !iq[np]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t t = 0; !rc && t < n; t++) ip[np][t] = rng_below(rg, FF_P), iq[np][t] = rng_below(rg, FF_Q);
+        if (!(f->fin[np] = base_alloc((size_t)n * sizeof(double)))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; !rc && t < n; t++) f->fin[np][t] = rng_uniform(&rg) * 2 - 1;
         np++;
     }
-    for (int k = 0; k < p->n_outputs && !rc; k++) {
-        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * 4;
-        pp[k] = base_alloc(n), pq[k] = base_alloc(n), up[k] = base_alloc(n), uq[k] = base_alloc(n);
-        if (!pp[k] || !pq[k] || !up[k] || !uq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < p->n_outputs && !rc; k++)
+        if (!(f->fpo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double))))
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = ev_float(p, ctx, 1, (const double *const *)f->fin, f->fpo); /* reference: f64 */
+    if (!rc) f->float_built = 1;
+    return rc;
+}
+
+mg_status vf_ref_new(const ir_graph *p, mg_ctx *ctx, int tests, uint64_t seed, int eager, vf_ref **out) {
+    *out = NULL;
+    vf_ref *f = base_calloc(1, sizeof *f);
+    if (!f) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    f->p = p, f->seed = seed, f->rg = (rng){seed * 0x9e3779b97f4a7c15ull + 1};
+    f->lax = ir_is_lax(p, f->why, sizeof f->why);
+    if (f->lax < 0) {
+        base_free(f);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    uint32_t omega = mg_field_omega(rng_next(rg));
-    for (int i = 0; i < m->n_in; i++) uip[i] = ip[m->in[i]], uiq[i] = iq[m->in[i]];
-    if (!rc) rc = ev_field(p, ctx, omega, (const uint32_t *const *)ip, (const uint32_t *const *)iq, pp, pq);
+    vf_estimate(p, &f->degree, &f->exp_terms);
+    f->per_test = vf_log2_bound(f->degree, f->exp_terms);
+    if (tests <= 0) /* enough for 2^-40 where the bound is useful, else a fixed 8 */
+        tests = f->per_test < 0 ? (int)ceil(-40.0 / f->per_test) : 8;
+    f->tests = tests > 1000 ? 1000 : tests;
+    f->t = base_calloc((size_t)f->tests, sizeof *f->t);
+    mg_status rc = f->t ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    while (!rc && eager && f->lax && f->n_built < f->tests) rc = build_test(f, ctx);
+    if (!rc && eager && f->lax) rc = build_float(f, ctx);
+    if (rc) {
+        vf_ref_free(f);
+        return rc;
+    }
+    *out = f;
+    return MG_OK;
+}
+
+void vf_ref_free(vf_ref *f) {
+    if (!f) return;
+    for (int t = 0; f->t && t < f->tests; t++)
+        for (int i = 0; i < MAX_IO; i++) {
+            base_free(f->t[t].ip[i]), base_free(f->t[t].iq[i]);
+            base_free(f->t[t].pp[i]), base_free(f->t[t].pq[i]);
+        }
+    for (int i = 0; i < MAX_IO; i++) base_free(f->fin[i]), base_free(f->fpo[i]);
+    base_free(f->t);
+    base_free(f);
+}
+
+/* Field test t of f on u. Returns MG_OK and sets *differs (with the witness in r->text). */
+static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                            int *differs, mg_verify_report *r) {
+    const ir_graph *p = f->p;
+    uint32_t *up[MAX_IO] = {0}, *uq[MAX_IO] = {0};
+    const uint32_t *uip[MAX_IO], *uiq[MAX_IO];
+    mg_status rc = MG_OK;
+    while (!rc && f->n_built <= t) rc = build_test(f, ctx);
+    for (int k = 0; k < m->n_out && !rc; k++) {
+        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[m->out[k]]].shape) * 4;
+        up[k] = base_alloc(n), uq[k] = base_alloc(n);
+        if (!up[k] || !uq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
     *differs = 0;
-    if (!rc && (rc = ev_field(u, ctx, omega, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
+    if (rc) goto out;
+    uint32_t **pp = f->t[t].pp, **pq = f->t[t].pq, omega = f->t[t].omega;
+    for (int i = 0; i < m->n_in; i++) uip[i] = f->t[t].ip[m->in[i]], uiq[i] = f->t[t].iq[m->in[i]];
+    if ((rc = ev_field(u, ctx, omega, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
         /* the program has a value where the μGraph divides by zero: they differ there */
         snprintf(r->text, sizeof r->text, "not equivalent: on inputs where the program is defined "
                  "the μGraph divides by zero (%.600s)", ctx ? ctx->msg : "");
@@ -162,60 +257,48 @@ static mg_status field_test(const ir_graph *p, const ir_graph *u, const vf_io_ma
         int o = m->out[k];
         const ir_node *pn = &p->nodes[p->outputs[o]];
         int64_t n = ir_numel(&pn->shape);
-        for (int64_t t = 0; t < n; t++) {
-            uint32_t aq = pq[o][t], bq = uq[k][t];
-            if (pp[o][t] == up[k][t] && (aq == bq || aq == FF_NONE || bq == FF_NONE)) continue;
+        for (int64_t e = 0; e < n; e++) {
+            uint32_t aq = pq[o][e], bq = uq[k][e];
+            if (pp[o][e] == up[k][e] && (aq == bq || aq == FF_NONE || bq == FF_NONE)) continue;
             char at[160];
-            index_str(pn->name ? pn->name : "output", &pn->shape, t, at, sizeof at);
+            index_str(pn->name ? pn->name : "output", &pn->shape, e, at, sizeof at);
             snprintf(r->text, sizeof r->text, "not equivalent: %s is (%u, %u) in the program but "
                      "(%u, %u) in the μGraph (omega = %u; a q part of %u means none)", at,
-                     pp[o][t], aq, up[k][t], bq, omega, FF_NONE);
+                     pp[o][e], aq, up[k][e], bq, omega, FF_NONE);
             *differs = 1;
             break;
         }
     }
-    for (int i = 0; i < MAX_IO; i++) {
-        base_free(ip[i]), base_free(iq[i]), base_free(pp[i]), base_free(pq[i]);
-        base_free(up[i]), base_free(uq[i]);
-    }
+out:
+    for (int i = 0; i < MAX_IO; i++) base_free(up[i]), base_free(uq[i]);
     return rc;
 }
 
 static double dtype_tol(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 4e-2 : 1e-4; }
 
-/* The float test; sets r->float_error / float_tol and *unstable (with the reason). */
-static mg_status float_test(const ir_graph *p, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
-                            uint64_t seed, int *unstable, mg_verify_report *r) {
-    double *in[MAX_IO] = {0}, *po[MAX_IO] = {0}, *uo[MAX_IO] = {0};
+/* The float test of f on u; sets r->float_error / float_tol and *unstable (with the reason). */
+static mg_status float_test(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                            int *unstable, mg_verify_report *r) {
+    const ir_graph *p = f->p;
+    double *uo[MAX_IO] = {0};
     const double *uin[MAX_IO];
-    int np = 0;
-    rng rg = {seed ^ 0xf10a7ull};
-    mg_status rc = MG_OK;
-    for (int i = 0; i < p->n_nodes && !rc; i++) {
-        if (p->nodes[i].op != IR_OP_INPUT) continue;
-        int64_t n = ir_numel(&p->nodes[i].shape);
-        if (!(in[np] = base_alloc((size_t)n * sizeof(double)))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t t = 0; !rc && t < n; t++) in[np][t] = rng_uniform(&rg) * 2 - 1;
-        np++;
-    }
-    for (int k = 0; k < p->n_outputs && !rc; k++) {
-        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double);
-        po[k] = base_alloc(n), uo[k] = base_alloc(n);
-        if (!po[k] || !uo[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    }
-    for (int i = 0; i < m->n_in; i++) uin[i] = in[m->in[i]];
-    if (!rc) rc = ev_float(p, ctx, 1, (const double *const *)in, po); /* reference: f64 */
-    if (!rc) rc = ev_float(u, ctx, 0, uin, uo);                      /* candidate: f32 */
+    mg_status rc = f->float_built ? MG_OK : build_float(f, ctx);
+    for (int k = 0; k < m->n_out && !rc; k++)
+        if (!(uo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[m->out[k]]].shape) * sizeof(double))))
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < m->n_in; i++) uin[i] = f->fin[m->in[i]];
+    if (!rc) rc = ev_float(u, ctx, 0, uin, uo); /* candidate: f32 */
     *unstable = 0;
     r->float_error = 0, r->float_tol = 0;
     for (int k = 0; !rc && k < m->n_out; k++) {
         int o = m->out[k];
         const ir_node *pn = &p->nodes[p->outputs[o]];
+        const double *po = f->fpo[o];
         int64_t n = ir_numel(&pn->shape), worst = 0;
         double scale = 0, err = 0, tol = dtype_tol(pn->dtype);
-        for (int64_t t = 0; t < n; t++) scale = fmax(scale, fabs(po[o][t]));
+        for (int64_t t = 0; t < n; t++) scale = fmax(scale, fabs(po[t]));
         for (int64_t t = 0; t < n; t++) {
-            double e = fabs(uo[k][t] - po[o][t]) / (scale > 0 ? scale : 1);
+            double e = fabs(uo[k][t] - po[t]) / (scale > 0 ? scale : 1);
             if (!(e <= err)) err = isnan(e) ? INFINITY : e, worst = t; /* NaN never passes */
         }
         if (err / tol > r->float_error / (r->float_tol > 0 ? r->float_tol : 1)) r->float_error = err, r->float_tol = tol;
@@ -224,57 +307,49 @@ static mg_status float_test(const ir_graph *p, const ir_graph *u, const vf_io_ma
             index_str(pn->name ? pn->name : "output", &pn->shape, worst, at, sizeof at);
             snprintf(r->text, sizeof r->text, "numerically unstable: equivalent over Z_p x Z_q, but "
                      "in f32 %s is %.6g where the f64 program gives %.6g (normalised error %.3g > "
-                     "%.3g for %s)", at, uo[k][worst], po[o][worst], err, tol, base_dtype_name(pn->dtype));
+                     "%.3g for %s)", at, uo[k][worst], po[worst], err, tol, base_dtype_name(pn->dtype));
             *unstable = 1;
         }
     }
-    for (int i = 0; i < MAX_IO; i++) base_free(in[i]), base_free(po[i]), base_free(uo[i]);
+    for (int i = 0; i < MAX_IO; i++) base_free(uo[i]);
     return rc;
 }
 
-mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests, uint64_t seed,
-                    mg_verify_report *r) {
+mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r) {
     memset(r, 0, sizeof *r);
     vf_io_map m;
     memset(&m, 0, sizeof m);
-    mg_status rc = vf_match_io(p, u, ctx, &m);
+    mg_status rc = vf_match_io(f->p, u, ctx, &m);
     if (rc) return rc;
     char why[512];
-    for (int side = 0; side < 2; side++) {
-        int lax = ir_is_lax(side ? u : p, why, sizeof why);
-        if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        if (!lax) {
-            r->verdict = MG_NOT_LAX;
-            snprintf(r->text, sizeof r->text, "not Lax, so not decided (Mirage Definition 5.1): "
-                     "in the %s, %s", side ? "μGraph" : "program", why);
-            return MG_OK;
-        }
+    int lax = ir_is_lax(u, why, sizeof why);
+    if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!f->lax || !lax) {
+        r->verdict = MG_NOT_LAX;
+        snprintf(r->text, sizeof r->text, "not Lax, so not decided (Mirage Definition 5.1): "
+                 "in the %s, %s", f->lax ? "μGraph" : "program", f->lax ? why : f->why);
+        return MG_OK;
     }
-    vf_estimate(p, &r->degree, &r->exp_terms);
-    double per_test = vf_log2_bound(r->degree, r->exp_terms);
-    if (tests <= 0) /* enough for 2^-40 where the bound is useful, else a fixed 8 */
-        tests = per_test < 0 ? (int)ceil(-40.0 / per_test) : 8;
-    if (tests > 1000) tests = 1000;
-    rng rg = {seed * 0x9e3779b97f4a7c15ull + 1};
-    for (int t = 0; t < tests; t++) {
+    r->degree = f->degree, r->exp_terms = f->exp_terms;
+    for (int t = 0; t < f->tests; t++) {
         int differs = 0;
-        if ((rc = field_test(p, u, &m, ctx, &rg, &differs, r))) return rc;
+        if ((rc = field_test(f, t, u, &m, ctx, &differs, r))) return rc;
         r->tests = t + 1;
         if (differs) { /* the float test too, so a corpus of near misses can check itself */
             r->verdict = MG_NOT_EQUIVALENT;
             char witness[sizeof r->text];
             memcpy(witness, r->text, sizeof witness);
             int off = 0;
-            if ((rc = float_test(p, u, &m, ctx, seed, &off, r))) return rc;
+            if ((rc = float_test(f, u, &m, ctx, &off, r))) return rc;
             snprintf(r->text, sizeof r->text, "%.1400s; the float test %s it (normalised error "
                      "%.3g, tolerance %.3g)", witness, off ? "also rejects" : "would accept",
                      r->float_error, r->float_tol);
             return MG_OK;
         }
     }
-    r->log2_bound = per_test < 0 ? per_test * tests : 0;
+    r->log2_bound = f->per_test < 0 ? f->per_test * f->tests : 0;
     int unstable = 0;
-    if ((rc = float_test(p, u, &m, ctx, seed, &unstable, r))) return rc;
+    if ((rc = float_test(f, u, &m, ctx, &unstable, r))) return rc;
     if (unstable) {
         r->verdict = MG_UNSTABLE;
         return MG_OK;
@@ -290,4 +365,16 @@ mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests
                  "Theorem 2 gives no bound here (about %.3g exp terms: see docs/verify.md); float "
                  "test error %.3g (tolerance %.3g)", r->tests, r->exp_terms, r->float_error, r->float_tol);
     return MG_OK;
+}
+
+mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests, uint64_t seed,
+                    mg_verify_report *r) {
+    memset(r, 0, sizeof *r);
+    vf_io_map m;
+    mg_status rc = vf_match_io(p, u, ctx, &m); /* interface errors before any work */
+    vf_ref *f = NULL;
+    if (!rc) rc = vf_ref_new(p, ctx, tests, seed, 0, &f);
+    if (!rc) rc = vf_verify_ref(f, u, ctx, r);
+    vf_ref_free(f);
+    return rc;
 }
