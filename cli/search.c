@@ -28,6 +28,7 @@ static const char *HELP_SEARCH =
     "  --max-kops N      kernel operators (default 5)\n"
     "  --max-bops N      block operators per kernel, iterators and savers included (default 11)\n"
     "  --max-kin N       tensors one graph-defined kernel reads (default 4)\n"
+    "  --max-kernels N   graph-defined kernels in one μGraph (default 2)\n"
     "  --grid-dims N     grid dims, 1 to 3 (default 2)\n"
     "  --max-blocks N    largest grid (default 1024)\n"
     "  --grid A,B,..     candidate sizes of a grid dim (default 1,2,8,64)\n"
@@ -122,8 +123,8 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, "program: %s\nexpression: %s\n", file, r->expr ? r->expr : "");
     fprintf(f, "e-graph: %lld nodes, %lld classes, %s, %.2f s\n", (long long)r->eg_nodes,
             (long long)r->eg_classes, r->eg_saturated ? "saturated" : "bounded (not saturated)", r->eg_seconds);
-    fprintf(f, "limits: %d kernel ops, %d block ops, %d kernel inputs, %d grid dims, grid", o->max_kops,
-            o->max_bops, o->max_kin, o->max_grid_dims);
+    fprintf(f, "limits: %d kernel ops, %d block ops, %d graph-defined kernels, %d kernel inputs, %d grid dims, grid",
+            o->max_kops, o->max_bops, o->max_kernels, o->max_kin, o->max_grid_dims);
     for (int i = 0; i < o->n_grid; i++) fprintf(f, "%s%d", i ? "," : " ", o->grid[i]);
     fprintf(f, ", forloop");
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
@@ -181,7 +182,7 @@ int cli_search(int argc, char **argv) {
             } else {
                 struct { const char *name; int *dst; long lo, hi; } num[] = {
                     {"--max-kops", &o.max_kops, 1, 8},    {"--max-bops", &o.max_bops, 2, 40},
-                    {"--max-kin", &o.max_kin, 1, 8},      {"--grid-dims", &o.max_grid_dims, 1, 3},
+                    {"--max-kin", &o.max_kin, 1, 8}, {"--max-kernels", &o.max_kernels, 0, 8},      {"--grid-dims", &o.max_grid_dims, 1, 3},
                     {"--max-blocks", &o.max_blocks, 1, 1 << 20}, {"--threads", &o.threads, 1, 256},
                     {"--tests", &o.verify_tests, 1, 1000}, {"--top", optimize ? &top : NULL, 1, 1000},
                     {"--reps", optimize ? &reps : NULL, 1, 100000}};

@@ -143,6 +143,7 @@ typedef struct mg_search_opts {
     int max_kops;      /* kernel operators (default 5) */
     int max_bops;      /* block operators, iterators and savers included (default 11) */
     int max_kin;       /* tensors a graph-defined kernel reads (default 4) */
+    int max_kernels;   /* graph-defined kernels among the kernel operators (default 2) */
     int max_grid_dims; /* grid dims used (1..3, default 2) */
     int max_blocks;    /* largest grid (product of its dims, default 1024) */
     int grid[MG_SEARCH_MAX_CAND], n_grid;       /* candidate sizes of one grid dim */

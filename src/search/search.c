@@ -81,7 +81,7 @@ typedef struct worker {
     mg_ctx ctx;
     ir_graph *k;
     ktens t[MAXT];
-    int n_t, n_kops;
+    int n_t, n_kops, n_kernels; /* tensors, kernel ops, graph-defined ones among them */
     int last_first; /* first tensor the last kernel op produced (chain rule) */
     int kcnode[MAXC];
     int32_t const_term[MAXC]; /* the program's constants as terms of this worker's table */
@@ -750,6 +750,7 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
 static void kgen_kernels(worker *w, const key *last) {
     const sr_opts *o = w->s->o;
     int n = w->n_t;
+    if (w->n_kernels >= o->max_kernels) return;
     /* the first entry of the rank is the largest input: only input sets whose key can
      * exceed last are tried (the full key is checked when the block graph completes) */
     for (int mask = 1; mask < (1 << n) && n <= 20; mask++) {
@@ -1076,9 +1077,9 @@ static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, ui
     for (int k = 0; k < bs->n_kin; k++) w->t[bs->kin[k]].uses++;
     int lf = w->last_first;
     w->last_first = n_t0;
-    w->n_kops++;
+    w->n_kops++, w->n_kernels++;
     kgen(w, &kk);
-    w->n_kops--;
+    w->n_kops--, w->n_kernels--;
     w->last_first = lf;
     for (int k = 0; k < bs->n_kin; k++) w->t[bs->kin[k]].uses--;
     w->n_t = n_t0;
@@ -1140,7 +1141,7 @@ static uint64_t search_key(const search *s) {
     strbuf sb = {0};
     ir_print_text(s->prog, &sb);
     const sr_opts *o = s->o;
-    sb_printf(&sb, "|v%d %d %d %d %d %d %d %d|", SEARCH_VERSION, o->max_kops, o->max_bops, o->max_kin, o->max_grid_dims,
+    sb_printf(&sb, "|v%d %d %d %d %d %d %d %d %d|", SEARCH_VERSION, o->max_kops, o->max_bops, o->max_kin, o->max_kernels, o->max_grid_dims,
               o->max_blocks, o->prune, o->verify_tests);
     for (int i = 0; i < o->n_grid; i++) sb_printf(&sb, "g%d", o->grid[i]);
     for (int i = 0; i < o->n_forloop; i++) sb_printf(&sb, "f%d", o->forloop[i]);
@@ -1289,6 +1290,7 @@ static void *worker_main(void *arg) {
 void sr_opts_default(sr_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_kops = 5, o->max_bops = 11, o->max_kin = 4, o->max_grid_dims = 2, o->max_blocks = 1024;
+    o->max_kernels = 2;
     static const int grid[] = {1, 2, 8, 64};
     memcpy(o->grid, grid, sizeof grid), o->n_grid = (int)(sizeof grid / sizeof *grid);
     static const int fl[] = {1, 8, 64};

@@ -27,7 +27,8 @@ mg_status vf_verify(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, int t
 /* The program's side of vf_verify (its random test inputs and outputs) for checking many
  * candidates against one program: vf_verify_ref(f, ug, ...) gives what vf_verify(prog, ug,
  * ..., tests, seed, ...) gives. eager: build every test now (then vf_verify_ref only reads
- * f, and threads may share it); otherwise each is built on first use (single-threaded).
+ * f, and threads may share it), and report a failed field test without the float test's
+ * figures (the search's screen); otherwise each is built on first use (single-threaded).
  * prog must outlive f. MG_ERR_NOMEM; free with vf_ref_free (NULL ok). */
 typedef struct vf_ref vf_ref;
 mg_status vf_ref_new(const ir_graph *prog, mg_ctx *ctx, int tests, uint64_t seed, int eager,
