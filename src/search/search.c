@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 2 };
+enum { SEARCH_VERSION = 3 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -108,6 +108,7 @@ struct search {
     const ir_node *const_val[MAXC]; /* the program's node of each distinct constant */
     /* dim labels (labels_op): the program inputs' dims, and the labels the program reduces */
     uint64_t in_lab[MAXT][IR_MAX_DIMS], red_lab;
+    int max_rank; /* the program's largest tensor rank: a larger one may be squeezed */
     vf_ref *ref; /* the verifier's program side, shared by the workers */
     /* shared progress */
     int64_t next_task, n_tasks;
@@ -200,6 +201,19 @@ static ir_graph *materialize(const search *s, const ir_graph *k, const int *outs
             ir_graph *body = clone_block(n->body, ctx);
             int in[IR_MAX_IN];
             for (int j = 0; j < n->n_in; j++) in[j] = map[n->in[j]];
+            /* the block's iterators name its inputs as the kernel graph does: an unnamed
+             * intermediate gets a name, so the text parses back */
+            for (int j = 0; body && j < n->n_in && ok; j++) {
+                char nm[32];
+                for (int v = in[j]; !g->nodes[in[j]].name; v++) {
+                    snprintf(nm, sizeof nm, "v%d", v);
+                    if (ir_find(g, nm) < 0) ok = ir_set_name(g, ctx, in[j], nm) >= 0;
+                    if (!ok) break;
+                }
+                const char *dup = ok ? arena_strdup(&body->mem, g->nodes[in[j]].name) : NULL;
+                if (dup) body->kin_name[j] = dup;
+                else ok = 0;
+            }
             int first = body ? ir_add_kernel(g, ctx, body, in, n->n_in, NULL, 0, 0) : -1;
             for (int j = 0; first >= 0 && j < n->body->n_outputs; j++) map[i + j] = first + j;
             map[i] = first;
@@ -368,8 +382,13 @@ static int dims_of(const ir_graph *b, dimcls *D) {
         case IR_OP_ITER:
         case IR_OP_INPUT:
         case IR_OP_CONST: break;
+        case IR_OP_RESHAPE: { /* only a squeeze of the last dim is followed */
+            const ir_shape *a = &b->nodes[p->in[0]].shape;
+            if (a->ndim != r + 1 || a->d[r] != 1 || memcmp(a->d, o->d, sizeof *o->d * (size_t)r)) return -1;
+            for (int dd = 0; dd < r; dd++) uf_join(uf, S(i, dd), S(p->in[0], dd));
+            break;
+        }
         case IR_OP_REPEAT:
-        case IR_OP_RESHAPE:
         case IR_OP_KERNEL:
         case IR_OP_MAX: return -1; /* not analysed: no dim labels (docs/search.md) */
         case IR_OP_MATMUL: {
@@ -486,6 +505,9 @@ static int labels_op(const search *s, const ir_graph *g, const ir_node *p, const
         out[r - 1] = g->nodes[p->in[1]].shape.d[r - 1] > 1 ? l[1][r - 1] : 0;
         return 1;
     }
+    case IR_OP_RESHAPE: /* a squeeze of the last dim, or a new last dim (partial sums) */
+        memcpy(out, l[0], sizeof *out * (size_t)(r < g->nodes[p->in[0]].shape.ndim ? r : g->nodes[p->in[0]].shape.ndim));
+        return 1;
     case IR_OP_CONCAT:
         MERGE(0, p->dim);
         MERGE(1, p->dim);
@@ -878,6 +900,11 @@ static void bgen(worker *w, int d, const key *last) {
             ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh->d[dd]};
             b_try(w, d, last, p, (int[]){i}, dd);
         }
+        if (sh->ndim > s->max_rank && sh->d[sh->ndim - 1] == 1) { /* squeeze a partial-sum dim */
+            ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh->ndim - 1};
+            for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh->d[dd];
+            b_try(w, d, last, p, (int[]){i}, 0);
+        }
         if (bs->t[i].cls == IR_LOOP) {
             ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
             b_try(w, d, last, p, (int[]){i}, 0);
@@ -909,6 +936,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     int ok = t != NULL;
     for (int k = 0; ok && k < u->n_kin; k++)
         ok = ir_block_add_kin(t, &w->ctx, u->kin_name[k], u->kin_dtype[k], &u->kin_shape[k]) >= 0;
+    int map[MAXBN], usave[MAXBN], part_g[MAXBN], n_sv = 0; /* untiled -> tiled node */
     for (int i = 0; ok && i < u->n_nodes; i++) {
         const ir_node *n = &u->nodes[i];
         int r;
@@ -917,28 +945,42 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
         } else {
             ir_node p = *n;
             p.name = NULL;
+            for (int k = 0; k < p.n_in; k++) p.in[k] = map[n->in[k]];
             int src = n->op == IR_OP_ACCUM || n->op == IR_OP_SAVE ? n->in[0] : i;
             if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) p.fmap = fl > 1 ? dim_in(D, u, src, fc) : -1;
             if (n->op == IR_OP_ITER || n->op == IR_OP_SAVE)
                 for (int g = 0; g < 3; g++) p.map[g] = grid[g] > 1 ? dim_in(D, u, i, gc[g]) : -1;
             if (n->op == IR_OP_SUM) p.group = 0;
-            if (n->op == IR_OP_SAVE)
-                for (int g = 0; g < 3 && ok; g++) {
-                    if (grid[g] == 1 || p.map[g] >= 0) continue;
-                    /* blocks hold partial sums over grid dim g: they go side by side along a
-                     * free dim of size 1, which a later sum adds up */
-                    ok = gc[g] < 64 && (D->red[i] >> gc[g] & 1);
-                    for (int dd = 0; ok && dd < n->shape.ndim && p.map[g] < 0; dd++) {
-                        int free = n->shape.d[dd] == 1;
-                        for (int h = 0; h < 3; h++) free &= p.map[h] != dd;
-                        if (free) p.map[g] = dd;
-                    }
-                    ok &= p.map[g] >= 0;
-                }
+            if (n->op == IR_OP_RESHAPE) { /* a squeeze: the tiled operand minus its last dim */
+                const ir_shape *a = &t->nodes[p.in[0]].shape;
+                p.n_ints = a->ndim - 1;
+                for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = a->d[dd];
+            }
+            int pg = -1;
+            for (int g = 0; n->op == IR_OP_SAVE && g < 3 && ok; g++) {
+                if (grid[g] == 1 || p.map[g] >= 0) continue;
+                /* blocks hold partial sums over grid dim g (split reduction): they go side by
+                 * side along a new last dim, which a later sum adds up (Mirage §4.2) */
+                ok = pg < 0 && gc[g] < 64 && (D->red[i] >> gc[g] & 1) && n->shape.ndim < IR_MAX_DIMS;
+                pg = g;
+            }
+            if (ok && pg >= 0) {
+                const ir_shape *a = &t->nodes[p.in[0]].shape;
+                ir_node q = {.op = IR_OP_RESHAPE, .n_in = 1, .in = {p.in[0]}, .n_ints = a->ndim + 1};
+                for (int dd = 0; dd < a->ndim; dd++) q.ints[dd] = a->d[dd];
+                q.ints[a->ndim] = 1;
+                p.in[0] = ir_add_node(t, &w->ctx, &q);
+                p.map[pg] = a->ndim;
+                ok = p.in[0] >= 0;
+            }
             r = ok ? ir_add_node(t, &w->ctx, &p) : -1;
-            if (r >= 0 && n->op == IR_OP_SAVE && ir_add_output(t, &w->ctx, r) < 0) r = -1;
+            if (r >= 0 && n->op == IR_OP_SAVE) {
+                usave[n_sv] = i, part_g[n_sv++] = pg;
+                if (ir_add_output(t, &w->ctx, r) < 0) r = -1;
+            }
         }
-        ok = r == i;
+        map[i] = r;
+        ok = r >= 0 && r < MAXBN;
     }
     int32_t terms[MAXBN], kin[IR_MAX_IN];
     for (int k = 0; k < bs->n_kin; k++) kin[k] = w->t[bs->kin[k]].term;
@@ -958,17 +1000,14 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     /* the kernel outputs' dim labels: a side-by-side dim of partial sums is the reduced one's */
     uint64_t olab[MAXBN][IR_MAX_DIMS];
     for (int j = 0; ok && j < t->n_outputs; j++) {
-        const ir_node *sv = &t->nodes[t->outputs[j]];
-        memcpy(olab[j], bs->lab[t->outputs[j]], sizeof olab[j]);
-        for (int g = 0; g < 3; g++) {
-            int dd = sv->map[g];
-            if (grid[g] == 1 || dd < 0 || dim_in(D, u, t->outputs[j], gc[g]) >= 0) continue;
-            for (int i = 0; i < u->n_nodes; i++) {
-                int e = dim_in(D, u, i, gc[g]);
-                if (e >= 0 && bs->lab[i][e]) {
-                    olab[j][dd] = bs->lab[i][e];
-                    break;
-                }
+        memcpy(olab[j], bs->lab[usave[j]], sizeof olab[j]);
+        int g = part_g[j];
+        if (g < 0) continue;
+        for (int i = 0; i < u->n_nodes; i++) {
+            int e = dim_in(D, u, i, gc[g]);
+            if (e >= 0 && bs->lab[i][e]) {
+                olab[j][t->nodes[t->outputs[j]].map[g]] = bs->lab[i][e];
+                break;
             }
         }
     }
@@ -1362,6 +1401,8 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
         k++;
     }
     base_free(pd);
+    for (int i = 0; i < prog->n_nodes; i++)
+        if (prog->nodes[i].shape.ndim > s.max_rank) s.max_rank = prog->nodes[i].shape.ndim;
     /* the program's abstract expressions and their e-graph */
     ae_tab_init(&s.tab0);
     for (int i = 0; i < prog->n_nodes; i++)

@@ -12,6 +12,7 @@ void test_search_finds_fused(void);
 void test_search_threads_same(void);
 void test_search_theorem1(void);
 void test_search_nothing_found(void);
+void test_search_split_reduction(void);
 void test_aexpr_z3_corpus(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
@@ -156,6 +157,36 @@ void test_search_finds_fused(void) {
     }
     ir_graph_free(p);
     mg_search_result_free(&r);
+}
+
+void test_search_split_reduction(void) {
+    /* FlashDecoding at a tiny size: a first kernel whose blocks each take part of the KV
+     * sequence and save partial sums side by side (a new last dim), a second that sums them */
+    ir_graph *g = unit_parse("input Q : f16[1, 4, 2]\ninput K : f16[1, 2, 8]\ninput V : f16[1, 8, 2]\n"
+                             "S = exp(matmul(Q, K))\nO = matmul(S / sum(S, dim=2), V)\noutput O\n");
+    sr_opts o;
+    sr_opts_default(&o);
+    o.max_kops = 2, o.max_grid_dims = 1, o.verify_tests = 2;
+    o.grid[0] = 1, o.grid[1] = 2, o.n_grid = 2;
+    o.forloop[0] = 1, o.n_forloop = 1;
+    mg_search_result r;
+    mg_ctx ctx;
+    CHECK_MSG(sr_search(g, &o, &ctx, &r) == MG_OK, "%s", ctx.msg);
+    int split = -1;
+    for (int i = 0; i < r.n_found && split < 0; i++) {
+        const char *t = r.found[i].text, *k2 = strstr(t, "O = kernel(");
+        const char *rs = strstr(t, "reshape("), *ex = strstr(t, "exp(");
+        if (r.found[i].kernels == 2 && k2 && rs && rs < k2 && ex && ex < k2 && strstr(k2, "sum(")) split = i;
+    }
+    CHECK_MSG(split >= 0, "no split reduction among %d μGraphs", r.n_found);
+    if (split >= 0) {
+        ir_graph *u = unit_parse(r.found[split].text);
+        mg_verify_report rep;
+        CHECK(vf_verify(g, u, &ctx, 4, 5, &rep) == MG_OK && rep.verdict == MG_EQUIVALENT);
+        ir_graph_free(u);
+    }
+    mg_search_result_free(&r);
+    ir_graph_free(g);
 }
 
 void test_search_threads_same(void) {
