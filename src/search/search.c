@@ -926,7 +926,7 @@ static void bgen(worker *w, int d, const key *last) {
  * reduction, FlashDecoding), to a free dim of size 1 (Mirage §4.2, split-K). */
 static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, uint64_t (*olab)[IR_MAX_DIMS]);
 
-/* Builds the untiled block graph of kernel depth d with grid (classes gc[]) and for-loop
+/* Builds the tiled copy of kernel depth d's untiled block graph: grid (classes gc[]), for-loop
  * fl (class fc), checks it, and goes on with it as a kernel operator. */
 static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const int gc[3], int fl, int fc) {
     bstate *bs = &w->bs[d];
