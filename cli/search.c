@@ -27,14 +27,17 @@ static const char *HELP_SEARCH =
     "checks each against the reference and keeps the fastest (DIR/best.mu with --out).\n"
     "  --max-kops N      kernel operators (default 5)\n"
     "  --max-bops N      block operators per kernel, iterators and savers included (default 11)\n"
-    "  --max-kin N       tensors one graph-defined kernel reads (default 4)\n"
-    "  --max-kernels N   graph-defined kernels in one μGraph (default 2)\n"
+    "  --max-kin N       tensors one graph-defined kernel reads (default 3)\n"
+    "  --max-kout N      tensors one graph-defined kernel writes (default 2)\n"
+    "  --max-kernels N   graph-defined kernels in one μGraph (default 1)\n"
     "  --grid-dims N     grid dims, 1 to 3 (default 2)\n"
     "  --max-blocks N    largest grid (default 1024)\n"
-    "  --grid A,B,..     candidate sizes of a grid dim (default 1,2,8,64)\n"
+    "  --grid A,B,..     candidate sizes of a grid dim (default 1,2,8,64,128)\n"
     "  --forloop A,B,..  candidate for-loop ranges (default 1,8,64)\n"
     "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
     "  --threads N       worker threads (default: one per core)\n"
+    "  --slack F         verify a schedule only if the cost model puts it within F times\n"
+    "                    the best schedule of the same operators (default 2; 0: all)\n"
     "  --time-limit S    stop after S seconds, keeping what was found\n"
     "  --tests N         verifier tests per candidate (default: enough for a 2^-40 bound)\n"
     "  --seed S          verifier seed (default 1)\n"
@@ -123,17 +126,19 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, "program: %s\nexpression: %s\n", file, r->expr ? r->expr : "");
     fprintf(f, "e-graph: %lld nodes, %lld classes, %s, %.2f s\n", (long long)r->eg_nodes,
             (long long)r->eg_classes, r->eg_saturated ? "saturated" : "bounded (not saturated)", r->eg_seconds);
-    fprintf(f, "limits: %d kernel ops, %d block ops, %d graph-defined kernels, %d kernel inputs, %d grid dims, grid",
-            o->max_kops, o->max_bops, o->max_kernels, o->max_kin, o->max_grid_dims);
+    fprintf(f, "limits: %d kernel ops, %d block ops, %d graph-defined kernels, %d kernel inputs, %d kernel outputs, %d grid dims, grid",
+            o->max_kops, o->max_bops, o->max_kernels, o->max_kin, o->max_kout, o->max_grid_dims);
     for (int i = 0; i < o->n_grid; i++) fprintf(f, "%s%d", i ? "," : " ", o->grid[i]);
     fprintf(f, ", forloop");
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
-    fprintf(f, ", pruning %s\n", o->prune ? "on" : "off");
-    fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected, %lld "
-            "duplicates, %d verified μGraphs, tasks %lld/%lld (%lld resumed)%s\n",
+    fprintf(f, ", slack %g, pruning %s\n", o->slack, o->prune ? "on" : "off");
+    fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected (%lld by the "
+            "screen), %lld dominated, %lld duplicates, %d verified μGraphs, tasks %lld/%lld (%lld resumed)%s; "
+            "verification %.0f thread-s\n",
             r->seconds, (long long)r->states, (long long)r->pruned, (long long)r->candidates,
-            (long long)r->rejected, (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
-            (long long)r->tasks, (long long)r->tasks_resumed, r->stopped ? ", stopped early" : "");
+            (long long)r->rejected, (long long)r->screened, (long long)r->dominated, (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
+            (long long)r->tasks, (long long)r->tasks_resumed, r->stopped ? ", stopped early" : "",
+            r->verify_seconds);
     if (!r->n_found) {
         fprintf(f, "nothing found: %s\n", r->why_none);
         return;
@@ -174,6 +179,12 @@ int cli_search(int argc, char **argv) {
                 double t = strtod(val, &end);
                 if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
                 o.time_limit = t;
+            } else if (!strcmp(a, "--slack")) {
+                char *end;
+                double t = strtod(val, &end);
+                if (end == val || *end || !(t == 0 || t >= 1) || t > 1e6)
+                    return bad("--slack takes 0 (verify every schedule) or a factor >= 1, got '%s'", val);
+                o.slack = t;
             } else if (!strcmp(a, "--seed")) {
                 char *end;
                 unsigned long long s = strtoull(val, &end, 10);
@@ -182,7 +193,8 @@ int cli_search(int argc, char **argv) {
             } else {
                 struct { const char *name; int *dst; long lo, hi; } num[] = {
                     {"--max-kops", &o.max_kops, 1, 8},    {"--max-bops", &o.max_bops, 2, 40},
-                    {"--max-kin", &o.max_kin, 1, 8}, {"--max-kernels", &o.max_kernels, 0, 8},      {"--grid-dims", &o.max_grid_dims, 1, 3},
+                    {"--max-kin", &o.max_kin, 1, 8},      {"--max-kout", &o.max_kout, 1, 8},
+                    {"--max-kernels", &o.max_kernels, 0, 8}, {"--grid-dims", &o.max_grid_dims, 1, 3},
                     {"--max-blocks", &o.max_blocks, 1, 1 << 20}, {"--threads", &o.threads, 1, 256},
                     {"--tests", &o.verify_tests, 1, 1000}, {"--top", optimize ? &top : NULL, 1, 1000},
                     {"--reps", optimize ? &reps : NULL, 1, 100000}};

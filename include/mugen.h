@@ -142,8 +142,9 @@ enum { MG_SEARCH_MAX_CAND = 16 };
 typedef struct mg_search_opts {
     int max_kops;      /* kernel operators (default 5) */
     int max_bops;      /* block operators, iterators and savers included (default 11) */
-    int max_kin;       /* tensors a graph-defined kernel reads (default 4) */
-    int max_kernels;   /* graph-defined kernels among the kernel operators (default 2) */
+    int max_kin;       /* tensors a graph-defined kernel reads (default 3) */
+    int max_kout;      /* tensors a graph-defined kernel writes (default 2) */
+    int max_kernels;   /* graph-defined kernels among the kernel operators (default 1) */
     int max_grid_dims; /* grid dims used (1..3, default 2) */
     int max_blocks;    /* largest grid (product of its dims, default 1024) */
     int grid[MG_SEARCH_MAX_CAND], n_grid;       /* candidate sizes of one grid dim */
@@ -151,6 +152,8 @@ typedef struct mg_search_opts {
     int prune;          /* abstract-expression pruning (default 1) */
     int threads;        /* worker threads (0: one per core) */
     double time_limit;  /* seconds, 0 = none */
+    double slack;       /* verify a schedule only if the cost model puts it within slack times
+                           the best schedule of the same operators (default 2; 0: every one) */
     int verify_tests;   /* tests per candidate (0: as many as the verifier's bound needs) */
     uint64_t seed;      /* verifier seed */
     int progress;       /* print a progress line on stderr */
@@ -174,6 +177,9 @@ typedef struct mg_search_result {
     mg_found *found; /* sorted by cost, then text: found[0] is rank 1 */
     int n_found;
     int64_t states, pruned, candidates, rejected, duplicates;
+    int64_t screened; /* of the rejected: by the small untiled screen, not at full size */
+    int64_t dominated; /* schedules not pursued: slower than slack times their group's best */
+    double verify_seconds; /* thread-seconds spent screening and verifying candidates */
     int64_t tasks, tasks_done, tasks_resumed;
     double seconds;
     int stopped; /* 1 if the time limit or a stop request ended it early */

@@ -144,7 +144,7 @@ mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const doub
                         double *const *outputs) {
     if (!prog || (!inputs && count_inputs(prog->g)) || !outputs)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_float: NULL argument");
-    return ev_float(prog->g, ctx, f64, inputs, outputs);
+    return ev_float(prog->g, ctx, f64 ? EV_F64 : 0, inputs, outputs);
 }
 
 mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
@@ -152,6 +152,18 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
                         uint32_t *const *out_p, uint32_t *const *out_q) {
     if (!prog || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
+    const ir_graph *g = prog->g;
+    for (int i = 0, k = 0; i < g->n_nodes; i++) { /* ev_field trusts its inputs to be reduced */
+        if (g->nodes[i].op != IR_OP_INPUT) continue;
+        int64_t total = ir_numel(&g->nodes[i].shape);
+        for (int64_t t = 0; t < total; t++)
+            if (in_p[k][t] >= FF_P || (in_q[k][t] >= FF_Q && in_q[k][t] != FF_NONE)) {
+                char lb[128];
+                return ctx_err(ctx, MG_ERR_INVALID, "input '%s' element %lld is not in Z_p x Z_q",
+                               ir_node_label(g, i, lb, sizeof lb), (long long)t);
+            }
+        k++;
+    }
     return ev_field(prog->g, ctx, omega, in_p, in_q, out_p, out_q);
 }
 

@@ -66,8 +66,13 @@ int *ev_last_use(const ir_graph *g);
  * numel elements of elem_size bytes exceeds the evaluator's limit (MUGEN_EVAL_MAX_GB). */
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size);
 
-/* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. */
-mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int f64, const double *const *in,
+/* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. ev_float's
+ * mode: EV_F64 keeps intermediates in f64 (else f32); EV_ROUNDED says every input already
+ * holds values of its dtype, so it is read in place instead of copied and rounded. Both
+ * evaluators only read in[]; ev_field's inputs must already be reduced (mg_eval_field checks
+ * them for callers from outside). */
+enum { EV_F64 = 1, EV_ROUNDED = 2 };
+mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const *in,
                    double *const *out);
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);

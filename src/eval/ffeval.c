@@ -280,30 +280,17 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
     return MG_OK;
 }
 
-/* Computes node i into v[i] (allocated by the caller) from its operands. Inputs come from
- * in_p/in_q in the order input nodes appear (*n_in counts them) and must already be reduced
- * (p < FF_P, q < FF_Q or FF_NONE), which is checked element by element. */
-static mg_status run_node(ffctx *c, int i, fv *v, const uint32_t *const *in_p,
-                          const uint32_t *const *in_q, int *n_in) {
+/* Computes node i (not an input: ev_field reads those in place) into v[i] (allocated by the
+ * caller) from its operands. */
+static mg_status run_node(ffctx *c, int i, fv *v) {
     const ir_node *n = &c->g->nodes[i];
     fv *o = &v[i];
     int64_t total = ir_numel(&n->shape);
     switch (ir_ops[n->op].kind) {
-    case IR_KIND_SOURCE:
-        if (n->op == IR_OP_CONST) { /* num / den, den a power of ten: invertible mod p, q */
-            o->p[0] = ff_mulp(ff_from_i64(n->num, FF_P), ff_inv(ff_from_i64(n->den, FF_P), FF_P));
-            o->q[0] = ff_mulq(ff_from_i64(n->num, FF_Q), ff_inv(ff_from_i64(n->den, FF_Q), FF_Q));
-            return MG_OK;
-        }
-        for (int64_t t = 0; t < total; t++) {
-            uint32_t p = in_p[*n_in][t], q = in_q[*n_in][t];
-            char lb[128];
-            if (p >= FF_P || (q >= FF_Q && q != FF_NONE))
-                return ctx_err(c->ctx, MG_ERR_INVALID, "input '%s' element %lld is not in "
-                               "Z_p x Z_q", ir_node_label(c->g, i, lb, sizeof lb), (long long)t);
-            o->p[t] = p, o->q[t] = q;
-        }
-        (*n_in)++;
+    case IR_KIND_SOURCE: /* num / den, den a power of ten: invertible mod p, q */
+        MG_ASSERT(n->op == IR_OP_CONST);
+        o->p[0] = ff_mulp(ff_from_i64(n->num, FF_P), ff_inv(ff_from_i64(n->den, FF_P), FF_P));
+        o->q[0] = ff_mulq(ff_from_i64(n->num, FF_Q), ff_inv(ff_from_i64(n->den, FF_Q), FF_Q));
         return MG_OK;
     case IR_KIND_UNARY: return unary(c, i, n, &v[n->in[0]], o);
     case IR_KIND_BINARY: return binary(c, i, n, &v[n->in[0]], &v[n->in[1]], o);
@@ -370,8 +357,7 @@ typedef struct ffblock {
 
 static mg_status fb_run(void *self, int i) {
     ffblock *f = self;
-    int dummy = 0;
-    return run_node(&f->bc, i, f->tv, NULL, NULL, &dummy);
+    return run_node(&f->bc, i, f->tv);
 }
 
 static void fb_copy(void *self, int how, int i, const int64_t off[4]) {
@@ -454,12 +440,17 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_
                        omega);
     ffctx c = {.g = g, .ctx = ctx, .omega = omega};
     fv *v = base_calloc((size_t)g->n_nodes + 1, sizeof *v);
+    uint8_t *borrowed = base_calloc((size_t)g->n_nodes + 1, 1); /* v[i] is the caller's input */
     int *last = ev_last_use(g);
-    mg_status rc = !v || !last ? ctx_err(ctx, MG_ERR_NOMEM, "out of memory") : build_tables(&c);
+    mg_status rc = !v || !last || !borrowed ? ctx_err(ctx, MG_ERR_NOMEM, "out of memory") : build_tables(&c);
     int n_in = 0;
+#define FREE_V(i) (borrowed[i] ? (void)0 : (base_free(v[i].p), base_free(v[i].q)), v[i].p = v[i].q = NULL)
     for (int i = 0; i < g->n_nodes && !rc; i++) {
         if ((rc = ev_check_size(g, ctx, i, 8))) break;
-        if (g->nodes[i].op == IR_OP_KERNEL) {
+        if (g->nodes[i].op == IR_OP_INPUT) { /* used in place: read, never written */
+            v[i].p = (uint32_t *)in_p[n_in], v[i].q = (uint32_t *)in_q[n_in];
+            borrowed[i] = 1, n_in++;
+        } else if (g->nodes[i].op == IR_OP_KERNEL) {
             if ((rc = run_kernel(&c, i, v))) break;
         } else {
             size_t bytes = (size_t)ir_numel(&g->nodes[i].shape) * 4;
@@ -468,11 +459,11 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_
                 rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory evaluating node %d", i);
                 break;
             }
-            if ((rc = run_node(&c, i, v, in_p, in_q, &n_in))) break;
+            if ((rc = run_node(&c, i, v))) break;
         }
         for (int k = 0; k < g->nodes[i].n_in; k++) {
             int a = g->nodes[i].in[k];
-            if (last[a] == i) base_free(v[a].p), base_free(v[a].q), v[a].p = v[a].q = NULL;
+            if (last[a] == i) FREE_V(a);
         }
     }
     for (int k = 0; k < g->n_outputs && !rc; k++) {
@@ -480,7 +471,8 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_
         memcpy(out_p[k], v[g->outputs[k]].p, bytes);
         memcpy(out_q[k], v[g->outputs[k]].q, bytes);
     }
-    for (int i = 0; v && i < g->n_nodes; i++) base_free(v[i].p), base_free(v[i].q);
-    base_free(v), base_free(last), base_free(c.pow_lo), base_free(c.pow_hi);
+    for (int i = 0; v && borrowed && i < g->n_nodes; i++) FREE_V(i);
+#undef FREE_V
+    base_free(v), base_free(borrowed), base_free(last), base_free(c.pow_lo), base_free(c.pow_hi);
     return rc;
 }

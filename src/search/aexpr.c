@@ -360,6 +360,7 @@ struct ae_egraph {
     int64_t n_slots;
     int64_t *cstart, *cnodes; /* class member lists (CSR over class ids), from the rebuild */
     uint8_t *reach;
+    int32_t *up; /* per class: the fewest operators from it up to a root (ae_up) */
     int32_t roots[AE_MAX_ROOTS];
     int n_roots;
     ae_limits lim;
@@ -727,6 +728,28 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
         }
     }
     base_free(stack);
+    /* up: relaxed from the roots down the operand edges until nothing changes; an edge
+     * costs its operator's weight (1, but 0 for sum: a matmul's sum comes with its mul, an
+     * accumulator's with the loop) */
+    eg->up = base_alloc(sizeof *eg->up * (size_t)(eg->n_cls + 1));
+    if (!eg->up) goto fail;
+    for (int64_t c = 0; c < eg->n_cls; c++) eg->up[c] = INT32_MAX / 2;
+    for (int i = 0; i < n; i++) eg->up[eg->roots[i]] = 0;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int64_t c = 0; c < eg->n_cls; c++) {
+            if (eg->parent[c] != c || eg->up[c] >= INT32_MAX / 2) continue;
+            for (int64_t i = eg->cstart[c]; i < eg->cstart[c + 1]; i++) {
+                const eg_node *m = &eg->nodes[eg->cnodes[i]];
+                int32_t kids[2] = {m->c0, m->c1}, v = eg->up[c] + (m->op != AE_SUM);
+                for (int k = 0; k < 2; k++) {
+                    if (kids[k] < 0) continue;
+                    int32_t r = eg_find(eg, kids[k]);
+                    if (v < eg->up[r]) eg->up[r] = v, changed = 1;
+                }
+            }
+        }
+    }
     base_free(memo);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st) {
@@ -753,6 +776,7 @@ void ae_egraph_free(ae_egraph *eg) {
     base_free(eg->cstart);
     base_free(eg->cnodes);
     base_free(eg->reach);
+    base_free(eg->up);
     base_free(eg);
 }
 
@@ -805,4 +829,51 @@ int ae_is_sub(ae_query *q, int32_t term) {
 int ae_is_root(ae_query *q, int32_t term, int j) {
     int32_t c = q_class(q, term);
     return c >= 0 && j < q->eg->n_roots && c == q->eg->roots[j];
+}
+
+int ae_min_ops(ae_query *q, const int32_t *have, int n) {
+    const ae_egraph *eg = q->eg;
+    int64_t nc = eg->n_cls;
+    int32_t *cost = base_alloc(sizeof *cost * (size_t)(nc + 1));
+    if (!cost) return 0;
+    enum { INF = 1 << 28 };
+    for (int64_t c = 0; c < nc; c++) cost[c] = INF;
+    for (int i = 0; i < n; i++) {
+        int32_t c = q_class(q, have[i]);
+        if (c >= 0) cost[c] = 0;
+    }
+    /* Bellman-Ford over the e-nodes: a class costs the least, over its nodes, of the node's
+     * weight plus its dearest operand. Weights: 1 per operator, except sum (0: a matmul's sum
+     * comes with its mul, an accumulator's with the loop) and constants (0). */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int64_t c = 0; c < nc; c++) {
+            if (eg->parent[c] != c) continue;
+            for (int64_t i = eg->cstart[c]; i < eg->cstart[c + 1]; i++) {
+                const eg_node *m = &eg->nodes[eg->cnodes[i]];
+                int32_t v;
+                if (m->op == AE_VAR) continue;
+                if (m->op == AE_CONST) {
+                    v = 0;
+                } else {
+                    int32_t a = m->c0 >= 0 ? cost[eg_find(eg, m->c0)] : 0;
+                    int32_t b = m->c1 >= 0 ? cost[eg_find(eg, m->c1)] : 0;
+                    v = (a > b ? a : b) + (m->op != AE_SUM);
+                }
+                if (v < cost[c]) cost[c] = v, changed = 1;
+            }
+        }
+    }
+    int32_t best = INF;
+    for (int j = 0; j < eg->n_roots; j++) {
+        int32_t r = eg_find(eg, eg->roots[j]);
+        if (cost[r] < best) best = cost[r];
+    }
+    base_free(cost);
+    return best >= INF ? INT32_MAX : best;
+}
+
+int ae_up(ae_query *q, int32_t term) {
+    int32_t c = q_class(q, term);
+    return c >= 0 ? q->eg->up[c] : INT32_MAX / 2;
 }

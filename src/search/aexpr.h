@@ -105,5 +105,14 @@ int32_t ae_class(ae_query *q, int32_t term);
 int ae_is_sub(ae_query *q, int32_t term);
 /* 1 if A_eq ⊨ term = roots[j] (within the saturation bounds). */
 int ae_is_root(ae_query *q, int32_t term, int j);
+/* A lower bound on the operators (sums not counted) that build some root from the terms
+ * have[0..n) and constants; INT32_MAX if no root can be built from them at all. 0 if out
+ * of memory (no bound). */
+int ae_min_ops(ae_query *q, const int32_t *have, int n);
+/* A lower bound on the operators (sums not counted) between term and a root in any
+ * expression A_eq-equal to a root that has term as a subexpression: a tensor that must
+ * still be used by the outputs needs that many more operators. INT32_MAX / 2 if term has
+ * no e-class. */
+int ae_up(ae_query *q, int32_t term);
 
 #endif

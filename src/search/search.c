@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 3 };
+enum { SEARCH_VERSION = 4 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -61,6 +61,18 @@ typedef struct btens {
 } btens;
 enum { MAXBN = 64, NSLOT = MAXBN * IR_MAX_DIMS };
 
+/* One schedule of a complete untiled block graph (phase 2): the tiled graph and what the
+ * kernel graph sees of it (its outputs' expressions and dim labels, and their hash iface:
+ * schedules with the same iface are interchangeable for the rest of the search). */
+enum { MAXS = 8 };
+typedef struct tiling {
+    ir_graph *t;
+    int32_t term[MAXS];
+    uint64_t lab[MAXS][IR_MAX_DIMS];
+    uint64_t iface;
+    double us; /* the cost model's time for it (block_us) */
+} tiling;
+
 /* One block graph under construction (one per kernel depth). */
 typedef struct bstate {
     ir_graph *b;
@@ -70,6 +82,12 @@ typedef struct bstate {
     int cnode[MAXC];           /* block node of each program constant */
     uint64_t lab[MAXBN][IR_MAX_DIMS]; /* dim labels of each block node */
     key klast;                 /* rank of the kernel graph's last operator */
+    /* phase 2: the schedules of the complete block graph; grp[0..n_grp) those of the group
+     * standing as kernel node knode in the kernel graph while active */
+    tiling *tl;
+    int n_tl, cap_tl;
+    int *grp, n_grp;
+    int knode, active;
 } bstate;
 
 typedef struct search search;
@@ -94,6 +112,12 @@ typedef struct worker {
     /* interfaces of kernel-graph prefixes already extended in this task (see seen()) */
     uint64_t *memo;
     int64_t n_memo, cap_memo;
+    /* the screen's verdicts (screen()) */
+    uint64_t *scr;
+    int64_t n_scr, cap_scr;
+    int64_t screened, dominated;
+    double verify_s; /* time in candidate() */
+    int64_t pub[3]; /* states, pruned, candidates as of the last publish() */
 } worker;
 
 struct search {
@@ -110,6 +134,11 @@ struct search {
     uint64_t in_lab[MAXT][IR_MAX_DIMS], red_lab;
     int max_rank; /* the program's largest tensor rank: a larger one may be squeezed */
     vf_ref *ref; /* the verifier's program side, shared by the workers */
+    /* the screen (screen()): the program untiled at small sizes, its verifier side */
+    vf_ref *screen_ref;
+    ir_graph *shrunk;
+    int64_t shrink_from[MAXT * IR_MAX_DIMS], shrink_to[MAXT * IR_MAX_DIMS];
+    int n_shrink;
     /* shared progress */
     int64_t next_task, n_tasks;
     int64_t states, pruned, candidates, rejected, duplicates, found, tasks_done;
@@ -119,6 +148,7 @@ struct search {
     pthread_mutex_t mu;
     double t0;
     int stop;
+    int running; /* worker threads not finished */
 };
 
 static double now_s(void) {
@@ -127,10 +157,14 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int stopped(worker *w) {
+/* Has the search been stopped (time limit, stop request)? Looks at the clock when `now` is
+ * set or every 1024 states. */
+static void publish(worker *w);
+static int stopped_at(worker *w, int now) {
     search *s = w->s;
     if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) return 1;
-    if ((w->states & 1023) == 0) {
+    if (now || (w->states & 1023) == 0) {
+        publish(w);
         if ((s->o->stop && *s->o->stop) ||
             (s->o->time_limit > 0 && now_s() - s->t0 > s->o->time_limit)) {
             __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
@@ -138,6 +172,16 @@ static int stopped(worker *w) {
         }
     }
     return 0;
+}
+static int stopped(worker *w) { return stopped_at(w, 0); }
+
+/* Adds what worker w counted since last time to the shared counters (progress line). */
+static void publish(worker *w) {
+    search *s = w->s;
+    __atomic_add_fetch(&s->states, w->states - w->pub[0], __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->pruned, w->pruned - w->pub[1], __ATOMIC_RELAXED);
+    __atomic_add_fetch(&s->candidates, w->candidates - w->pub[2], __ATOMIC_RELAXED);
+    w->pub[0] = w->states, w->pub[1] = w->pruned, w->pub[2] = w->candidates;
 }
 
 /* ---- materialising a candidate: a fresh graph with only what reaches the outputs ---- */
@@ -237,30 +281,171 @@ static ir_graph *materialize(const search *s, const ir_graph *k, const int *outs
     return g;
 }
 
+/* FNV-1a of a text. */
+static uint64_t text_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* ---- the screen: a candidate's operators, untiled and at small sizes ----
+ * Abstract expressions forget which dim an operator reduces, so A_eq admits candidates that
+ * are not equivalent (sum(k, x y) = sum(k, x) y holds only when y does not vary along k), and
+ * every schedule of such an operator graph is one more candidate. Before the full-size
+ * verification a candidate's operators are checked once, untiled and with every large input
+ * dim shrunk, against the program shrunk alike; a failed screen rejects every schedule of
+ * those operators. The screen only rejects; what is kept is verified at full size. */
+
+/* A copy of μGraph or program g with every graph-defined kernel untiled (grid 1, for-loop 1,
+ * no imaps, fmaps or omaps) and every input dim of size from[i] made to[i] (i < n); a block
+ * graph's kernel inputs have shapes kin[]. NULL if
+ * g holds an operator whose meaning depends on a size (reshape, repeat, a partial sum) or on
+ * error. */
+static ir_graph *untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                        mg_ctx *ctx) {
+    int is_block = g->is_block;
+    ir_graph *c = is_block ? ir_block_new((int[]){1, 1, 1}, g->threads, 1) : ir_graph_new();
+    int *map = base_alloc(sizeof *map * (size_t)(g->n_nodes + 1));
+    int ok = c && map;
+    for (int k = 0; ok && is_block && k < g->n_kin; k++)
+        ok = ir_block_add_kin(c, ctx, g->kin_name[k], g->kin_dtype[k], &kin[k]) >= 0;
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        const ir_node *nd = &g->nodes[i];
+        ir_node p = *nd;
+        for (int k = 0; k < p.n_in; k++) p.in[k] = map[nd->in[k]];
+        if (is_block) p.name = NULL;
+        switch (nd->op) {
+        case IR_OP_INPUT:
+            for (int dd = 0; dd < p.shape.ndim; dd++)
+                for (int j = 0; j < n; j++)
+                    if (p.shape.d[dd] == from[j]) {
+                        p.shape.d[dd] = to[j];
+                        break;
+                    }
+            map[i] = ir_add_input(c, ctx, p.name, p.dtype, &p.shape);
+            break;
+        case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
+        case IR_OP_RESHAPE:
+        case IR_OP_REPEAT: map[i] = -1; break;
+        case IR_OP_KERNEL: {
+            if (nd->index) {
+                map[i] = map[i - nd->index] + nd->index;
+                break;
+            }
+            ir_shape in[IR_MAX_IN];
+            for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
+            ir_graph *body = untile(nd->body, in, from, to, n, ctx);
+            map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
+            for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
+                if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
+            break;
+        }
+        default:
+            if (nd->op == IR_OP_SUM) {
+                if (nd->group != g->nodes[nd->in[0]].shape.d[nd->dim]) {
+                    map[i] = -1;
+                    break;
+                }
+                p.group = 0;
+            }
+            p.fmap = -1;
+            for (int k = 0; k < 3; k++) p.map[k] = -1;
+            map[i] = ir_add_node(c, ctx, &p);
+            if (map[i] >= 0 && nd->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
+            if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
+        }
+        ok = ok && map[i] >= 0;
+    }
+    for (int j = 0; ok && !is_block && j < g->n_outputs; j++) ok = ir_add_output(c, ctx, map[g->outputs[j]]) >= 0;
+    base_free(map);
+    if (!ok) {
+        ir_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Does the screen pass candidate u? 1 if so or if u cannot be screened, 0 if its operators,
+ * untiled and shrunk, are not equivalent to the program shrunk alike. Verdicts are kept by
+ * the text of the untiled graph, so each operator graph is screened once per worker. */
+static int screen(worker *w, const ir_graph *u) {
+    search *s = w->s;
+    if (!s->screen_ref) return 1;
+    ir_graph *v = untile(u, NULL, s->shrink_from, s->shrink_to, s->n_shrink, &w->ctx);
+    if (!v) return 1;
+    strbuf sb = {0};
+    ir_print_text(v, &sb);
+    char *text = sb_take(&sb);
+    int pass = 1;
+    if (text) {
+        uint64_t h = (text_hash(text) | 2) & ~1ull; /* never 0; the low bit holds the verdict */
+        base_free(text);
+        int64_t at = -1;
+        if (w->n_scr * 2 >= w->cap_scr) { /* grow the open-addressing table */
+            int64_t cap = w->cap_scr ? w->cap_scr * 2 : 256;
+            uint64_t *t = base_calloc((size_t)cap, sizeof *t);
+            if (t) {
+                for (int64_t i = 0; i < w->cap_scr; i++) {
+                    if (!w->scr[i]) continue;
+                    int64_t j = (int64_t)((w->scr[i] >> 1) % (uint64_t)cap);
+                    while (t[j]) j = (j + 1) % cap;
+                    t[j] = w->scr[i];
+                }
+                base_free(w->scr);
+                w->scr = t, w->cap_scr = cap;
+            }
+        }
+        if (w->cap_scr) {
+            at = (int64_t)((h >> 1) % (uint64_t)w->cap_scr);
+            while (w->scr[at] && (w->scr[at] & ~1ull) != h) at = (at + 1) % w->cap_scr;
+        }
+        if (at >= 0 && w->scr[at]) {
+            pass = (int)(w->scr[at] & 1);
+        } else {
+            mg_verify_report rep;
+            pass = vf_verify_ref(s->screen_ref, v, &w->ctx, &rep) != MG_OK || rep.verdict == MG_EQUIVALENT;
+            if (at >= 0) w->scr[at] = h | (uint64_t)pass, w->n_scr++;
+        }
+    }
+    ir_graph_free(v);
+    return pass;
+}
+
 /* ---- the cost model ---- */
 
+enum { COST_BW = 3000, COST_LAUNCH_US = 2 }; /* GB/s; µs */
+static const double cost_rate = 660e12; /* FLOP/s */
+
+/* The cost model's time for graph-defined kernel body b, its launch not included: bytes (every
+ * iterator's tile each iteration in each block, every saved tile) over bandwidth or FLOPs over
+ * the tensor-core rate, divided by the share of dev's SMs its waves of blocks keep busy (8
+ * blocks use 8 of 132). */
+static double block_us(const ir_graph *b, const ir_device *dev) {
+    double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0;
+    double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2];
+    double util = blocks / (ceil(blocks / n_sm) * n_sm);
+    for (int j = 0; j < b->n_nodes; j++) {
+        const ir_node *m = &b->nodes[j];
+        double el = (double)ir_numel(&m->shape);
+        if (m->op == IR_OP_ITER) bytes += el * (double)base_dtype_size(m->dtype) * (double)b->forloop * blocks;
+        if (m->op == IR_OP_SAVE) bytes += el * (double)base_dtype_size(m->dtype) * blocks;
+        if (m->op == IR_OP_MATMUL) {
+            const ir_shape *a = &b->nodes[m->in[0]].shape;
+            flops += 2.0 * el * (double)a->d[a->ndim - 1] * (double)b->forloop * blocks;
+        }
+    }
+    return fmax(bytes / (COST_BW * 1e9), flops / cost_rate) / util * 1e6;
+}
+
 double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
-    (void)dev;
-    const double bw = 3.0e12, rate = 660e12, launch = 2.0;
     double us = 0;
     for (int i = 0; i < ug->n_nodes; i++) {
         const ir_node *n = &ug->nodes[i];
         if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) continue;
         double bytes = 0, flops = 0;
         if (n->op == IR_OP_KERNEL) {
-            if (n->index != 0) continue;
-            const ir_graph *b = n->body;
-            double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2];
-            for (int j = 0; j < b->n_nodes; j++) {
-                const ir_node *m = &b->nodes[j];
-                double el = (double)ir_numel(&m->shape);
-                if (m->op == IR_OP_ITER) bytes += el * (double)base_dtype_size(m->dtype) * (double)b->forloop * blocks;
-                if (m->op == IR_OP_SAVE) bytes += el * (double)base_dtype_size(m->dtype) * blocks;
-                if (m->op == IR_OP_MATMUL) {
-                    const ir_shape *a = &b->nodes[m->in[0]].shape;
-                    flops += 2.0 * el * (double)a->d[a->ndim - 1] * (double)b->forloop * blocks;
-                }
-            }
+            if (n->index == 0) us += COST_LAUNCH_US + block_us(n->body, dev);
+            continue;
         } else {
             bytes += (double)ir_numel(&n->shape) * (double)base_dtype_size(n->dtype);
             for (int k = 0; k < n->n_in; k++) {
@@ -272,18 +457,12 @@ double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
                 flops += 2.0 * (double)ir_numel(&n->shape) * (double)a->d[a->ndim - 1];
             }
         }
-        us += launch + fmax(bytes / bw, flops / rate) * 1e6;
+        us += COST_LAUNCH_US + fmax(bytes / (COST_BW * 1e9), flops / cost_rate) * 1e6;
     }
     return us;
 }
 
 /* ---- candidates ---- */
-
-static uint64_t text_hash(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
-    return h;
-}
 
 static void add_found(worker *w, char *text, const ir_graph *u, const char *verdict) {
     if (w->n_found == w->cap_found) {
@@ -314,16 +493,9 @@ static void add_found(worker *w, char *text, const ir_graph *u, const char *verd
     f->aeq = 1;
 }
 
-/* A kernel graph whose tensors outs[] match the program's outputs (A_eq-equal, so every
- * μGraph found has aeq set): materialise, screen, verify, keep. */
-static void candidate(worker *w, const int *outs) {
+/* Candidate u (owned): deduplicated by text, verified, kept if equivalent. */
+static void verify_one(worker *w, ir_graph *u) {
     search *s = w->s;
-    w->candidates++;
-    ir_graph *u = materialize(s, w->k, outs, &w->ctx);
-    if (!u) {
-        w->rejected++;
-        return;
-    }
     strbuf sb = {0};
     ir_print_text(u, &sb);
     char *text = sb_take(&sb);
@@ -348,6 +520,49 @@ static void candidate(worker *w, const int *outs) {
         base_free(text);
     }
     ir_graph_free(u);
+}
+
+/* A kernel graph whose tensors outs[] match the program's outputs (A_eq-equal, so every
+ * μGraph found has aeq set). Each of its kernels stands for a group of interchangeable
+ * schedules (tiled_kernel), so this is one candidate per combination of them: the operators
+ * are screened once (screen()), then every combination is materialised and verified. */
+static void candidate_in(worker *w, const int *outs);
+static void candidate(worker *w, const int *outs) {
+    double t0 = now_s();
+    candidate_in(w, outs);
+    w->verify_s += now_s() - t0;
+}
+static void candidate_in(worker *w, const int *outs) {
+    search *s = w->s;
+    int ds[MAXK], nd = 0, idx[MAXK] = {0};
+    ir_graph *rep[MAXK];
+    int64_t combos = 1;
+    for (int d = 0; d < MAXK; d++)
+        if (w->bs[d].active) {
+            rep[nd] = w->k->nodes[w->bs[d].knode].body;
+            ds[nd++] = d, combos *= w->bs[d].n_grp;
+        }
+    w->candidates += combos;
+    ir_graph *u = materialize(s, w->k, outs, &w->ctx);
+    if (!u || !screen(w, u)) {
+        w->rejected += combos;
+        w->screened += u ? combos : 0;
+        ir_graph_free(u);
+        return;
+    }
+    ir_graph_free(u);
+    for (int64_t c = 0; c < combos && !w->oom; c++) {
+        if (c && stopped_at(w, 1)) break;
+        for (int i = 0; i < nd; i++) {
+            const bstate *bs = &w->bs[ds[i]];
+            w->k->nodes[bs->knode].body = bs->tl[bs->grp[idx[i]]].t;
+        }
+        u = materialize(s, w->k, outs, &w->ctx);
+        if (u) verify_one(w, u);
+        else w->rejected++;
+        for (int i = 0; i < nd && ++idx[i] == w->bs[ds[i]].n_grp; i++) idx[i] = 0;
+    }
+    for (int i = 0; i < nd; i++) w->k->nodes[w->bs[ds[i]].knode].body = rep[i];
 }
 
 typedef struct dimcls {
@@ -561,6 +776,23 @@ static int seen(worker *w) {
 static void kgen(worker *w, const key *last);
 static int k_operands_ok(const worker *w, const int *ta, int n);
 
+/* The most operators on any path from a tensor to the outputs that ops_left more kernel
+ * operators can still apply, kernels_left of them graph-defined (each of those can apply
+ * max_bops less its iterator, accumulator and saver). */
+static int capacity(const search *s, int ops_left, int kernels_left) {
+    int k = ops_left < kernels_left ? ops_left : kernels_left, per = s->o->max_bops - 3;
+    if (k < 0) k = 0;
+    return k * (per > 1 ? per : 1) + (ops_left - k);
+}
+
+/* Can a tensor that the outputs must still use (term) reach them within cap operators?
+ * (ae_up; with pruning off, always.) Counts the pruned ones. */
+static int reaches(worker *w, int32_t term, int cap) {
+    if (!w->s->o->prune || ae_up(&w->q, term) <= cap) return 1;
+    w->pruned++;
+    return 0;
+}
+
 /* Is term allowed (pruning)? Counts the pruned ones. */
 static int keep_term(worker *w, int32_t term) {
     if (term < 0) {
@@ -680,6 +912,9 @@ static void kgen(worker *w, const key *last) {
         /* a prefix that already holds the outputs is not extended: what it would add could
          * only feed tensors nobody needs */
         if (ok || w->n_kops >= s->o->max_kops || seen(w)) return;
+        int cap = capacity(s, s->o->max_kops - w->n_kops, s->o->max_kernels - w->n_kernels);
+        for (int i = 0; i < w->n_t; i++)
+            if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return;
     }
     int n = w->n_t;
     /* pre-defined operators */
@@ -731,6 +966,23 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
     int d = w->n_kops;
     if (d >= MAXK) return;
     bstate *bs = &w->bs[d];
+    int after = capacity(s, s->o->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
+    for (int i = 0; i < w->n_t; i++) {
+        int read = 0;
+        for (int k = 0; k < n_in; k++) read |= in[k] == i;
+        if (!read && !w->t[i].uses && !reaches(w, w->t[i].term, after)) return;
+    }
+    if (s->o->prune && d == s->o->max_kops - 1) {
+        /* the last kernel writes program outputs: it needs its iterators, the operators
+         * that build a root from its inputs (at least ae_min_ops), an accumulator, a saver */
+        int32_t have[IR_MAX_IN];
+        for (int k = 0; k < n_in; k++) have[k] = w->t[in[k]].term;
+        int lb = ae_min_ops(&w->q, have, n_in);
+        if (lb == INT32_MAX || n_in + lb + 2 > s->o->max_bops) {
+            w->pruned++;
+            return;
+        }
+    }
     ir_graph *b = ir_block_new((int[]){1, 1, 1}, 128, 1);
     if (!b) {
         w->oom = 1;
@@ -814,9 +1066,11 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
         if (cls != IR_LOOP) return;
         cls = IR_POST;
     }
-    if (p.op == IR_OP_SAVE && cls != IR_POST) return;
+    if (p.op == IR_OP_SAVE && (cls != IR_POST || bs->n_saves >= w->s->o->max_kout)) return;
     int32_t term = ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (p.op != IR_OP_SAVE && !keep_term(w, term)) return;
+    if (p.op == IR_OP_SAVE && !reaches(w, term, capacity(w->s, w->s->o->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
+        return;
     if (p.op == IR_OP_SAVE && w->n_kops == w->s->o->max_kops - 1) {
         int root = 0; /* the last kernel op writes the program's outputs, nothing else */
         for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, term, j);
@@ -864,8 +1118,14 @@ static void bgen(worker *w, int d, const key *last) {
     search *s = w->s;
     w->states++;
     if (stopped(w) || w->oom) return;
-    int unused = 0;
-    for (int i = 0; i < bs->n_t; i++) unused += !bs->t[i].is_save && bs->t[i].uses == 0;
+    int unused = 0, after = capacity(s, s->o->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
+    for (int i = 0; i < bs->n_t; i++) {
+        if (bs->t[i].is_save || bs->t[i].uses) continue;
+        unused++;
+        /* it must reach the outputs through the rest of this block (a saver at least
+         * follows) and what comes after the kernel */
+        if (!reaches(w, bs->t[i].term, s->o->max_bops - bs->n_ops - 1 + after)) return;
+    }
     if (bs->n_saves > 0 && unused == 0) tile(w, d);
     int left = s->o->max_bops - bs->n_ops;
     if (left <= 0 || unused > left) return; /* each op uses up at most one more tensor */
@@ -924,10 +1184,10 @@ static void bgen(worker *w, int d, const key *last) {
  * operand still has a dim of the loop's class concatenates along it, and a saver maps each
  * grid dim to its dim of that class, or, when the class was reduced on the way (a split
  * reduction, FlashDecoding), to a free dim of size 1 (Mirage §4.2, split-K). */
-static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, uint64_t (*olab)[IR_MAX_DIMS]);
+static void tiled_kernel(worker *w, int d);
 
 /* Builds the tiled copy of kernel depth d's untiled block graph: grid (classes gc[]), for-loop
- * fl (class fc), checks it, and goes on with it as a kernel operator. */
+ * fl (class fc), checks it, and adds it to the depth's schedules (bs->tl). */
 static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const int gc[3], int fl, int fc) {
     bstate *bs = &w->bs[d];
     const ir_graph *u = bs->b;
@@ -1011,8 +1271,39 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
             }
         }
     }
-    if (ok) tiled_kernel(w, d, t, terms, olab);
-    ir_graph_free(t);
+    ok = ok && t->n_outputs <= MAXS;
+    if (ok && bs->n_tl == bs->cap_tl) {
+        int cap = bs->cap_tl ? bs->cap_tl * 2 : 64;
+        tiling *tl = base_realloc(bs->tl, sizeof *tl * (size_t)cap);
+        if (tl) bs->tl = tl;
+        int *grp = base_realloc(bs->grp, sizeof *grp * (size_t)cap);
+        if (grp) bs->grp = grp;
+        if (tl && grp) bs->cap_tl = cap;
+        else ok = 0, w->oom = 1;
+    }
+    if (!ok) {
+        ir_graph_free(t);
+        return;
+    }
+    tiling *x = &bs->tl[bs->n_tl++];
+    x->t = t;
+    uint64_t h = 1469598103934665603ull;
+#define H(v) (h = (h ^ (uint64_t)(int64_t)(v)) * 1099511628211ull)
+    for (int j = 0; j < t->n_outputs; j++) {
+        const ir_node *o = &t->nodes[t->outputs[j]];
+        x->term[j] = terms[t->outputs[j]];
+        memcpy(x->lab[j], olab[j], sizeof x->lab[j]);
+        int32_t c = ae_class(&w->q, x->term[j]);
+        H(c >= 0 ? c : (1 << 30) + x->term[j]), H(o->dtype), H(o->shape.ndim);
+        for (int dd = 0; dd < o->shape.ndim; dd++) { /* the kernel output: tiles times grid */
+            int64_t sz = o->shape.d[dd];
+            for (int g = 0; g < 3; g++) sz *= o->map[g] == dd ? t->grid[g] : 1;
+            H(sz), H(olab[j][dd]);
+        }
+    }
+#undef H
+    x->iface = h;
+    x->us = block_us(t, &ir_device_h100);
 }
 
 /* Every schedule of the complete untiled block graph of kernel depth d. */
@@ -1020,8 +1311,14 @@ static void tile(worker *w, int d) {
     const sr_opts *o = w->s->o;
     bstate *bs = &w->bs[d];
     if (w->n_t + bs->n_saves > MAXT || w->n_kops >= o->max_kops) return;
+    int compute = 0; /* a block graph of iterators, accumulators and savers only is a copy */
+    for (int i = 0; i < bs->b->n_nodes; i++) {
+        ir_op op = bs->b->nodes[i].op;
+        compute |= op != IR_OP_CONST && op != IR_OP_ITER && op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE;
+    }
     dimcls D;
-    if (dims_of(bs->b, &D)) return;
+    if (!compute || dims_of(bs->b, &D)) return;
+    bs->n_tl = 0;
     int cand[NSLOT], nc = 0;
     for (int c = 0; c < D.nc; c++)
         if (D.split_ok[c]) cand[nc++] = c;
@@ -1051,7 +1348,7 @@ static void tile(worker *w, int d) {
                 if (!okg) continue;
                 for (int g = 0; g < gd; g++) div[gc[g]] = grid[g];
                 for (int f = -1; f < nc * nf; f++) {
-                    if (stopped(w) || w->oom) return;
+                    if (stopped(w) || w->oom) break;
                     if (f < 0) {
                         tile_one(w, d, &D, grid, gc, 1, -1);
                         continue;
@@ -1070,6 +1367,26 @@ static void tile(worker *w, int d) {
             for (int h = g + 1; h < gd; h++) pick[h] = pick[h - 1] + 1;
         }
     }
+    /* the generation goes on once per group of interchangeable schedules; a candidate then
+     * stands for every schedule of its group (candidate()) */
+    for (int i = 0; i < bs->n_tl && !stopped(w) && !w->oom; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++) first = bs->tl[j].iface != bs->tl[i].iface;
+        if (!first) continue;
+        /* a schedule slower than slack times the group's best is not pursued (--slack) */
+        double best = INFINITY;
+        for (int j = i; j < bs->n_tl; j++)
+            if (bs->tl[j].iface == bs->tl[i].iface) best = fmin(best, bs->tl[j].us);
+        bs->n_grp = 0;
+        for (int j = i; j < bs->n_tl; j++) {
+            if (bs->tl[j].iface != bs->tl[i].iface) continue;
+            if (o->slack > 0 && bs->tl[j].us > o->slack * best) w->dominated++;
+            else bs->grp[bs->n_grp++] = j;
+        }
+        tiled_kernel(w, d);
+    }
+    for (int i = 0; i < bs->n_tl; i++) ir_graph_free(bs->tl[i].t);
+    bs->n_tl = 0;
 }
 
 /* A hash of a block graph's schedule and operators: the last entry of a kernel's rank. */
@@ -1088,10 +1405,12 @@ static uint64_t block_hash(const ir_graph *b) {
     return h >> 2;
 }
 
-/* A complete, tiled block graph t (its nodes' expressions terms[]) of kernel depth d: it
- * becomes a kernel operator of the kernel graph, whose generation then goes on from there. */
-static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, uint64_t (*olab)[IR_MAX_DIMS]) {
+/* The group bs->grp of kernel depth d's schedules becomes a kernel operator of the kernel
+ * graph (its first schedule standing for all), whose generation then goes on from there. */
+static void tiled_kernel(worker *w, int d) {
     bstate *bs = &w->bs[d];
+    const tiling *x = &bs->tl[bs->grp[0]];
+    const ir_graph *t = x->t;
     key kk = make_key(bs->kin, bs->n_kin, IR_OP_KERNEL, (int64_t)block_hash(t));
     if (key_cmp(&kk, &bs->klast) <= 0) return;
     ir_graph *body = clone_block(t, &w->ctx);
@@ -1110,14 +1429,16 @@ static void tiled_kernel(worker *w, int d, ir_graph *t, const int32_t *terms, ui
     int n_t0 = w->n_t;
     for (int i = 0; i < t->n_outputs; i++) {
         ktens *nt = &w->t[w->n_t++];
-        *nt = (ktens){first + i, 0, terms[t->outputs[i]], {0}};
-        memcpy(nt->lab, olab[i], sizeof nt->lab);
+        *nt = (ktens){first + i, 0, x->term[i], {0}};
+        memcpy(nt->lab, x->lab[i], sizeof nt->lab);
     }
+    bs->knode = first, bs->active = 1;
     for (int k = 0; k < bs->n_kin; k++) w->t[bs->kin[k]].uses++;
     int lf = w->last_first;
     w->last_first = n_t0;
     w->n_kops++, w->n_kernels++;
     kgen(w, &kk);
+    bs->active = 0;
     w->n_kops--, w->n_kernels--;
     w->last_first = lf;
     for (int k = 0; k < bs->n_kin; k++) w->t[bs->kin[k]].uses--;
@@ -1158,6 +1479,8 @@ static int worker_init(worker *w, search *s) {
 
 static void worker_free(worker *w) {
     base_free(w->memo);
+    base_free(w->scr);
+    for (int d = 0; d < MAXK; d++) base_free(w->bs[d].tl), base_free(w->bs[d].grp);
     for (int i = 0; i < w->n_found; i++) base_free(w->found[i].text);
     base_free(w->found);
     ae_query_free(&w->q);
@@ -1180,11 +1503,11 @@ static uint64_t search_key(const search *s) {
     strbuf sb = {0};
     ir_print_text(s->prog, &sb);
     const sr_opts *o = s->o;
-    sb_printf(&sb, "|v%d %d %d %d %d %d %d %d %d|", SEARCH_VERSION, o->max_kops, o->max_bops, o->max_kin, o->max_kernels, o->max_grid_dims,
-              o->max_blocks, o->prune, o->verify_tests);
+    sb_printf(&sb, "|v%d %d %d %d %d %d %d %d %d %d|", SEARCH_VERSION, o->max_kops, o->max_bops, o->max_kin, o->max_kout,
+              o->max_kernels, o->max_grid_dims, o->max_blocks, o->prune, o->verify_tests);
     for (int i = 0; i < o->n_grid; i++) sb_printf(&sb, "g%d", o->grid[i]);
     for (int i = 0; i < o->n_forloop; i++) sb_printf(&sb, "f%d", o->forloop[i]);
-    sb_printf(&sb, "s%llu", (unsigned long long)o->seed);
+    sb_printf(&sb, "s%llu l%g", (unsigned long long)o->seed, o->slack);
     uint64_t h = sb.s ? text_hash(sb.s) : 0;
     sb_free(&sb);
     return h;
@@ -1296,7 +1619,7 @@ static int take_task(worker *w) {
     int64_t task = __atomic_fetch_add(&s->next_task, 1, __ATOMIC_RELAXED);
     if (task >= s->n_tasks) return 0;
     if (s->done[task]) return 1;
-    int64_t st0 = w->states, pr0 = w->pruned, ca0 = w->candidates;
+    int64_t st0 = w->states;
     double t0 = now_s();
     run_task(w, task);
     if (getenv("MUGEN_SEARCH_TRACE"))
@@ -1314,23 +1637,24 @@ static int take_task(worker *w) {
     if (finished) s->done[task] = 1, s->tasks_done++;
     pthread_mutex_unlock(&s->mu);
     if (finished) save_task(s, task, copy, n);
-    __atomic_add_fetch(&s->states, w->states - st0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&s->pruned, w->pruned - pr0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&s->candidates, w->candidates - ca0, __ATOMIC_RELAXED);
+    publish(w);
     return 1;
 }
 
 static void *worker_main(void *arg) {
-    while (take_task(arg)) {
+    worker *w = arg;
+    while (take_task(w)) {
     }
+    __atomic_sub_fetch(&w->s->running, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
 void sr_opts_default(sr_opts *o) {
     memset(o, 0, sizeof *o);
-    o->max_kops = 5, o->max_bops = 11, o->max_kin = 4, o->max_grid_dims = 2, o->max_blocks = 1024;
-    o->max_kernels = 2;
-    static const int grid[] = {1, 2, 8, 64};
+    o->max_kops = 5, o->max_bops = 11, o->max_kin = 3, o->max_kout = 2, o->max_grid_dims = 2, o->max_blocks = 1024;
+    o->max_kernels = 1;
+    o->slack = 2;
+    static const int grid[] = {1, 2, 8, 64, 128};
     memcpy(o->grid, grid, sizeof grid), o->n_grid = (int)(sizeof grid / sizeof *grid);
     static const int fl[] = {1, 8, 64};
     memcpy(o->forloop, fl, sizeof fl), o->n_forloop = (int)(sizeof fl / sizeof *fl);
@@ -1434,6 +1758,19 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     r->eg_seconds = est.seconds;
     /* the verifier's tests of the program, once for every candidate */
     rc = vf_ref_new(prog, ctx, o->verify_tests, o->seed, 1, &s.ref);
+    /* the screen's program: every input dim larger than 16 shrunk, distinct sizes kept
+     * distinct (17, 18, ...) */
+    for (int i = 0; !rc && i < prog->n_nodes; i++) {
+        const ir_node *n = &prog->nodes[i];
+        for (int dd = 0; n->op == IR_OP_INPUT && dd < n->shape.ndim; dd++) {
+            int have = n->shape.d[dd] <= 16;
+            for (int j = 0; j < s.n_shrink; j++) have |= s.shrink_from[j] == n->shape.d[dd];
+            if (!have) s.shrink_from[s.n_shrink] = n->shape.d[dd], s.shrink_to[s.n_shrink] = 17 + s.n_shrink, s.n_shrink++;
+        }
+    }
+    if (!rc && s.n_shrink && (s.shrunk = untile(prog, NULL, s.shrink_from, s.shrink_to, s.n_shrink, ctx)) &&
+        vf_ref_new(s.shrunk, ctx, o->verify_tests, o->seed, 1, &s.screen_ref))
+        s.screen_ref = NULL; /* no screen: every candidate is verified at full size */
     /* count the tasks: the depth-0 choices */
     worker *ws = NULL;
     int nt = o->threads > 0 ? o->threads : (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -1478,23 +1815,33 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
         pthread_mutex_init(&s.mu, NULL);
         pthread_t th[256];
         int started = 0;
-        for (int i = 1; i < nt; i++)
+        s.running = nt;
+        for (int i = 0; i < nt; i++)
             if (!pthread_create(&th[i], NULL, worker_main, &ws[i])) started++;
             else break;
-        /* the main thread works too and prints progress between its tasks */
+        __atomic_sub_fetch(&s.running, nt - started, __ATOMIC_RELAXED);
+        if (!started) { /* no thread: the caller's thread does the work */
+            s.running = 1;
+            worker_main(&ws[0]);
+        }
+        /* the main thread prints progress once a second while the workers run */
         double last = now_s();
-        while (take_task(&ws[0]))
+        while (__atomic_load_n(&s.running, __ATOMIC_ACQUIRE) > 0) {
+            nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
             if (o->progress && now_s() - last >= 1.0) {
                 last = now_s();
                 progress(&s, 0);
             }
-        for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
+        }
+        for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
         pthread_mutex_destroy(&s.mu);
         if (o->progress) progress(&s, 1);
     }
     /* merge in task order, dedupe by text, rank by the cost model */
     for (int i = 0; ws && i < nt; i++) {
         r->candidates += ws[i].candidates, r->rejected += ws[i].rejected, r->duplicates += ws[i].duplicates;
+        r->screened += ws[i].screened, r->dominated += ws[i].dominated;
+        r->verify_seconds += ws[i].verify_s;
     }
     r->states = s.states, r->pruned = s.pruned;
     r->tasks = s.n_tasks, r->tasks_done = s.tasks_done;
@@ -1540,6 +1887,8 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     base_free(s.task_n_found);
     base_free(s.done);
     vf_ref_free(s.ref);
+    vf_ref_free(s.screen_ref);
+    ir_graph_free(s.shrunk);
     ae_egraph_free(s.eg);
     ae_tab_free(&s.tab0);
     if (rc) sr_result_free(r);

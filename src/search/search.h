@@ -28,8 +28,9 @@ void sr_opts_default(sr_opts *o);
 mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_result *r);
 void sr_result_free(sr_result *r);
 
-/* The cost model's estimate for a μGraph in microseconds on dev (bytes over bandwidth or
- * FLOPs over the tensor-core rate, whichever is larger, per kernel, plus a launch each). */
+/* The cost model's estimate for a μGraph in microseconds on dev: per kernel, bytes over
+ * bandwidth or FLOPs over the tensor-core rate, whichever is larger, divided by the share of
+ * dev's SMs the kernel's waves of blocks keep busy, plus a launch each. */
 double sr_cost_us(const ir_graph *ug, const ir_device *dev);
 
 #endif

@@ -180,13 +180,14 @@ static mg_status build_float(vf_ref *f, mg_ctx *ctx) {
         if (p->nodes[i].op != IR_OP_INPUT) continue;
         int64_t n = ir_numel(&p->nodes[i].shape);
         if (!(f->fin[np] = base_alloc((size_t)n * sizeof(double)))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t t = 0; !rc && t < n; t++) f->fin[np][t] = rng_uniform(&rg) * 2 - 1;
+        /* drawn, then rounded to the input's dtype once, so both sides read them in place */
+        for (int64_t t = 0; !rc && t < n; t++) f->fin[np][t] = base_round_dtype(rng_uniform(&rg) * 2 - 1, p->nodes[i].dtype);
         np++;
     }
     for (int k = 0; k < p->n_outputs && !rc; k++)
         if (!(f->fpo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    if (!rc) rc = ev_float(p, ctx, 1, (const double *const *)f->fin, f->fpo); /* reference: f64 */
+    if (!rc) rc = ev_float(p, ctx, EV_F64 | EV_ROUNDED, (const double *const *)f->fin, f->fpo); /* reference: f64 */
     if (!rc) f->float_built = 1;
     return rc;
 }
@@ -288,7 +289,7 @@ static mg_status float_test(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg
         if (!(uo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[m->out[k]]].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < m->n_in; i++) uin[i] = f->fin[m->in[i]];
-    if (!rc) rc = ev_float(u, ctx, 0, uin, uo); /* candidate: f32 */
+    if (!rc) rc = ev_float(u, ctx, EV_ROUNDED, uin, uo); /* candidate: f32 */
     *unstable = 0;
     r->float_error = 0, r->float_tol = 0;
     for (int k = 0; !rc && k < m->n_out; k++) {

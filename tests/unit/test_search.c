@@ -166,7 +166,7 @@ void test_search_split_reduction(void) {
                              "S = exp(matmul(Q, K))\nO = matmul(S / sum(S, dim=2), V)\noutput O\n");
     sr_opts o;
     sr_opts_default(&o);
-    o.max_kops = 2, o.max_grid_dims = 1, o.verify_tests = 2;
+    o.max_kops = 2, o.max_kernels = 2, o.max_grid_dims = 1, o.verify_tests = 2;
     o.grid[0] = 1, o.grid[1] = 2, o.n_grid = 2;
     o.forloop[0] = 1, o.n_forloop = 1;
     mg_search_result r;
