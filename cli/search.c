@@ -37,7 +37,7 @@ static const char *HELP_SEARCH =
     "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
     "  --threads N       worker threads (default: one per core)\n"
     "  --slack F         verify a schedule only if the cost model puts it within F times\n"
-    "                    the best schedule of the same operators (default 2; 0: all)\n"
+    "                    the best schedule of the same operators (default 1.5; 0: all)\n"
     "  --time-limit S    stop after S seconds, keeping what was found\n"
     "  --tests N         verifier tests per candidate (default: enough for a 2^-40 bound)\n"
     "  --seed S          verifier seed (default 1)\n"

@@ -153,7 +153,7 @@ typedef struct mg_search_opts {
     int threads;        /* worker threads (0: one per core) */
     double time_limit;  /* seconds, 0 = none */
     double slack;       /* verify a schedule only if the cost model puts it within slack times
-                           the best schedule of the same operators (default 2; 0: every one) */
+                           the best schedule of the same operators (default 1.5; 0: every one) */
     int verify_tests;   /* tests per candidate (0: as many as the verifier's bound needs) */
     uint64_t seed;      /* verifier seed */
     int progress;       /* print a progress line on stderr */

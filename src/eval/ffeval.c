@@ -192,13 +192,6 @@ static void reduce_sum(const ffctx *c, const ir_node *n, const fv *x, fv *o) {
             }
 }
 
-/* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m, in 128-bit accumulators
- * (products are < 2^64), reduced once per output. Rows of b are streamed once per block of
- * columns for all rows of a. Returns 1 if an operand holds FF_NONE (q part only).
- * Bound: a product is < 2^32 * 2^32 = 2^64 and K <= 2^31 - 1 (IR_MAX_DIM), so a dot product
- * is < 2^95 and the 128-bit accumulator cannot overflow: one % per output instead of K. An
- * FF_NONE operand (2^32 - 1) fits the bound too; it only makes the q result meaningless, which
- * the return value reports. acc holds M * JB entries. */
 /* row[j] += a * b[j] as two 64-bit lanes per element: lo gets the low 32 bits of each 64-bit
  * product, hi the high 32 bits, so neither overflows before 2^32 terms, and the loop is plain
  * 64-bit multiplies and adds that the compiler runs 4 or 8 wide (target_clones). */
@@ -212,31 +205,66 @@ static void mac_row(uint64_t *restrict lo, uint64_t *restrict hi, uint32_t a,
     }
 }
 
+/* Columns j0..j0 + 16 of rows a0 and a1 (each K long) times b (row stride N): the 64-bit lo
+ * and hi sums of mac_row, kept in registers over all of K. out: lo0, hi0, lo1, hi1. */
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
+static void mac_tile16(const uint32_t *restrict a0, const uint32_t *restrict a1,
+                       const uint32_t *restrict b, int64_t K, int64_t N, uint64_t out[4][16]) {
+    uint64_t lo0[16] = {0}, hi0[16] = {0}, lo1[16] = {0}, hi1[16] = {0};
+    for (int64_t k = 0; k < K; k++) {
+        const uint32_t *bk = b + k * N;
+        uint64_t x0 = a0[k], x1 = a1[k];
+        for (int j = 0; j < 16; j++) {
+            uint64_t p0 = x0 * bk[j], p1 = x1 * bk[j];
+            lo0[j] += p0 & 0xffffffffu, hi0[j] += p0 >> 32;
+            lo1[j] += p1 & 0xffffffffu, hi1[j] += p1 >> 32;
+        }
+    }
+    memcpy(out[0], lo0, sizeof lo0), memcpy(out[1], hi0, sizeof hi0);
+    memcpy(out[2], lo1, sizeof lo1), memcpy(out[3], hi1, sizeof hi1);
+}
+
+/* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m. Each product (< 2^64) is
+ * split into its low and high 32 bits, summed separately in 64-bit lanes (no overflow before
+ * 2^32 terms; K <= IR_MAX_DIM < 2^31) and reduced once per output. Rows go in pairs and
+ * columns 16 at a time with the sums in registers (mac_tile16); the last N % 16 columns
+ * stream through mac_row with acc (2 M JB entries). Returns 1, computing nothing, if an
+ * operand holds FF_NONE (q part only): the caller then takes matmul_q_slow. */
 static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
                        int64_t N, uint32_t m, uint64_t *acc, int64_t JB) {
-    int none = 0;
-    uint64_t r32 = ((uint64_t)1 << 32) % m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
-    for (int64_t j0 = 0; j0 < N; j0 += JB) {
-        int64_t jn = N - j0 < JB ? N - j0 : JB;
-        memset(acc, 0, (size_t)(2 * M * jn) * sizeof *acc); /* rows of lo, hi: stride jn */
-        for (int64_t k = 0; k < K; k++) {
-            const uint32_t *brow = b + k * N + j0;
-            for (int64_t i = 0; i < M; i++) {
-                uint32_t aik = a[i * K + k];
-                none |= aik == FF_NONE;
-                mac_row(acc + 2 * i * jn, acc + (2 * i + 1) * jn, aik, brow, jn);
-            }
-            /* p values are < FF_P < FF_NONE, so only the q part's b needs the scan */
-            if (m == FF_Q)
-                for (int64_t j = 0; j < jn; j++) none |= brow[j] == FF_NONE;
-        }
-        for (int64_t i = 0; i < M; i++)
-            for (int64_t j = 0; j < jn; j++) {
-                uint64_t lo = acc[2 * i * jn + j] % m, hi = acc[(2 * i + 1) * jn + j] % m;
-                o[i * N + j0 + j] = (uint32_t)((hi * r32 % m + lo) % m);
-            }
+    if (m == FF_Q) { /* p values are < FF_P < FF_NONE: only the q part can hold a none */
+        int none = 0;
+        for (int64_t t = 0; t < M * K; t++) none |= a[t] == FF_NONE;
+        for (int64_t t = 0; t < K * N; t++) none |= b[t] == FF_NONE;
+        if (none) return 1;
     }
-    return none;
+    uint64_t r32 = ((uint64_t)1 << 32) % m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
+    int64_t N16 = N - N % 16;
+    /* rows in pairs, 16 columns at a time, accumulators in registers */
+    for (int64_t i = 0; i < M; i += 2) {
+        const uint32_t *a0 = a + i * K, *a1 = i + 1 < M ? a0 + K : a0;
+        for (int64_t j0 = 0; j0 < N16; j0 += 16) {
+            uint64_t s[4][16];
+            mac_tile16(a0, a1, b + j0, K, N, s);
+            for (int r = 0; r < 2 && i + r < M; r++)
+                for (int j = 0; j < 16; j++)
+                    o[(i + r) * N + j0 + j] = (uint32_t)((s[2 * r + 1][j] % m * r32 % m + s[2 * r][j] % m) % m);
+        }
+    }
+    if (N16 == N) return 0;
+    /* the last N % 16 columns: rows of b streamed through mac_row */
+    int64_t jn = N - N16;
+    MG_ASSERT(jn <= JB);
+    memset(acc, 0, (size_t)(2 * M * jn) * sizeof *acc); /* rows of lo, hi: stride jn */
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t i = 0; i < M; i++)
+            mac_row(acc + 2 * i * jn, acc + (2 * i + 1) * jn, a[i * K + k], b + k * N + N16, jn);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t j = 0; j < jn; j++) {
+            uint64_t lo = acc[2 * i * jn + j] % m, hi = acc[(2 * i + 1) * jn + j] % m;
+            o[i * N + N16 + j] = (uint32_t)((hi * r32 % m + lo) % m);
+        }
+    return 0;
 }
 
 /* q part when an operand has no exponent part somewhere: per-element, NONE if any term is.
@@ -257,11 +285,10 @@ static void matmul_q_slow(const uint32_t *a, const uint32_t *b, uint32_t *o, int
 }
 
 /* Field matmul, one batch matrix at a time (ev_matmul offsets give broadcast batch dims).
- * JB = 256 columns per block; the M * JB accumulators (16 bytes each) serve every block and
- * both parts in turn. */
+ * The M * JB accumulators (16 bytes each) for the last N % 16 columns serve both parts. */
 static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv *y, fv *o) {
     ev_matmul m;
-    const int64_t JB = 256;
+    const int64_t JB = 16;
     if (ev_matmul_init(&m, &n->shape, &c->g->nodes[n->in[0]].shape, &c->g->nodes[n->in[1]].shape))
         return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     uint64_t *acc = base_alloc((size_t)(2 * m.m * JB) * sizeof *acc);

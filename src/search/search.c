@@ -1653,7 +1653,7 @@ void sr_opts_default(sr_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_kops = 5, o->max_bops = 11, o->max_kin = 3, o->max_kout = 2, o->max_grid_dims = 2, o->max_blocks = 1024;
     o->max_kernels = 1;
-    o->slack = 2;
+    o->slack = 1.5;
     static const int grid[] = {1, 2, 8, 64, 128};
     memcpy(o->grid, grid, sizeof grid), o->n_grid = (int)(sizeof grid / sizeof *grid);
     static const int fl[] = {1, 8, 64};
@@ -1768,7 +1768,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
             if (!have) s.shrink_from[s.n_shrink] = n->shape.d[dd], s.shrink_to[s.n_shrink] = 17 + s.n_shrink, s.n_shrink++;
         }
     }
-    if (!rc && s.n_shrink && (s.shrunk = untile(prog, NULL, s.shrink_from, s.shrink_to, s.n_shrink, ctx)) &&
+    if (!rc && s.n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") && (s.shrunk = untile(prog, NULL, s.shrink_from, s.shrink_to, s.n_shrink, ctx)) &&
         vf_ref_new(s.shrunk, ctx, o->verify_tests, o->seed, 1, &s.screen_ref))
         s.screen_ref = NULL; /* no screen: every candidate is verified at full size */
     /* count the tasks: the depth-0 choices */

@@ -13,6 +13,7 @@ void test_search_threads_same(void);
 void test_search_theorem1(void);
 void test_search_nothing_found(void);
 void test_search_split_reduction(void);
+void test_search_screen(void);
 void test_aexpr_z3_corpus(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
@@ -66,6 +67,26 @@ void test_aexpr_subexpr(void) {
         CHECK_MSG(ae_is_sub(&q, id) == rms[i].sub, "subexpr %s", rms[i].e);
         CHECK_MSG(ae_is_root(&q, id, 0) == rms[i].root, "equal %s", rms[i].e);
     }
+    /* distances to the root (ae_up), by hand from A_eq forms of the program (sums are free):
+     * sum(mul(X, div(W, R))) and sum(mul(W, div(X, R))) give X and W one mul each; the sum of
+     * X W and R = sqrt(div(sum(mul(X, X)), 4096)) need the division of div(sum(mul(X, W)), R);
+     * X X the division by 4096, sqrt and div */
+    static const struct { const char *e; int up; } up[] = {
+        {"X", 1}, {"W", 1}, {"(sum 4096 (mul X W))", 1}, {"(sqrt (div (sum 4096 (mul X X)) 4096))", 1},
+        {"(mul X X)", 3}, {"(sum 4096 (mul W (div X (sqrt (div (sum 4096 (mul X X)) 4096)))))", 0},
+    };
+    for (size_t i = 0; i < sizeof up / sizeof *up; i++)
+        CHECK_MSG(ae_up(&q, parse_term(&t, up[i].e)) == up[i].up, "up %s = %d", up[i].e, ae_up(&q, parse_term(&t, up[i].e)));
+    CHECK(ae_up(&q, parse_term(&t, "(exp X)")) >= INT32_MAX / 2); /* not a subexpression */
+    /* operators to a root from a set (ae_min_ops): nothing without W; from X and W at most the
+     * 4 of div(sum(X W), sqrt(div(sum(X X), 4096))) and at least 2 (X X, then / 4096); none from
+     * the root itself */
+    int32_t xw[2] = {parse_term(&t, "X"), parse_term(&t, "W")};
+    int lb = ae_min_ops(&q, xw, 2);
+    CHECK_MSG(lb >= 2 && lb <= 4, "min ops from X, W = %d", lb);
+    CHECK(ae_min_ops(&q, xw, 1) == INT32_MAX);
+    int32_t root = parse_term(&t, "(sum 4096 (mul W (div X (sqrt (div (sum 4096 (mul X X)) 4096)))))");
+    CHECK(ae_min_ops(&q, &root, 1) == 0);
     ae_query_free(&q);
     ae_egraph_free(eg);
     ae_tab_free(&t);
@@ -213,6 +234,23 @@ void test_search_theorem1(void) {
         mg_search_result_free(&off);
         mg_search_result_free(&on);
     }
+}
+
+void test_search_screen(void) {
+    /* the screen (operators untiled, dims above 16 shrunk) rejects candidates that A_eq admits
+     * but that are not equivalent, and loses nothing: the same μGraphs as without it */
+    static const char *prog = "input X : f16[2, 32]\ninput W : f16[32, 24]\n"
+                              "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 32), W)\noutput O\n";
+    mg_search_result on = run_search(prog, 2, 8, 1, 2);
+    setenv("MUGEN_SEARCH_NO_SCREEN", "1", 1);
+    mg_search_result off = run_search(prog, 2, 8, 1, 2);
+    unsetenv("MUGEN_SEARCH_NO_SCREEN");
+    CHECK_MSG(on.screened > 0 && off.screened == 0, "screened %lld with the screen, %lld without",
+              (long long)on.screened, (long long)off.screened);
+    CHECK_MSG(on.n_found > 0 && on.n_found == off.n_found, "%d found with the screen, %d without", on.n_found, off.n_found);
+    for (int i = 0; i < off.n_found; i++) CHECK_MSG(has_text(&on, off.found[i].text), "lost: %s", off.found[i].text);
+    mg_search_result_free(&on);
+    mg_search_result_free(&off);
 }
 
 void test_search_nothing_found(void) {
