@@ -149,6 +149,7 @@ struct search {
     double t0;
     int stop;
     int running; /* worker threads not finished */
+    double first_s; /* when the first μGraph was verified */
 };
 
 static double now_s(void) {
@@ -514,7 +515,7 @@ static void verify_one(worker *w, ir_graph *u) {
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
     if (vf_verify_ref(s->ref, u, &w->ctx, &rep) == MG_OK && rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, rep.text);
-        __atomic_add_fetch(&s->found, 1, __ATOMIC_RELAXED);
+        if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = now_s() - s->t0;
     } else {
         w->rejected++;
         base_free(text);
@@ -1842,6 +1843,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
         r->candidates += ws[i].candidates, r->rejected += ws[i].rejected, r->duplicates += ws[i].duplicates;
         r->screened += ws[i].screened, r->dominated += ws[i].dominated;
         r->verify_seconds += ws[i].verify_s;
+        r->first_seconds = s.first_s;
     }
     r->states = s.states, r->pruned = s.pruned;
     r->tasks = s.n_tasks, r->tasks_done = s.tasks_done;
@@ -1877,7 +1879,10 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
                                           : "no prefix reached the program's expression");
         else
             snprintf(r->why_none, sizeof r->why_none, "%lld candidates reached the program's abstract "
-                     "expression, but none passed the fingerprint and the verifier", (long long)r->candidates);
+                     "expression, but none is equivalent (%lld rejected by the screen, %lld by the "
+                     "verifier): an equivalent μGraph may need more than the limits allow (raise "
+                     "--max-kops, --max-bops or --max-kernels)", (long long)r->candidates,
+                     (long long)r->screened, (long long)(r->rejected - r->screened));
     }
     r->seconds = now_s() - s.t0;
     for (int i = 0; ws && i < nt; i++) worker_free(&ws[i]);
