@@ -513,11 +513,12 @@ static void verify_one(worker *w, ir_graph *u) {
             return;
         }
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
-    if (vf_verify_ref(s->ref, u, &w->ctx, &rep) == MG_OK && rep.verdict == MG_EQUIVALENT) {
+    mg_status rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
+    if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, rep.text);
         if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = now_s() - s->t0;
     } else {
-        w->rejected++;
+        w->rejected += rc != MG_ERR_LIMIT; /* stopped midway: neither kept nor rejected */
         base_free(text);
     }
     ir_graph_free(u);
@@ -1759,6 +1760,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     r->eg_seconds = est.seconds;
     /* the verifier's tests of the program, once for every candidate */
     rc = vf_ref_new(prog, ctx, o->verify_tests, o->seed, 1, &s.ref);
+    if (!rc) vf_ref_set_stop(s.ref, &s.stop);
     /* the screen's program: every input dim larger than 16 shrunk, distinct sizes kept
      * distinct (17, 18, ...) */
     for (int i = 0; !rc && i < prog->n_nodes; i++) {
@@ -1825,10 +1827,13 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
             s.running = 1;
             worker_main(&ws[0]);
         }
-        /* the main thread prints progress once a second while the workers run */
+        /* the main thread prints progress once a second while the workers run, and ends the
+         * search at the time limit or a stop request even while every worker verifies */
         double last = now_s();
         while (__atomic_load_n(&s.running, __ATOMIC_ACQUIRE) > 0) {
             nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+            if ((o->stop && *o->stop) || (o->time_limit > 0 && now_s() - s.t0 > o->time_limit))
+                __atomic_store_n(&s.stop, 1, __ATOMIC_RELAXED);
             if (o->progress && now_s() - last >= 1.0) {
                 last = now_s();
                 progress(&s, 0);

@@ -143,7 +143,16 @@ struct vf_ref {
     double *fin[MAX_IO], *fpo[MAX_IO];
     int float_built;
     int quick; /* a field test that differs ends it: no float test for the report */
+    const int *stop; /* vf_ref_set_stop */
 };
+
+void vf_ref_set_stop(vf_ref *f, const int *stop) { f->stop = stop; }
+
+static mg_status check_stop(const vf_ref *f, mg_ctx *ctx) {
+    if (f->stop && __atomic_load_n(f->stop, __ATOMIC_RELAXED))
+        return ctx_err(ctx, MG_ERR_LIMIT, "verification stopped (time limit or stop request)");
+    return MG_OK;
+}
 
 /* Builds field test n_built (the rng draws them in order). */
 static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
@@ -335,7 +344,7 @@ mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_rep
     r->degree = f->degree, r->exp_terms = f->exp_terms;
     for (int t = 0; t < f->tests; t++) {
         int differs = 0;
-        if ((rc = field_test(f, t, u, &m, ctx, &differs, r))) return rc;
+        if ((rc = check_stop(f, ctx)) || (rc = field_test(f, t, u, &m, ctx, &differs, r))) return rc;
         r->tests = t + 1;
         if (differs && f->quick) {
             r->verdict = MG_NOT_EQUIVALENT;
@@ -355,6 +364,7 @@ mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_rep
     }
     r->log2_bound = f->per_test < 0 ? f->per_test * f->tests : 0;
     int unstable = 0;
+    if ((rc = check_stop(f, ctx))) return rc;
     if ((rc = float_test(f, u, &m, ctx, &unstable, r))) return rc;
     if (unstable) {
         r->verdict = MG_UNSTABLE;

@@ -34,6 +34,9 @@ typedef struct vf_ref vf_ref;
 mg_status vf_ref_new(const ir_graph *prog, mg_ctx *ctx, int tests, uint64_t seed, int eager,
                      vf_ref **f);
 mg_status vf_verify_ref(vf_ref *f, const ir_graph *ug, mg_ctx *ctx, mg_verify_report *r);
+/* From now on vf_verify_ref stops between tests once *stop is non-zero (read atomically),
+ * returning MG_ERR_LIMIT: a long verification does not outlive a search's time limit. */
+void vf_ref_set_stop(vf_ref *f, const int *stop);
 void vf_ref_free(vf_ref *f);
 
 #endif
