@@ -123,6 +123,8 @@ static int write_ugraph(mg_ctx *ctx, const char *dir, int rank, const char *text
 }
 
 static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg_search_result *r) {
+    char first[64] = "";
+    if (r->n_found) snprintf(first, sizeof first, "; first μGraph after %.1f s", r->first_seconds);
     fprintf(f, "program: %s\nexpression: %s\n", file, r->expr ? r->expr : "");
     fprintf(f, "e-graph: %lld nodes, %lld classes, %s, %.2f s\n", (long long)r->eg_nodes,
             (long long)r->eg_classes, r->eg_saturated ? "saturated" : "bounded (not saturated)", r->eg_seconds);
@@ -134,11 +136,11 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, ", slack %g, pruning %s\n", o->slack, o->prune ? "on" : "off");
     fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected (%lld by the "
             "screen), %lld dominated, %lld duplicates, %d verified μGraphs, tasks %lld/%lld (%lld resumed)%s; "
-            "verification %.0f thread-s; first μGraph after %.1f s\n",
+            "verification %.0f thread-s%s\n",
             r->seconds, (long long)r->states, (long long)r->pruned, (long long)r->candidates,
             (long long)r->rejected, (long long)r->screened, (long long)r->dominated, (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
             (long long)r->tasks, (long long)r->tasks_resumed, r->stopped ? ", stopped early" : "",
-            r->verify_seconds, r->first_seconds);
+            r->verify_seconds, first);
     if (!r->n_found) {
         fprintf(f, "nothing found: %s\n", r->why_none);
         return;
