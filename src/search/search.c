@@ -443,20 +443,19 @@ double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
     for (int i = 0; i < ug->n_nodes; i++) {
         const ir_node *n = &ug->nodes[i];
         if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) continue;
-        double bytes = 0, flops = 0;
         if (n->op == IR_OP_KERNEL) {
             if (n->index == 0) us += COST_LAUNCH_US + block_us(n->body, dev);
             continue;
-        } else {
-            bytes += (double)ir_numel(&n->shape) * (double)base_dtype_size(n->dtype);
-            for (int k = 0; k < n->n_in; k++) {
-                const ir_node *m = &ug->nodes[n->in[k]];
-                bytes += (double)ir_numel(&m->shape) * (double)base_dtype_size(m->dtype);
-            }
-            if (n->op == IR_OP_MATMUL) {
-                const ir_shape *a = &ug->nodes[n->in[0]].shape;
-                flops += 2.0 * (double)ir_numel(&n->shape) * (double)a->d[a->ndim - 1];
-            }
+        }
+        /* a pre-defined operator: a library kernel that fills the machine */
+        double bytes = (double)ir_numel(&n->shape) * (double)base_dtype_size(n->dtype), flops = 0;
+        for (int k = 0; k < n->n_in; k++) {
+            const ir_node *m = &ug->nodes[n->in[k]];
+            bytes += (double)ir_numel(&m->shape) * (double)base_dtype_size(m->dtype);
+        }
+        if (n->op == IR_OP_MATMUL) {
+            const ir_shape *a = &ug->nodes[n->in[0]].shape;
+            flops = 2.0 * (double)ir_numel(&n->shape) * (double)a->d[a->ndim - 1];
         }
         us += COST_LAUNCH_US + fmax(bytes / (COST_BW * 1e9), flops / cost_rate) * 1e6;
     }
