@@ -8,8 +8,8 @@
 #include <time.h>
 
 static const char *const ae_names[AE_OP_COUNT] = {"var", "const", "add", "mul", "div",
-                                                  "exp", "sqrt", "silu", "sum", "concat"};
-static const int ae_arity[AE_OP_COUNT] = {0, 0, 2, 2, 2, 1, 1, 1, 1, 2};
+                                                  "exp", "sqrt", "silu", "sum", "concat", "rms"};
+static const int ae_arity[AE_OP_COUNT] = {0, 0, 2, 2, 2, 1, 1, 1, 1, 2, 1};
 
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -186,7 +186,7 @@ static int32_t parse_rec(ae_tab *t, mg_ctx *ctx, const char *s, size_t *p, int *
     size_t at = *p;
     *p = e;
     int64_t k[2] = {0, 0};
-    for (int i = 0; i < (op == AE_SUM ? 1 : op == AE_CONCAT ? 2 : 0); i++) {
+    for (int i = 0; i < (op == AE_SUM || op == AE_RMS ? 1 : op == AE_CONCAT ? 2 : 0); i++) {
         skip_ws(s, p);
         size_t te = token_end(s, *p);
         if (parse_int(s, *p, te, &k[i]))
@@ -239,7 +239,7 @@ void ae_print(const ae_tab *t, int32_t id, strbuf *sb) {
     default: break;
     }
     sb_printf(sb, "(%s", ae_names[x->op]);
-    if (x->op == AE_SUM) sb_printf(sb, " %lld", (long long)x->k);
+    if (x->op == AE_SUM || x->op == AE_RMS) sb_printf(sb, " %lld", (long long)x->k);
     if (x->op == AE_CONCAT) sb_printf(sb, " %lld %lld", (long long)x->k, (long long)x->k2);
     for (int i = 0; i < ae_arity[x->op]; i++) {
         sb_puts(sb, " ");
@@ -603,6 +603,14 @@ static int eg_apply(ae_egraph *eg, int32_t c, eg_node n) {
             ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_DIV, a, m.c1), m.c0));
         }
         EACH(m, a, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_DIV, m.c0, b)));
+        /* ours: div(x, sqrt(div(sum(k, mul(x, x)), k))) = rms(k, x) */
+        EACH(r, b, AE_SQRT) EACH(q, r.c0, AE_DIV) EACH(s, q.c0, AE_SUM) EACH(m, s.c0, AE_MUL)
+            if (m.c0 == a && m.c1 == a) EACH(kc, q.c1, AE_CONST) if (kc.k == s.k && kc.k2 == 1)
+                ch |= eg_merge(eg, c, eg_add(eg, AE_RMS, a, -1, s.k, 0));
+        break;
+    case AE_RMS: /* and back */
+        ch |= eg_merge(eg, c, A2(eg, AE_DIV, a, A1(eg, AE_SQRT, A2(eg, AE_DIV, SUMK(eg, n.k, A2(eg, AE_MUL, a, a)),
+                                                                 eg_add(eg, AE_CONST, -1, -1, n.k, 1)))));
         break;
     case AE_EXP:
         EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_MUL, A1(eg, AE_EXP, m.c0), A1(eg, AE_EXP, m.c1)));
@@ -659,7 +667,7 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
         for (int i = 0; i < n; i++) memo[roots[i]] = 1;
         for (int32_t i = t->n - 1; i >= 0; i--) { /* operands have smaller ids */
             if (!memo[i]) continue;
-            if (t->terms[i].op == AE_SUM) tot += t->terms[i].k;
+            if (t->terms[i].op == AE_SUM || t->terms[i].op == AE_RMS) tot += t->terms[i].k;
             if (t->terms[i].op == AE_CONCAT) tot += t->terms[i].k + t->terms[i].k2;
             if (t->terms[i].a >= 0) memo[t->terms[i].a] = 1;
             if (t->terms[i].b >= 0) memo[t->terms[i].b] = 1;
@@ -672,7 +680,7 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
             int64_t m = 1;
             if (x->a >= 0 && pp[x->a] > m) m = pp[x->a];
             if (x->b >= 0 && pp[x->b] > m) m = pp[x->b];
-            if (x->op == AE_SUM) m = m > ((int64_t)1 << 40) / x->k ? (int64_t)1 << 40 : m * x->k;
+            if (x->op == AE_SUM || x->op == AE_RMS) m = m > ((int64_t)1 << 40) / x->k ? (int64_t)1 << 40 : m * x->k;
             pp[i] = m;
             if (memo[i] && m > path) path = m;
         }

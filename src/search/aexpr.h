@@ -2,7 +2,7 @@
  * the search (Table 2), docs/search.md.
  *
  * A term table hash-conses terms over uninterpreted functions: input variables, constants,
- * add, mul, div, exp, sqrt, silu, sum(k, x) and concat(k1, k2, x, y). add and mul keep their
+ * add, mul, div, exp, sqrt, silu, sum(k, x), concat(k1, k2, x, y) and rms(k, x). add and mul keep their
  * operands in a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
  * The program's expression is saturated once under the rest of A_eq in an e-graph (node and
  * iteration bounds, deterministic); a prefix expression E is then a subexpression of some
@@ -20,11 +20,13 @@ enum { AE_MAX_ROOTS = 16 };
 
 typedef enum ae_op {
     AE_VAR, AE_CONST, AE_ADD, AE_MUL, AE_DIV, AE_EXP, AE_SQRT, AE_SILU, AE_SUM, AE_CONCAT,
-    AE_OP_COUNT
+    AE_RMS, AE_OP_COUNT
 } ae_op;
 
 /* A term. VAR: k = input index. CONST: k/k2 = the value as a reduced fraction.
- * SUM: k = elements summed (>= 2). CONCAT: k, k2 = widths of a and b. a, b = operand ids. */
+ * SUM: k = elements summed (>= 2). CONCAT: k, k2 = widths of a and b. RMS: k = elements
+ * normalised over; rms(k, x) = div(x, sqrt(div(sum(k, mul(x, x)), k))), the search's compound
+ * block operator rmsnorm (docs/search.md). a, b = operand ids. */
 typedef struct ae_term {
     int32_t op, a, b;
     int64_t k, k2;

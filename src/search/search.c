@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 4 };
+enum { SEARCH_VERSION = 5 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -59,7 +59,7 @@ typedef struct btens {
     int node, uses, cls, is_save;
     int32_t term;
 } btens;
-enum { MAXBN = 64, NSLOT = MAXBN * IR_MAX_DIMS };
+enum { MAXBN = 64, NSLOT = MAXBN * IR_MAX_DIMS, MAXRC = IR_MAX_IN * IR_MAX_DIMS };
 
 /* One schedule of a complete untiled block graph (phase 2): the tiled graph and what the
  * kernel graph sees of it (its outputs' expressions and dim labels, and their hash iface:
@@ -80,6 +80,8 @@ typedef struct bstate {
     int n_t, n_ops, n_saves;
     int kin[IR_MAX_IN], n_kin; /* the kernel tensors it reads */
     int cnode[MAXC];           /* block node of each program constant */
+    int rcnode[MAXRC], n_rc;   /* constants the compound rmsnorm divides by (add_block_op) */
+    int64_t rcval[MAXRC];
     uint64_t lab[MAXBN][IR_MAX_DIMS]; /* dim labels of each block node */
     key klast;                 /* rank of the kernel graph's last operator */
     /* phase 2: the schedules of the complete block graph; grp[0..n_grp) those of the group
@@ -918,6 +920,9 @@ static void kgen(worker *w, const key *last) {
             if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return;
     }
     int n = w->n_t;
+    /* graph-defined kernels first at depth 0: their tasks (the fused designs) come first, so
+     * a search stopped by its time limit has looked at them */
+    if (depth0) kgen_kernels(w, last);
     /* pre-defined operators */
     for (int i = 0; i < n; i++)
         for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
@@ -950,7 +955,7 @@ static void kgen(worker *w, const key *last) {
             k_try(w, last, p, (int[]){i}, d);
         }
     }
-    kgen_kernels(w, last);
+    if (!depth0) kgen_kernels(w, last);
 }
 
 /* ---- graph-defined kernels ----
@@ -1002,6 +1007,28 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
         ok = (bs->cnode[i] = ir_add_const(b, &w->ctx, s->const_lit[i], 0, 0)) >= 0;
         if (ok) memset(bs->lab[bs->cnode[i]], 0, sizeof bs->lab[0]);
     }
+    /* the sizes a compound rmsnorm may divide by: the dims of the kernel inputs (a program
+     * constant of that value where there is one) */
+    bs->n_rc = 0;
+    for (int k = 0; k < n_in && ok; k++) {
+        const ir_shape *sh = &w->k->nodes[w->t[in[k]].node].shape;
+        for (int dd = 0; dd < sh->ndim && ok; dd++) {
+            int64_t v = sh->d[dd];
+            int c = -1;
+            for (int i = 0; i < bs->n_rc; i++)
+                if (bs->rcval[i] == v) c = i;
+            if (v < 2 || c >= 0) continue;
+            for (int i = 0; i < s->n_const; i++)
+                if (s->const_val[i]->num == v && s->const_val[i]->den == 1) c = bs->cnode[i];
+            if (c < 0) {
+                char lit[24];
+                snprintf(lit, sizeof lit, "%lld", (long long)v);
+                ok = (c = ir_add_const(b, &w->ctx, lit, 0, 0)) >= 0 && c < MAXBN;
+                if (ok) memset(bs->lab[c], 0, sizeof bs->lab[0]);
+            }
+            bs->rcval[bs->n_rc] = v, bs->rcnode[bs->n_rc++] = c;
+        }
+    }
     for (int k = 0; k < n_in && ok; k++) {
         ir_node p = {.op = IR_OP_ITER, .index = k, .fmap = -1, .map = {-1, -1, -1}};
         int node = ir_add_node(b, &w->ctx, &p);
@@ -1043,6 +1070,52 @@ static void kgen_kernels(worker *w, const key *last) {
 
 static void tile(worker *w, int d);
 
+/* The compound block operator rmsnorm (Mirage's TB_RMS_NORM_OP): x / sqrt(sum(sqr(x), dim) / n)
+ * over a dim of size n. It is one operator of the search (rank type SR_RMSNORM, abstract
+ * expression rms(n, x)) and five primitives in the block graph, so everything after the
+ * search (verifier, planner, code) sees only primitives. */
+enum { SR_RMSNORM = IR_OP_COUNT };
+
+/* Adds p's nodes to block graph b of kernel depth d with their dim labels: one node, or the
+ * primitives of a compound (and the constant it divides by). Returns the last node, or -1
+ * (b->n_nodes is then as before). */
+static int add_block_op(worker *w, bstate *bs, const ir_node *p) {
+    ir_graph *b = bs->b;
+    int n0 = b->n_nodes;
+    ir_node steps[5];
+    int n_steps = 1;
+    steps[0] = *p;
+    if ((int)p->op == SR_RMSNORM) {
+        int x = p->in[0], c = -1;
+        int64_t n = b->nodes[x].shape.d[p->dim];
+        for (int i = 0; i < bs->n_rc; i++)
+            if (bs->rcval[i] == n) c = bs->rcnode[i];
+        if (c < 0) return -1; /* a size no kernel input has */
+        /* each step reads the node added before it (-1) or x */
+        steps[0] = (ir_node){.op = IR_OP_SQR, .n_in = 1, .in = {x}};
+        steps[1] = (ir_node){.op = IR_OP_SUM, .n_in = 1, .in = {-1}, .dim = p->dim, .group = n};
+        steps[2] = (ir_node){.op = IR_OP_DIV, .n_in = 2, .in = {-1, c}};
+        steps[3] = (ir_node){.op = IR_OP_SQRT, .n_in = 1, .in = {-1}};
+        steps[4] = (ir_node){.op = IR_OP_DIV, .n_in = 2, .in = {x, -1}};
+        n_steps = 5;
+    }
+    int node = -1;
+    for (int i = 0; i < n_steps; i++) {
+        ir_node q = steps[i];
+        for (int k = 0; k < q.n_in; k++)
+            if (q.in[k] < 0) q.in[k] = node;
+        node = ir_add_node(b, &w->ctx, &q);
+        if (node < 0) goto fail;
+        if (node >= MAXBN || !labels_op(w->s, b, &b->nodes[node], bs->lab[q.in[0]],
+                                        q.n_in > 1 ? bs->lab[q.in[1]] : NULL, bs->lab[node]))
+            goto fail;
+    }
+    return node;
+fail:
+    b->n_nodes = n0;
+    return -1;
+}
+
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
  * of a depth-0 kernel is a task point (my_task). */
 static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, int64_t attr) {
@@ -1068,7 +1141,9 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
         cls = IR_POST;
     }
     if (p.op == IR_OP_SAVE && (cls != IR_POST || bs->n_saves >= w->s->o->max_kout)) return;
-    int32_t term = ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
+    int32_t term = (int)p.op == SR_RMSNORM
+                       ? ae_make(&w->tab, AE_RMS, tin[0], -1, bs->b->nodes[p.in[0]].shape.d[p.dim], 0)
+                       : ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (p.op != IR_OP_SAVE && !keep_term(w, term)) return;
     if (p.op == IR_OP_SAVE && !reaches(w, term, capacity(w->s, w->s->o->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
         return;
@@ -1077,13 +1152,8 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
         for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, term, j);
         if (!root) return;
     }
-    int node = ir_add_node(bs->b, &w->ctx, &p);
+    int n0 = bs->b->n_nodes, node = add_block_op(w, bs, &p);
     if (node < 0) return;
-    if (node >= MAXBN || !labels_op(w->s, bs->b, &bs->b->nodes[node], bs->lab[p.in[0]],
-                                    p.n_in > 1 ? bs->lab[p.in[1]] : NULL, bs->lab[node])) {
-        bs->b->n_nodes--;
-        return;
-    }
     if (p.op != IR_OP_SAVE) {
         /* a tensor A_eq-equal to one of the same class and shape already in the block adds
          * nothing (the e-class stands in for Mirage's fingerprint here) */
@@ -1092,11 +1162,11 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
             if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
                 !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape))) {
                 w->duplicates++;
-                bs->b->n_nodes--;
+                bs->b->n_nodes = n0;
                 return;
             }
     } else if (ir_add_output(bs->b, &w->ctx, node) < 0) {
-        bs->b->n_nodes--;
+        bs->b->n_nodes = n0;
         return;
     }
     btens *t = &bs->t[bs->n_t];
@@ -1111,7 +1181,7 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
     for (int i = 0; i < p.n_in; i++)
         if (ta[i] >= 0) bs->t[ta[i]].uses--;
     if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
-    bs->b->n_nodes--;
+    bs->b->n_nodes = n0;
 }
 
 static void bgen(worker *w, int d, const key *last) {
@@ -1160,6 +1230,8 @@ static void bgen(worker *w, int d, const key *last) {
             if (sh->d[dd] < 2) continue;
             ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh->d[dd]};
             b_try(w, d, last, p, (int[]){i}, dd);
+            ir_node r = {.op = (ir_op)SR_RMSNORM, .n_in = 1, .dim = dd};
+            b_try(w, d, last, r, (int[]){i}, dd);
         }
         if (sh->ndim > s->max_rank && sh->d[sh->ndim - 1] == 1) { /* squeeze a partial-sum dim */
             ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh->ndim - 1};
@@ -1307,11 +1379,45 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     x->us = block_us(t, &ir_device_h100);
 }
 
+/* Does complete block graph b (its search tensors t[0..n_t)) hold the primitives of a compound
+ * rmsnorm, added one by one, whose intermediates nothing else reads, where the compound itself
+ * passes pruning? Then the same block graph is also generated with the compound
+ * (add_block_op), and this copy is a duplicate. */
+static int spelled_out_rmsnorm(worker *w, const ir_graph *b, const btens *t, int n_t) {
+    int uses[MAXBN] = {0};
+    int32_t term[MAXBN];
+    for (int i = 0; i < b->n_nodes && i < MAXBN; i++) {
+        term[i] = -1;
+        for (int k = 0; k < b->nodes[i].n_in; k++) uses[b->nodes[i].in[k]]++;
+    }
+    for (int i = 0; i < n_t; i++) term[t[i].node] = t[i].term;
+#define ONE(i, o) (uses[i] == 1 && b->nodes[i].op == (o))
+    for (int i = 0; i < b->n_nodes && i < MAXBN; i++) {
+        const ir_node *o = &b->nodes[i];
+        if (o->op != IR_OP_DIV || !ONE(o->in[1], IR_OP_SQRT)) continue;
+        int x = o->in[0], m = b->nodes[o->in[1]].in[0];
+        if (!ONE(m, IR_OP_DIV)) continue;
+        const ir_node *sm = &b->nodes[b->nodes[m].in[0]], *c = &b->nodes[b->nodes[m].in[1]];
+        if (!ONE(b->nodes[m].in[0], IR_OP_SUM) || c->op != IR_OP_CONST || c->den != 1 ||
+            c->num != sm->group || !ONE(sm->in[0], IR_OP_SQR) || b->nodes[sm->in[0]].in[0] != x ||
+            term[x] < 0 || term[sm->in[0]] < 0)
+            continue; /* (a compound's own sqr is no tensor of the search: term -1) */
+        if (!w->s->o->prune || ae_is_sub(&w->q, ae_make(&w->tab, AE_RMS, term[x], -1, sm->group, 0)))
+            return 1;
+    }
+#undef ONE
+    return 0;
+}
+
 /* Every schedule of the complete untiled block graph of kernel depth d. */
 static void tile(worker *w, int d) {
     const sr_opts *o = w->s->o;
     bstate *bs = &w->bs[d];
     if (w->n_t + bs->n_saves > MAXT || w->n_kops >= o->max_kops) return;
+    if (spelled_out_rmsnorm(w, bs->b, bs->t, bs->n_t)) {
+        w->duplicates++;
+        return;
+    }
     int compute = 0; /* a block graph of iterators, accumulators and savers only is a copy */
     for (int i = 0; i < bs->b->n_nodes; i++) {
         ir_op op = bs->b->nodes[i].op;

@@ -10,6 +10,7 @@ void test_aexpr_subexpr(void);
 void test_aexpr_print_parse(void);
 void test_search_finds_fused(void);
 void test_search_threads_same(void);
+void test_search_compound_rmsnorm(void);
 void test_search_theorem1(void);
 void test_search_nothing_found(void);
 void test_search_split_reduction(void);
@@ -55,6 +56,10 @@ void test_aexpr_subexpr(void) {
         {"(sum 4096 (mul (div X (sqrt (div (sum 4096 (mul X X)) 4096))) W))", 1, 1},
         {"(exp X)", 0, 0}, {"(div X W)", 0, 0}, {"(silu (mul X W))", 0, 0},
         {"(sum 3 (mul X W))", 0, 0}, {"(mul X 7)", 0, 0},
+        /* our rms axiom: rms(k, x) = div(x, sqrt(div(sum(k, mul(x, x)), k))) */
+        {"(rms 4096 X)", 1, 0}, {"(sum 4096 (mul W (rms 4096 X)))", 1, 1},
+        {"(div (sum 4096 (mul X W)) (sqrt (div (sum 4096 (mul X X)) 4096)))", 1, 1},
+        {"(rms 64 X)", 0, 0}, {"(rms 4096 W)", 0, 0}, {"(rms 4096 (mul X W))", 0, 0},
     };
     ae_tab t;
     ae_egraph_stats st;
@@ -107,7 +112,7 @@ void test_aexpr_print_parse(void) {
     ae_tab_init(&t);
     static const char *texts[] = {"(sum 4096 (mul W (div X (sqrt (div (sum 4096 (mul X X)) 4096)))))",
                                   "(concat 256 16 X (sum 256 (mul X A)))", "(exp (add 0.5 -1.25))",
-                                  "(silu (mul Q 1e-06))"};
+                                  "(silu (mul Q 1e-06))", "(rms 4096 (add X (mul alpha (rms 4096 H))))"};
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
         int32_t id = parse_term(&t, texts[i]);
         strbuf sb = {0};
@@ -121,7 +126,8 @@ void test_aexpr_print_parse(void) {
     CHECK(parse_term(&t, "(sum 1 X)") == parse_term(&t, "X"));
     /* malformed input: an error with the column, no crash */
     static const struct { const char *s; int col; } bad[] = {
-        {"(mul X)", 6}, {"(sum 0 X)", 5}, {"(foo X)", 1}, {"(add X Y", 0}, {")", 0}, {"(exp X$)", 6}};
+        {"(mul X)", 6}, {"(sum 0 X)", 5}, {"(foo X)", 1}, {"(add X Y", 0}, {")", 0}, {"(exp X$)", 6},
+        {"(rms X)", 5}};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         mg_ctx ctx;
         size_t pos = 0;
@@ -210,6 +216,29 @@ void test_search_split_reduction(void) {
     ir_graph_free(g);
 }
 
+void test_search_compound_rmsnorm(void) {
+    /* nTrans at a small size: as one kernel it needs 18 primitive block operators, but 10 with
+     * the compound rmsnorm (3 iterators, sub, rmsnorm, mul, add, rmsnorm, accum, save) */
+    static const char *prog = "input X : f16[2, 16]\ninput H : f16[2, 16]\ninput alpha : f16[2, 16]\n"
+                              "O = rmsnorm(X + alpha * rmsnorm(H - X, dim=1), dim=1)\noutput O\n";
+    mg_search_result r = run_search(prog, 1, 11, 1, 2);
+    CHECK_MSG(r.n_found > 0, "%s", r.why_none);
+    ir_graph *p = unit_parse(prog);
+    for (int i = 0; i < r.n_found; i++) {
+        CHECK(r.found[i].kops == 1 && r.found[i].kernels == 1);
+        /* written out in primitives, both norms in the one kernel */
+        const char *t = r.found[i].text, *s1 = strstr(t, "sqrt("), *s2 = s1 ? strstr(s1 + 1, "sqrt(") : NULL;
+        CHECK_MSG(s2 && !strstr(t, "rms"), "%s", t);
+        ir_graph *u = unit_parse(t);
+        mg_verify_report rep;
+        mg_ctx ctx;
+        CHECK(vf_verify(p, u, &ctx, 3, 7, &rep) == MG_OK && rep.verdict == MG_EQUIVALENT);
+        ir_graph_free(u);
+    }
+    ir_graph_free(p);
+    mg_search_result_free(&r);
+}
+
 void test_search_threads_same(void) {
     mg_search_result a = run_search(SMALL_MM, 2, 4, 1, 1), b = run_search(SMALL_MM, 2, 4, 1, 2);
     CHECK_MSG(a.n_found == b.n_found && a.n_found > 0, "%d vs %d", a.n_found, b.n_found);
@@ -221,10 +250,11 @@ void test_search_threads_same(void) {
 void test_search_theorem1(void) {
     /* Theorem 1: every μGraph the unpruned search finds whose abstract expression is
      * A_eq-equal to the program's is found with pruning too; pruning explores fewer states */
-    static const char *progs[2];
+    static const char *progs[3];
     progs[0] = SMALL_MM;
     progs[1] = "input X : f16[4, 8]\ninput Y : f16[4, 8]\nO = X * Y\noutput O\n";
-    for (int k = 0; k < 2; k++) {
+    progs[2] = "input X : f16[4, 8]\nO = rmsnorm(X, dim=1)\noutput O\n"; /* the compound */
+    for (int k = 0; k < 3; k++) {
         mg_search_result off = run_search(progs[k], 1, 5, 0, 2), on = run_search(progs[k], 1, 5, 1, 2);
         int missing = 0;
         for (int i = 0; i < off.n_found; i++) missing += off.found[i].aeq && !has_text(&on, off.found[i].text);
