@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 5 };
+enum { SEARCH_VERSION = 6 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -107,6 +107,7 @@ typedef struct worker {
     int32_t const_term[MAXC]; /* the program's constants as terms of this worker's table */
     bstate bs[MAXK];
     int task, counter; /* depth-0 choices are numbered; only the one == task is explored */
+    int max_kops, min_kops; /* this task's pass: kernel graphs of min_kops..max_kops ops */
     int64_t states, pruned, candidates, rejected, duplicates;
     sr_found *found;
     int n_found, cap_found;
@@ -142,7 +143,7 @@ struct search {
     int64_t shrink_from[MAXT * IR_MAX_DIMS], shrink_to[MAXT * IR_MAX_DIMS];
     int n_shrink;
     /* shared progress */
-    int64_t next_task, n_tasks;
+    int64_t next_task, n_tasks, n_tasks1; /* n_tasks1: those of the first pass (set_pass) */
     int64_t states, pruned, candidates, rejected, duplicates, found, tasks_done;
     uint8_t *done; /* per task: finished (1) or resumed from the checkpoint (2) */
     sr_found **task_found;
@@ -863,7 +864,7 @@ static int k_operands_ok(const worker *w, const int *ta, int n) {
         for (int i = 0; i < n; i++) chain |= ta[i] >= w->last_first;
         if (!chain) return 0;
     }
-    if (w->n_kops == s->o->max_kops - 1)
+    if (w->n_kops == w->max_kops - 1)
         for (int t = s->n_in; t < w->n_t; t++) {
             if (w->t[t].uses) continue;
             int read = 0;
@@ -907,15 +908,15 @@ static void kgen(worker *w, const key *last) {
             for (int j = 0; j < s->n_out; j++) is_out |= outs[j] == i;
             unused += !is_out && w->t[i].uses == 0;
         }
-        if (ok && !unused) {
+        if (ok && !unused && w->n_kops >= w->min_kops) {
             int nodes[AE_MAX_ROOTS];
             for (int j = 0; j < s->n_out; j++) nodes[j] = w->t[outs[j]].node;
             candidate(w, nodes);
         }
         /* a prefix that already holds the outputs is not extended: what it would add could
          * only feed tensors nobody needs */
-        if (ok || w->n_kops >= s->o->max_kops || seen(w)) return;
-        int cap = capacity(s, s->o->max_kops - w->n_kops, s->o->max_kernels - w->n_kernels);
+        if (ok || w->n_kops >= w->max_kops || seen(w)) return;
+        int cap = capacity(s, w->max_kops - w->n_kops, s->o->max_kernels - w->n_kernels);
         for (int i = 0; i < w->n_t; i++)
             if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return;
     }
@@ -972,13 +973,13 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
     int d = w->n_kops;
     if (d >= MAXK) return;
     bstate *bs = &w->bs[d];
-    int after = capacity(s, s->o->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
+    int after = capacity(s, w->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
     for (int i = 0; i < w->n_t; i++) {
         int read = 0;
         for (int k = 0; k < n_in; k++) read |= in[k] == i;
         if (!read && !w->t[i].uses && !reaches(w, w->t[i].term, after)) return;
     }
-    if (s->o->prune && d == s->o->max_kops - 1) {
+    if (s->o->prune && d == w->max_kops - 1) {
         /* the last kernel writes program outputs: it needs its iterators, the operators
          * that build a root from its inputs (at least ae_min_ops), an accumulator, a saver */
         int32_t have[IR_MAX_IN];
@@ -1145,9 +1146,9 @@ static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, i
                        ? ae_make(&w->tab, AE_RMS, tin[0], -1, bs->b->nodes[p.in[0]].shape.d[p.dim], 0)
                        : ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (p.op != IR_OP_SAVE && !keep_term(w, term)) return;
-    if (p.op == IR_OP_SAVE && !reaches(w, term, capacity(w->s, w->s->o->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
+    if (p.op == IR_OP_SAVE && !reaches(w, term, capacity(w->s, w->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
         return;
-    if (p.op == IR_OP_SAVE && w->n_kops == w->s->o->max_kops - 1) {
+    if (p.op == IR_OP_SAVE && w->n_kops == w->max_kops - 1) {
         int root = 0; /* the last kernel op writes the program's outputs, nothing else */
         for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, term, j);
         if (!root) return;
@@ -1189,7 +1190,7 @@ static void bgen(worker *w, int d, const key *last) {
     search *s = w->s;
     w->states++;
     if (stopped(w) || w->oom) return;
-    int unused = 0, after = capacity(s, s->o->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
+    int unused = 0, after = capacity(s, w->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
     for (int i = 0; i < bs->n_t; i++) {
         if (bs->t[i].is_save || bs->t[i].uses) continue;
         unused++;
@@ -1318,7 +1319,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     int32_t terms[MAXBN], kin[IR_MAX_IN];
     for (int k = 0; k < bs->n_kin; k++) kin[k] = w->t[bs->kin[k]].term;
     ok = ok && !ir_block_check(t, NULL, &ir_device_h100) && !ae_of_block(&w->tab, &w->ctx, t, kin, terms);
-    int last = w->n_kops == w->s->o->max_kops - 1;
+    int last = w->n_kops == w->max_kops - 1;
     for (int i = 0; ok && i < t->n_nodes; i++) {
         ir_op op = t->nodes[i].op;
         if (op == IR_OP_CONST || op == IR_OP_ITER || (op == IR_OP_SAVE && !last)) continue;
@@ -1413,7 +1414,7 @@ static int spelled_out_rmsnorm(worker *w, const ir_graph *b, const btens *t, int
 static void tile(worker *w, int d) {
     const sr_opts *o = w->s->o;
     bstate *bs = &w->bs[d];
-    if (w->n_t + bs->n_saves > MAXT || w->n_kops >= o->max_kops) return;
+    if (w->n_t + bs->n_saves > MAXT || w->n_kops >= w->max_kops) return;
     if (spelled_out_rmsnorm(w, bs->b, bs->t, bs->n_t)) {
         w->duplicates++;
         return;
@@ -1595,9 +1596,23 @@ static void worker_free(worker *w) {
     ir_graph_free(w->k);
 }
 
+/* The search runs in two passes (docs/search.md): first the μGraphs of one kernel operator,
+ * then those of 2 to --max-kops. Sets w's pass for task number `task` (its number within the
+ * pass in w->task); the first pass has s->n_tasks1 tasks. */
+static void set_pass(worker *w, int64_t task) {
+    search *s = w->s;
+    int two = s->o->max_kops > 1;
+    if (two && task < s->n_tasks1) {
+        w->max_kops = 1, w->min_kops = 1, w->task = (int)task;
+    } else {
+        w->max_kops = s->o->max_kops, w->min_kops = two ? 2 : 1, w->task = (int)(task - s->n_tasks1);
+    }
+}
+
 /* Runs task number `task`: the depth-0 choice of that number and everything below it. */
 static void run_task(worker *w, int64_t task) {
-    w->task = (int)task, w->counter = 0;
+    set_pass(w, task);
+    w->counter = 0;
     if (w->memo) memset(w->memo, 0, sizeof *w->memo * (size_t)w->cap_memo);
     w->n_memo = 0;
     w->n_found = 0;
@@ -1891,9 +1906,14 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
             if (worker_init(&ws[i], &s)) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
     if (!rc) {
-        ws[0].task = -1, ws[0].counter = 0;
+        if (o->max_kops > 1) { /* the first pass: one kernel operator */
+            ws[0].task = -1, ws[0].counter = 0, ws[0].max_kops = 1, ws[0].min_kops = 1;
+            kgen(&ws[0], &key_min);
+            s.n_tasks1 = ws[0].counter;
+        }
+        ws[0].task = -1, ws[0].counter = 0, ws[0].max_kops = o->max_kops;
         kgen(&ws[0], &key_min);
-        s.n_tasks = ws[0].counter;
+        s.n_tasks = s.n_tasks1 + ws[0].counter;
         s.done = base_calloc((size_t)s.n_tasks + 1, 1);
         s.task_found = base_calloc((size_t)s.n_tasks + 1, sizeof *s.task_found);
         s.task_n_found = base_calloc((size_t)s.n_tasks + 1, sizeof *s.task_n_found);
