@@ -322,7 +322,9 @@ void test_aexpr_z3_corpus(void) {
         /* sums as large as either side's (the search bounds them by the program's alone) */
         ae_limits lim = {0, 0, 0};
         for (int32_t i = 0; i < t.n; i++)
-            lim.max_sum += t.terms[i].op == AE_SUM ? t.terms[i].k : t.terms[i].op == AE_CONCAT ? t.terms[i].k + t.terms[i].k2 : 0;
+            lim.max_sum += t.terms[i].op == AE_SUM || t.terms[i].op == AE_RMS ? t.terms[i].k
+                           : t.terms[i].op == AE_CONCAT                         ? t.terms[i].k + t.terms[i].k2
+                                                                                : 0;
         ae_egraph_stats st;
         ae_egraph *eg = ae_egraph_new(&t, &e2, 1, &lim, &st);
         ae_query q;

@@ -51,12 +51,24 @@
  * Terms. One query's expressions live in a pool of nodes addressed by index; children come
  * before parents. Leaf names point into the input line, which outlives the query.
  */
-enum op { OP_VAR, OP_NUM, OP_ADD, OP_MUL, OP_DIV, OP_EXP, OP_SQRT, OP_SILU, OP_SUM, OP_CONCAT };
+enum op {
+    OP_VAR,
+    OP_NUM,
+    OP_ADD,
+    OP_MUL,
+    OP_DIV,
+    OP_EXP,
+    OP_SQRT,
+    OP_SILU,
+    OP_SUM,
+    OP_CONCAT,
+    OP_RMS
+};
 
 typedef struct node {
     enum op op;
     int a, b;         /* children (-1 when absent) */
-    uint64_t k1, k2;  /* sum: k1 = K; concat: k1 = K1, k2 = K2 */
+    uint64_t k1, k2;  /* sum, rms: k1 = K; concat: k1 = K1, k2 = K2 */
     const char *name; /* VAR, NUM: the text (not NUL-terminated) */
     int len;
 } node;
@@ -81,7 +93,7 @@ static const struct {
 } OPS[] = {
     {"add", OP_ADD, 0, 2}, {"mul", OP_MUL, 0, 2},       {"div", OP_DIV, 0, 2},
     {"exp", OP_EXP, 0, 1}, {"sqrt", OP_SQRT, 0, 1},     {"silu", OP_SILU, 0, 1},
-    {"sum", OP_SUM, 1, 1}, {"concat", OP_CONCAT, 2, 2},
+    {"sum", OP_SUM, 1, 1}, {"concat", OP_CONCAT, 2, 2}, {"rms", OP_RMS, 1, 1},
 };
 #define N_OPS ((int)(sizeof OPS / sizeof OPS[0]))
 
@@ -379,6 +391,14 @@ static Z3_ast size_numeral(Z3_context c, Z3_sort i, uint64_t k) {
     return Z3_mk_unsigned_int64(c, k, i);
 }
 
+/* The NUMBER constant whose text is the decimal literal of size k ("n:4096" for 4096, the
+ * constant that the leaf 4096 also names), for the denominator of our rms axiom. */
+static Z3_ast size_const(Z3_context c, Z3_sort e, uint64_t k) {
+    char name[32];
+    snprintf(name, sizeof name, "n:%llu", (unsigned long long)k);
+    return Z3_mk_const(c, Z3_mk_string_symbol(c, name), e);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Phase 1, "prove": the axioms as quantified formulas, sizes as Z3 Ints (Mirage §4.3, Table 2).
  *
@@ -395,17 +415,22 @@ static Z3_ast size_numeral(Z3_context c, Z3_sort i, uint64_t k) {
  * cannot be patterns (a bare variable, or containing i*j or i+j) get none: x = sum(1,x) is
  * only used left to right, sum(i,sum(j,x)) = sum(i*j,x) only merges nested sums; splitting a
  * sum into nested sums, which many proofs need, is done by the split lemma instead, and
- * folding sums into a concat by per-query instances (assert_query_lemmas).
+ * folding sums into a concat by per-query instances (assert_query_lemmas). Our rms axiom is
+ * asserted there too, at the rms sizes of the query only (it cannot be one formula over the
+ * size: its denominator is the constant named by the size's text).
  */
 typedef struct sig {
     Z3_context c;
     Z3_sort e, i;
-    Z3_func_decl add, mul, div, exp, sqrt, silu, sum, cat, sub;
+    Z3_func_decl add, mul, div, exp, sqrt, silu, sum, cat, rms, sub;
     unsigned eq_weight; /* Z3 quantifier weight of the A_eq equations (see prove()) */
 } sig;
 
 static Z3_ast t_sum(const sig *g, Z3_ast i, Z3_ast x) {
     return app2(g->c, g->sum, i, x);
+}
+static Z3_ast t_rms(const sig *g, Z3_ast i, Z3_ast x) {
+    return app2(g->c, g->rms, i, x);
 }
 static Z3_ast t_cat(const sig *g, Z3_ast i, Z3_ast j, Z3_ast a, Z3_ast b) {
     Z3_ast v[4] = {i, j, a, b};
@@ -426,6 +451,7 @@ static void sig_init(sig *g, Z3_context c) {
     g->silu = DECL("silu", 1, &e, e);
     g->sum = DECL("sum", 2, ie, e);
     g->cat = DECL("concat", 4, iiee, e);
+    g->rms = DECL("rms", 2, ie, e);
     g->sub = DECL("subexpr", 2, ee, Z3_mk_bool_sort(c));
 #undef DECL
 }
@@ -480,7 +506,8 @@ static void axiom_1(const sig *g, Z3_solver s, unsigned n_vars, const Z3_ast *va
     forall(g, s, n_vars, vars, body, 1, (const Z3_ast(*)[2])pats, pat_n);
 }
 
-/* A_eq (Mirage §4.3, Table 2) plus our concat axiom, with Int sizes restricted to >= 1. */
+/* A_eq (Mirage §4.3, Table 2) plus our concat axiom, with Int sizes restricted to >= 1.
+ * Our rms axiom is asserted per query (assert_query_lemmas). */
 static void assert_a_eq(const sig *g, Z3_solver s) {
     Z3_context c = g->c;
     Z3_ast x = var(g, "x", g->e), y = var(g, "y", g->e), z = var(g, "z", g->e);
@@ -563,13 +590,19 @@ static Z3_ast t_sum_k(const sig *g, uint64_t k, Z3_ast x) {
     return k == 1 ? x : t_sum(g, size_numeral(g->c, g->i, k), x);
 }
 
-/* Collects the distinct size literals (sum sizes, concat widths) of a query. */
-static int query_sizes(const query *q, uint64_t *out, int max) {
+/* Collects the distinct size literals (sum and rms sizes, concat widths) of a query; with
+ * rms_only, only the sizes of its rms terms. */
+static int query_sizes(const query *q, int rms_only, uint64_t *out, int max) {
     int n = 0;
     for (int k = 0; k < q->p.n; k++) {
         const node *nd = &q->p.v[k];
         uint64_t v[2] = {nd->k1, nd->k2};
-        for (int t = 0; t < (nd->op == OP_CONCAT ? 2 : nd->op == OP_SUM ? 1 : 0); t++) {
+        int n_v = nd->op == OP_RMS      ? 1
+                  : rms_only            ? 0
+                  : nd->op == OP_CONCAT ? 2
+                  : nd->op == OP_SUM    ? 1
+                                        : 0;
+        for (int t = 0; t < n_v; t++) {
             int seen = 0;
             for (int u = 0; u < n; u++)
                 seen |= out[u] == v[t];
@@ -586,7 +619,14 @@ static int query_sizes(const query *q, uint64_t *out, int max) {
  *    E2's sums by E1's sizes (E1's sum 64 splits E2's sum 4096 into 64 x 64) and vice versa;
  *  - our concat axiom at i = K1, j = K2 for each concat(K1,K2,..) of the query, triggered by
  *    both sides (a side sum(1,t) written as t, by x = sum(1,x)), so that a sum of two sums
- *    can be folded into a concat of those widths. */
+ *    can be folded into a concat of those widths;
+ *  - our rms axiom, rms(k,x) = div(x, sqrt(div(sum(k, mul(x,x)), k))) with the last k the
+ *    NUMBER constant whose text is k's decimal literal, at each size K of an rms term of the
+ *    query, triggered by both sides. That is as strong as the axiom for every size: no other
+ *    axiom mentions rms, so none creates an rms term, and in a model of everything else where
+ *    the goal fails, redefining rms(k,x) as its right side for every other k satisfies the
+ *    axiom at all sizes (and subexpr(x, rms(k,x)), as subexpr(x, div(x,y)) holds) without
+ *    changing the value of any term of the query. */
 static void assert_query_lemmas(const sig *g, Z3_solver s, const query *q) {
     Z3_context c = g->c;
     Z3_ast x = var(g, "x", g->e), k = var(g, "k", g->i);
@@ -594,7 +634,7 @@ static void assert_query_lemmas(const sig *g, Z3_solver s, const query *q) {
     Z3_ast d = var(g, "d", g->e);
     Z3_ast xk[2] = {x, k}, abcd[4] = {a, b, cc, d};
     uint64_t sizes[64];
-    int n_sizes = query_sizes(q, sizes, 64);
+    int n_sizes = query_sizes(q, 0, sizes, 64);
     for (int t = 0; t < n_sizes; t++) {
         if (sizes[t] == 1) continue;
         Z3_ast kk = size_numeral(c, g->i, sizes[t]);
@@ -614,10 +654,19 @@ static void assert_query_lemmas(const sig *g, Z3_solver s, const query *q) {
                         t_sum_k(g, nd->k2, app2(c, g->mul, b, d)));
         axiom_eq(g, s, 4, abcd, NULL, l, r, mcc, r);
     }
+    n_sizes = query_sizes(q, 1, sizes, 64);
+    for (int t = 0; t < n_sizes; t++) {
+        Z3_ast l = t_rms(g, size_numeral(c, g->i, sizes[t]), x);
+        Z3_ast sq = t_sum_k(g, sizes[t], app2(c, g->mul, x, x));
+        Z3_ast r = app2(c, g->div, x,
+                        app1(c, g->sqrt, app2(c, g->div, sq, size_const(c, g->e, sizes[t]))));
+        axiom_eq(g, s, 1, &x, NULL, l, r, l, r);
+    }
 }
 
-/* A_sub (Mirage §4.3, Table 2) plus our two concat axioms. Reflexivity is asserted as ground
- * instances on the query's terms (see prove()); transitivity has the two-term trigger. */
+/* A_sub (Mirage §4.3, Table 2) plus our two concat axioms and our rms one. Reflexivity is
+ * asserted as ground instances on the query's terms (see prove()); transitivity has the
+ * two-term trigger. */
 static void assert_a_sub(const sig *g, Z3_solver s) {
     Z3_context c = g->c;
     Z3_ast x = var(g, "x", g->e), y = var(g, "y", g->e), z = var(g, "z", g->e);
@@ -640,6 +689,10 @@ static void assert_a_sub(const sig *g, Z3_solver s) {
     t = app1(c, g->silu, x);
     axiom_1(g, s, 1, &x, SUB(x, t), t);
     t = t_sum(g, i, x);
+    axiom_1(g, s, 2, xi, SUB(x, t), t);
+    /* ours: subexpr(x, rms(i,x)); it follows from our rms axiom and subexpr(x, div(x,y)),
+     * asserting it saves E-matching that detour */
+    t = t_rms(g, i, x);
     axiom_1(g, s, 2, xi, SUB(x, t), t);
     /* ours: subexpr(x, concat(i,j,x,y)) and subexpr(y, concat(i,j,x,y)) */
     t = t_cat(g, i, j, x, y);
@@ -676,6 +729,8 @@ static Z3_ast p1_term(const sig *g, const pool *p, int k) {
     case OP_CONCAT:
         return t_cat(g, size_numeral(c, g->i, nd->k1), size_numeral(c, g->i, nd->k2),
                      p1_term(g, p, nd->a), p1_term(g, p, nd->b));
+    case OP_RMS:
+        return t_rms(g, size_numeral(c, g->i, nd->k1), p1_term(g, p, nd->a));
     }
     return NULL;
 }
@@ -736,6 +791,12 @@ static int prove(const query *q, unsigned timeout_ms, unsigned eq_weight) {
  * finite model of (axioms over Q, n) + (negated goal) is a model of (axioms over Int) +
  * (negated goal): the goal is not entailed. Z3's answer sat is a proof of "no"; unsat only
  * says that no countermodel of this shape exists, so it is never read as "yes".
+ *
+ * rms. The finite model has no rms table: our rms axiom defines rms, so an rms term is read
+ * as its right side, div(x, sqrt(div(sum_{h(k)}(mul(x,x)), n_k))) with n_k the constant named
+ * by k's text (p2_term, fin_eval). The extended model sets rms(k,x) to that for every k; it
+ * satisfies the rms axiom at every size by construction and subexpr(x, rms(k,x)) because
+ * subexpr(x, div(x,y)) holds, and no other axiom mentions rms, so nothing else is to check.
  *
  * Which shapes find models: 2 elements refute "E1 uses exp, silu, a variable or a constant
  * that E2 cannot contain"; 3 to 5 elements refute many prefixes that combine inputs in a way
@@ -936,6 +997,14 @@ static void f_assert_a_sub(const fsig *g, Z3_solver s) {
 #undef SUB
 }
 
+/* rms(k, x) read as the right side of our rms axiom (see above) */
+static Z3_ast f_rms(const fsig *g, uint64_t k, Z3_ast x) {
+    Z3_context c = g->c;
+    Z3_ast q =
+        app2(c, g->div, f_sum(g, h_size(g->h, k), app2(c, g->mul, x, x)), size_const(c, g->e, k));
+    return app2(c, g->div, x, app1(c, g->sqrt, q));
+}
+
 static Z3_ast p2_term(const fsig *g, const pool *p, int k) {
     const node *nd = &p->v[k];
     Z3_context c = g->c;
@@ -960,6 +1029,8 @@ static Z3_ast p2_term(const fsig *g, const pool *p, int k) {
     case OP_CONCAT:
         return app2(c, g->cat[h_size(g->h, nd->k1)][h_size(g->h, nd->k2)], p2_term(g, p, nd->a),
                     p2_term(g, p, nd->b));
+    case OP_RMS:
+        return f_rms(g, nd->k1, p2_term(g, p, nd->a));
     }
     return NULL;
 }
@@ -1075,7 +1146,8 @@ static const char *fin_check(const fmodel *m, int with_sub) {
     return NULL;
 }
 
-/* Value of pool term k in the finite model; leaves[] holds the leaf values (by node index). */
+/* Value of pool term k in the finite model; leaves[] holds, by node index, the leaf values
+ * and for an rms node the value of its size's constant n_K. */
 static int fin_eval(const fmodel *m, const pool *p, const int *leaves, int k) {
     const node *nd = &p->v[k];
     switch (nd->op) {
@@ -1099,6 +1171,10 @@ static int fin_eval(const fmodel *m, const pool *p, const int *leaves, int k) {
     case OP_CONCAT:
         return m->cat[h_size(m->h, nd->k1)][h_size(m->h, nd->k2)][fin_eval(m, p, leaves, nd->a)]
                      [fin_eval(m, p, leaves, nd->b)];
+    case OP_RMS: { /* the right side of our rms axiom */
+        int x = fin_eval(m, p, leaves, nd->a);
+        return m->div[x][m->sqrt[m->div[m->sum[h_size(m->h, nd->k1)][m->mul[x][x]]][leaves[k]]]];
+    }
     }
     return 0;
 }
@@ -1115,6 +1191,8 @@ static void fin_print(const fmodel *m, const pool *p, const int *leaves, int v1,
     for (int k = 0; k < p->n; k++)
         if (p->v[k].op == OP_VAR || p->v[k].op == OP_NUM)
             fprintf(f, "  %.*s = %d\n", p->v[k].len, p->v[k].name, leaves[k]);
+        else if (p->v[k].op == OP_RMS)
+            fprintf(f, "  %llu (rms size) = %d\n", (unsigned long long)p->v[k].k1, leaves[k]);
     fprintf(f, "  E1 = %d, E2 = %d\n", v1, v2);
     const char *names[] = {"add", "mul", "div", "subexpr"};
     const uint8_t(*tabs[])[FIN_N] = {m->add, m->mul, m->div, m->sub};
@@ -1143,6 +1221,13 @@ static void fin_print(const fmodel *m, const pool *p, const int *leaves, int v1,
     }
 }
 
+/* The constant that node nd stands for in phase 2: the leaf's own, or for an rms node the
+ * constant n_K of its size's text (its rms axiom's denominator); NULL for other nodes. */
+static Z3_ast f_leaf(const fsig *g, const node *nd) {
+    if (nd->op == OP_VAR || nd->op == OP_NUM) return leaf_const(g->c, g->e, nd);
+    return nd->op == OP_RMS ? size_const(g->c, g->e, nd->k1) : NULL;
+}
+
 /* Reads the model, re-checks the axioms and the negated goal. Returns NULL if the model is a
  * countermodel, else why not (which would be a bug in this file or in Z3). */
 static const char *f_confirm(const fsig *g, Z3_model mdl, const query *q) {
@@ -1152,9 +1237,8 @@ static const char *f_confirm(const fsig *g, Z3_model mdl, const query *q) {
     if (bad) return bad;
     int *leaves = xrealloc(NULL, (size_t)q->p.n * sizeof *leaves);
     for (int k = 0; k < q->p.n; k++) {
-        const node *nd = &q->p.v[k];
-        leaves[k] =
-            nd->op == OP_VAR || nd->op == OP_NUM ? f_value(g, mdl, leaf_const(g->c, g->e, nd)) : 0;
+        Z3_ast v = f_leaf(g, &q->p.v[k]);
+        leaves[k] = v ? f_value(g, mdl, v) : 0;
         if (leaves[k] < 0) {
             free(leaves);
             return "leaf outside the domain";
@@ -1168,17 +1252,17 @@ static const char *f_confirm(const fsig *g, Z3_model mdl, const query *q) {
 }
 
 /* Symmetry breaking: the n elements are interchangeable, so every model is isomorphic to one
- * in which the k-th distinct leaf (in input order) takes element j only if some earlier leaf
- * takes j - 1. Asserting that loses no model up to isomorphism (so no countermodel), and
- * spares Z3 the n! renamings of each partial model. */
+ * in which the k-th distinct leaf (in input order; an rms node's constant n_K counts as a
+ * leaf) takes element j only if some earlier leaf takes j - 1. Asserting that loses no model
+ * up to isomorphism (so no countermodel), and spares Z3 the n! renamings of each partial
+ * model. */
 static void f_break_symmetry(const fsig *g, Z3_solver s, const query *q) {
     Z3_context c = g->c;
     Z3_ast seen[64];
     int n_seen = 0;
     for (int k = 0; k < q->p.n && n_seen < 64; k++) {
-        const node *nd = &q->p.v[k];
-        if (nd->op != OP_VAR && nd->op != OP_NUM) continue;
-        Z3_ast v = leaf_const(c, g->e, nd);
+        Z3_ast v = f_leaf(g, &q->p.v[k]);
+        if (!v) continue;
         int dup = 0;
         for (int i = 0; i < n_seen; i++)
             dup |= Z3_is_eq_ast(c, seen[i], v);
@@ -1245,6 +1329,7 @@ static uint64_t mapped_hash(const pool *p, int k, sizemap h, uint64_t *hs) {
                 MIX((unsigned char)nd->name[c]);
         if (nd->op == OP_SUM || nd->op == OP_CONCAT) MIX(h_size(h, nd->k1));
         if (nd->op == OP_CONCAT) MIX(h_size(h, nd->k2));
+        if (nd->op == OP_RMS) MIX(nd->k1); /* its n_K differs between sizes of one class */
         if (nd->a >= 0) MIX(hs[nd->a]);
         if (nd->b >= 0) MIX(hs[nd->b]);
 #undef MIX
@@ -1260,7 +1345,8 @@ static int map_useful(const query *q, sizemap h) {
     int outside = 0;
     for (int i = 0; i < q->p.n; i++) {
         const node *nd = &q->p.v[i];
-        if (nd->op == OP_SUM || nd->op == OP_CONCAT) outside |= h_size(h, nd->k1) != 1;
+        if (nd->op == OP_SUM || nd->op == OP_CONCAT || nd->op == OP_RMS)
+            outside |= h_size(h, nd->k1) != 1;
         if (nd->op == OP_CONCAT) outside |= h_size(h, nd->k2) != 1;
     }
     if (!outside) return 0;
