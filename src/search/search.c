@@ -37,7 +37,7 @@ static int key_cmp(const key *a, const key *b) {
 static key make_key(const int *in, int n, int type, int64_t attr) {
     key k;
     int s[IR_MAX_IN];
-    memcpy(s, in, sizeof *s * (size_t)n);
+    for (int i = 0; i < n; i++) s[i] = in[i];
     for (int i = 1; i < n; i++) /* insertion sort, decreasing */
         for (int j = i; j > 0 && s[j] > s[j - 1]; j--) {
             int t = s[j];
@@ -1119,11 +1119,12 @@ fail:
 
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
  * of a depth-0 kernel is a task point (my_task). */
-static void b_try(worker *w, int d, const key *last, ir_node p, const int *ta, int64_t attr) {
+static void b_try(worker *w, int d, const key *last, const ir_node *pp, const int *ta, int64_t attr) {
     bstate *bs = &w->bs[d];
     if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
-    key kk = make_key(ta, p.n_in, p.op, attr);
+    key kk = make_key(ta, pp->n_in, pp->op, attr);
     if (key_cmp(&kk, last) <= 0) return;
+    ir_node p = *pp;
     int cls = IR_INVARIANT;
     int32_t tin[2];
     for (int i = 0; i < p.n_in; i++) {
@@ -1202,11 +1203,31 @@ static void bgen(worker *w, int d, const key *last) {
     int left = s->o->max_bops - bs->n_ops;
     if (left <= 0 || unused > left) return; /* each op uses up at most one more tensor */
     int n = bs->n_t;
+    /* an operator whose operands are all below the last operator's largest one ranks below
+     * it (key_cmp): skipped here, before its node is even built */
+    int64_t lo = last->v[0];
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
+        for (int j = -1 - s->n_const; i < lo && j < n; j++) {
+            if (j < lo || j == i || bs->t[j].is_save) continue;
+            for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
+                ir_op op = binary_ops[u];
+                if ((op == IR_OP_ADD || op == IR_OP_MUL) && j < i) continue;
+                ir_node p = {.op = op, .n_in = 2};
+                b_try(w, d, last, &p, (int[]){i, j}, 0);
+            }
+            ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
+            b_try(w, d, last, &p, (int[]){i, j}, 0);
+            const ir_shape *a = &bs->b->nodes[bs->t[i].node].shape;
+            for (int dd = 0; dd < a->ndim; dd++) {
+                ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
+                b_try(w, d, last, &q, (int[]){i, j}, dd);
+            }
+        }
+        if (i < lo) continue;
         for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
             ir_node p = {.op = unary_ops[u], .n_in = 1};
-            b_try(w, d, last, p, (int[]){i}, 0);
+            b_try(w, d, last, &p, (int[]){i}, 0);
         }
         for (int j = -1 - s->n_const; j < n; j++) {
             if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save)) continue;
@@ -1214,15 +1235,15 @@ static void bgen(worker *w, int d, const key *last) {
                 ir_op op = binary_ops[u];
                 if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
                 ir_node p = {.op = op, .n_in = 2};
-                b_try(w, d, last, p, (int[]){i, j}, 0);
+                b_try(w, d, last, &p, (int[]){i, j}, 0);
             }
             if (j >= 0) {
                 ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
-                b_try(w, d, last, p, (int[]){i, j}, 0);
+                b_try(w, d, last, &p, (int[]){i, j}, 0);
                 const ir_shape *a = &bs->b->nodes[bs->t[i].node].shape;
                 for (int dd = 0; dd < a->ndim; dd++) {
                     ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
-                    b_try(w, d, last, q, (int[]){i, j}, dd);
+                    b_try(w, d, last, &q, (int[]){i, j}, dd);
                 }
             }
         }
@@ -1230,22 +1251,22 @@ static void bgen(worker *w, int d, const key *last) {
         for (int dd = 0; dd < sh->ndim; dd++) {
             if (sh->d[dd] < 2) continue;
             ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh->d[dd]};
-            b_try(w, d, last, p, (int[]){i}, dd);
+            b_try(w, d, last, &p, (int[]){i}, dd);
             ir_node r = {.op = (ir_op)SR_RMSNORM, .n_in = 1, .dim = dd};
-            b_try(w, d, last, r, (int[]){i}, dd);
+            b_try(w, d, last, &r, (int[]){i}, dd);
         }
         if (sh->ndim > s->max_rank && sh->d[sh->ndim - 1] == 1) { /* squeeze a partial-sum dim */
             ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh->ndim - 1};
             for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh->d[dd];
-            b_try(w, d, last, p, (int[]){i}, 0);
+            b_try(w, d, last, &p, (int[]){i}, 0);
         }
         if (bs->t[i].cls == IR_LOOP) {
             ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
-            b_try(w, d, last, p, (int[]){i}, 0);
+            b_try(w, d, last, &p, (int[]){i}, 0);
         }
         if (bs->t[i].cls == IR_POST) {
             ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
-            b_try(w, d, last, p, (int[]){i}, 0);
+            b_try(w, d, last, &p, (int[]){i}, 0);
         }
     }
 }
