@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench/search.sh: the search on each benchmark with pruning on and off (Mirage Table 5):
 # wall time, states explored, μGraphs found, at the default limits. Prints one line per run;
-# raw summaries go to bench/results/search-DATE/.
+# raw summaries go to bench/results/search-DATE/ (or $OUT).
 #   sh bench/search.sh [MUGEN] [LIMIT_ON_S] [LIMIT_OFF_S] [EXTRA SEARCH OPTIONS...]
 # LIMIT_ON_S (default 600) bounds each run with pruning on, LIMIT_OFF_S (default 120) each
 # run without; a run that hits its limit says "stopped early".
@@ -9,7 +9,7 @@ mugen=${1:-build/mugen}
 limit_on=${2:-600}
 limit_off=${3:-120}
 [ $# -ge 3 ] && shift 3 || shift $#
-out=bench/results/search-$(date +%Y-%m-%d)
+out=${OUT:-bench/results/search-$(date +%Y-%m-%d)}
 mkdir -p "$out"
 printf '%-20s %-8s %9s %12s %8s %9s %s\n' program pruning seconds states found verify_s note
 for f in rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 qknorm_b1; do
