@@ -921,9 +921,6 @@ static void kgen(worker *w, const key *last) {
             if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return;
     }
     int n = w->n_t;
-    /* graph-defined kernels first at depth 0: their tasks (the fused designs) come first, so
-     * a search stopped by its time limit has looked at them */
-    if (depth0) kgen_kernels(w, last);
     /* pre-defined operators */
     for (int i = 0; i < n; i++)
         for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
@@ -956,7 +953,7 @@ static void kgen(worker *w, const key *last) {
             k_try(w, last, p, (int[]){i}, d);
         }
     }
-    if (!depth0) kgen_kernels(w, last);
+    kgen_kernels(w, last);
 }
 
 /* ---- graph-defined kernels ----
