@@ -1205,29 +1205,12 @@ static void bgen(worker *w, int d, const key *last) {
     int64_t lo = last->v[0];
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
-        for (int j = -1 - s->n_const; i < lo && j < n; j++) {
-            if (j < lo || j == i || bs->t[j].is_save) continue;
-            for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
-                ir_op op = binary_ops[u];
-                if ((op == IR_OP_ADD || op == IR_OP_MUL) && j < i) continue;
-                ir_node p = {.op = op, .n_in = 2};
-                b_try(w, d, last, &p, (int[]){i, j}, 0);
-            }
-            ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
-            b_try(w, d, last, &p, (int[]){i, j}, 0);
-            const ir_shape *a = &bs->b->nodes[bs->t[i].node].shape;
-            for (int dd = 0; dd < a->ndim; dd++) {
-                ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
-                b_try(w, d, last, &q, (int[]){i, j}, dd);
-            }
-        }
-        if (i < lo) continue;
-        for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
+        for (size_t u = 0; i >= lo && u < sizeof unary_ops / sizeof *unary_ops; u++) {
             ir_node p = {.op = unary_ops[u], .n_in = 1};
             b_try(w, d, last, &p, (int[]){i}, 0);
         }
         for (int j = -1 - s->n_const; j < n; j++) {
-            if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save)) continue;
+            if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
             for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
                 ir_op op = binary_ops[u];
                 if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
@@ -1244,6 +1227,7 @@ static void bgen(worker *w, int d, const key *last) {
                 }
             }
         }
+        if (i < lo) continue;
         const ir_shape *sh = &bs->b->nodes[bs->t[i].node].shape;
         for (int dd = 0; dd < sh->ndim; dd++) {
             if (sh->d[dd] < 2) continue;
