@@ -214,7 +214,9 @@ typedef struct mg_run_opts {
     int reps;           /* timed runs, median reported (0: 50; < 0: no timing) */
     int no_reuse;       /* optimizer ablations: no shared-memory reuse, */
     int no_depth;       /* a barrier after every block operator, */
-    int no_layout;      /* plain row-major shared-memory tensors */
+    int no_layout;      /* plain row-major shared-memory tensors, */
+    int no_pipeline;    /* iterator tiles loaded at each iteration's start, no stages ahead, */
+    int no_regacc;      /* summed matmuls through shared memory, not kept in registers */
 } mg_run_opts;
 
 typedef struct mg_run_output {

@@ -50,7 +50,10 @@ static double from_store(const void *src, int64_t i, mg_dtype t) {
 
 static op_opts opts_of(const mg_run_opts *o) {
     op_opts oo = op_opts_default;
-    if (o) oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
+    if (o) {
+        oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
+        oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc;
+    }
     return oo;
 }
 

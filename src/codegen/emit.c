@@ -148,17 +148,49 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
 
 /* ---- computing one materialised value: statements ending in `const float v = ...;` ---- */
 
+/* Lanes per output of a reduction in a CUDA block: a long reduction with few outputs is
+ * shared out over up to 32 lanes of a warp (combined by shuffles) while the block's threads
+ * take at most 8 rounds and each lane keeps at least 2 elements. 1 at kernel level and in C. */
+static int reduce_lanes(const em *E, const ir_node *n) {
+    if (!E->block || E->tg != CG_CUDA || E->k->body->threads % 32) return 1;
+    int64_t outs = ir_numel(&n->shape), group = n->group;
+    int l = 1;
+    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * E->k->body->threads) l *= 2;
+    return l;
+}
+
+/* v = the reduction at c: each lane (l_, of `lanes`) folds every lanes-th element of the group
+ * into up to 4 independent partials (instruction-level parallelism), then the lanes combine
+ * by shuffles. The order of the sum differs from the reference's; within f32 rounding. */
 static void compute_reduce(em *E, const ir_node *n, coord c) {
     const ir_node *a = &E->g->nodes[n->in[0]];
-    int r = n->dim + 4 - a->shape.ndim;
-    coord ac;
-    memcpy(ac, c, sizeof ac);
-    snprintf(ac[r], CW, "(%s * %" PRId64 " + r_)", c[r], n->group);
+    int r = n->dim + 4 - a->shape.ndim, lanes = reduce_lanes(E, n);
+    int64_t per = n->group / lanes;
+    int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
     int is_max = n->op == IR_OP_MAX;
-    sb_printf(E->sb, "        float v = %s;\n", !is_max ? "0.0f" : E->tg == CG_CUDA ? "__int_as_float(0xff800000)" : "-INFINITY");
-    sb_printf(E->sb, "        for (int r_ = 0; r_ < %" PRId64 "; r_++) v = %s", n->group, is_max ? "fmaxf(v, " : "v + ");
-    expr(E, E->sb, n->in[0], ac, 0);
-    sb_puts(E->sb, is_max ? ");\n" : ";\n");
+    const char *init = !is_max ? "0.0f" : E->tg == CG_CUDA ? "__int_as_float(0xff800000)" : "-INFINITY";
+    sb_puts(E->sb, "        float v0_");
+    for (int q = 1; q < u; q++) sb_printf(E->sb, ", v%d_", q);
+    sb_printf(E->sb, ";\n        v0_ = %s;\n", init);
+    for (int q = 1; q < u; q++) sb_printf(E->sb, "        v%d_ = v0_;\n", q);
+    sb_printf(E->sb, "        for (int r_ = %s; r_ < %" PRId64 "; r_ += %" PRId64 ") {\n", lanes > 1 ? "l_" : "0", n->group,
+              (int64_t)u * lanes);
+    for (int q = 0; q < u; q++) {
+        coord ac;
+        memcpy(ac, c, sizeof ac);
+        snprintf(ac[r], CW, "(%s * %" PRId64 " + r_ + %" PRId64 ")", c[r], n->group, (int64_t)q * lanes);
+        sb_printf(E->sb, "            v%d_ = %s", q, is_max ? "fmaxf(" : "");
+        sb_printf(E->sb, "v%d_%s", q, is_max ? ", " : " + ");
+        expr(E, E->sb, n->in[0], ac, 0);
+        sb_puts(E->sb, is_max ? ");\n" : ";\n");
+    }
+    sb_puts(E->sb, "        }\n");
+    const char *op = is_max ? "fmaxf" : "mg_add";
+    if (u == 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
+    else if (u == 2) sb_printf(E->sb, "        float v = %s(v0_, v1_);\n", op);
+    else sb_puts(E->sb, "        float v = v0_;\n");
+    for (int o = lanes / 2; o >= 1; o /= 2)
+        sb_printf(E->sb, "        v = %s(v, __shfl_xor_sync(0xffffffffu, v, %d));\n", op, o);
 }
 
 static void compute_matmul(em *E, const ir_node *n, coord c) {
@@ -229,12 +261,19 @@ static void compute(em *E, int j, coord c) {
 /* ---- element loops ---- */
 
 /* Opens a loop over the elements of a tensor of dims d and declares c0..c3 (coordinates of
- * dims of size 1 are the literal 0 in c). */
-static void loop_open(em *E, const int64_t d[4], coord c) {
+ * dims of size 1 are the literal 0 in c). With lanes > 1 (CUDA blocks), `lanes` consecutive
+ * threads share each element (lane l_), the loop runs in whole warps (for shuffles) and
+ * declares ok_ for the threads that own a real element. */
+static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
     int64_t total = d[0] * d[1] * d[2] * d[3];
     const char *it = E->block ? "int" : "long long";
     if (E->tg == CG_C && !E->block) sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
     if (E->tg == CG_C) sb_printf(E->sb, "    for (%s e = 0; e < %" PRId64 "; e++) {\n", it, total);
+    else if (E->block && lanes > 1)
+        sb_printf(E->sb, "    #pragma unroll 2\n    for (int e_ = threadIdx.x; e_ < %" PRId64 "; e_ += %d) {\n"
+                         "        const int e = min(e_ / %d, %" PRId64 "), l_ = e_ %% %d;\n"
+                         "        const bool ok_ = e_ / %d < %" PRId64 ";\n",
+                  (total * lanes + 31) / 32 * 32, E->k->body->threads, lanes, total - 1, lanes, lanes, total);
     else if (E->block) /* a literal stride: the compiler can unroll, keeping loads in flight */
         sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", total,
                   E->k->body->threads);
@@ -251,6 +290,8 @@ static void loop_open(em *E, const int64_t d[4], coord c) {
         inner *= d[q];
     }
 }
+
+static void loop_open(em *E, const int64_t d[4], coord c) { loop_open_lanes(E, d, c, 1); }
 
 static void store_to(em *E, const char *name, mg_dtype t, const int64_t st[4], coord c, const char *val) {
     sb_printf(E->sb, "        %s[", name);
@@ -349,7 +390,9 @@ static int vector_iter(const em *E, const op_tensor *t, const int64_t fd[4]) {
            (t->dim[0] == 1 || t->stride[0] % v == 0);
 }
 
-/* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory */
+/* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory;
+ * a pipelined one (t->stages) with 16-byte rows in CUDA as cp.async copies that the loop
+ * waits for later, else with plain loads and stores */
 static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
     const ir_node *n = &E->g->nodes[j];
     const op_tensor *t = &E->k->t[j];
@@ -363,11 +406,11 @@ static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
         int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / v};
         loop_open(E, vd, c);
         if (vd[3] > 1) snprintf(c[3], CW, "(c3 * %" PRId64 ")", v);
-        sb_printf(E->sb, "        *(uint4 *)&%s[", E->names[j]);
+        sb_printf(E->sb, t->stages ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
         index_expr(E->sb, c, t->stride, 0);
-        sb_printf(E->sb, "] = *(const uint4 *)&%s[base_ + ", gname);
+        sb_printf(E->sb, t->stages ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
         index_expr(E->sb, c, fst, 1);
-        sb_puts(E->sb, "];\n    }\n    }\n");
+        sb_puts(E->sb, t->stages ? "]);\n    }\n    }\n" : "];\n    }\n    }\n");
         return;
     }
     loop_open(E, t->dim, c);
@@ -416,28 +459,86 @@ static void step_accum(em *E, int j) {
     sb_puts(E->sb, ";\n    }\n");
 }
 
-/* a block matmul on tensor cores (CUDA, whole warps, f16/bf16 dtype) */
+/* Can block matmul j run on tensor cores (CUDA, whole warps, f16/bf16 dtype)? */
+static int tc_matmul(const em *E, int j) {
+    return E->tg == CG_CUDA && E->k->body->threads % 32 == 0 && E->g->nodes[j].dtype != MG_F32;
+}
+
+/* Tensor-core tiles (16x32) of matmul j's output per warp: the register accumulator's size. */
+static int64_t tiles_per_warp(const em *E, int j) {
+    const int64_t *d = E->k->t[j].dim;
+    int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->body->threads / 32;
+    return (tiles + warps - 1) / warps;
+}
+
+/* a block matmul on tensor cores: into shared memory (mg_mm_tc), or, for a register
+ * accumulator, added to the warp's fragments r_<accumulator> (mg_mm_acc) */
 static int step_matmul_tc(em *E, int j) {
     const ir_node *n = &E->g->nodes[j];
-    if (E->tg != CG_CUDA || E->k->body->threads % 32 || n->dtype == MG_F32) return 0;
+    if (!tc_matmul(E, j)) return 0;
     const op_tensor *a = &E->k->t[n->in[0]], *b = &E->k->t[n->in[1]], *c = &E->k->t[j];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16);
-    sb_printf(E->sb, "    mg_mm_tc<%s>(%s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64,
-              bf ? "true" : "false", E->names[j], E->names[n->in[0]], E->names[n->in[1]], c->dim[0], c->dim[1],
-              c->dim[2], c->dim[3], a->dim[3]);
+    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = c->reg_peer;
+    mg_dtype mt = bf ? MG_BF16 : MG_F16;
+    int64_t K = a->dim[3], N = c->dim[3];
+    int batch_ok = a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0 && b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0;
+    /* fragments by ldmatrix: operands in the mma's type, 16-byte rows, whole k-steps */
+    int la = a->store == mt && a->stride[3] == 1 && a->stride[2] % 8 == 0 && batch_ok && K % 16 == 0;
+    int lb = b->store != mt || !batch_ok || K % 16 ? 0
+             : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? 1
+             : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? 2 : 0;
+    if (acc >= 0)
+        sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ">(r_%s, ", bf ? "true" : "false", la, lb, tiles_per_warp(E, j),
+                  E->names[acc]);
+    else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[j]);
+    sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[n->in[0]],
+              E->names[n->in[1]], c->dim[0], c->dim[1], c->dim[2], c->dim[3], a->dim[3]);
     const op_tensor *ts[3] = {a, b, c};
-    for (int q = 0; q < 3; q++)
+    for (int q = 0; q < (acc >= 0 ? 2 : 3); q++)
         for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, ts[q]->stride[d]);
     sb_puts(E->sb, ");\n");
     return 1;
 }
 
+/* After the loop: a register accumulator's sum (CUDA: the warps' fragments; C: the block's
+ * private dense array) to its shared-memory tensor. */
+static void store_regacc(em *E, int acc) {
+    const op_tensor *t = &E->k->t[acc];
+    int mm = t->reg_peer;
+    if (E->tg == CG_C) {
+        coord c;
+        int64_t dense[4];
+        full_strides(t->dim, dense);
+        loop_open(E, t->dim, c);
+        sb_printf(E->sb, "        %s[", E->names[acc]);
+        index_expr(E->sb, c, t->stride, 0);
+        sb_printf(E->sb, "] = r_%s[", E->names[acc]);
+        index_expr(E->sb, c, dense, 0);
+        sb_puts(E->sb, "];\n    }\n");
+        return;
+    }
+    sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, tiles_per_warp(E, mm),
+              E->names[acc], E->names[acc], t->dim[0], t->dim[1], t->dim[2], t->dim[3]);
+    for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, t->stride[d]);
+    sb_puts(E->sb, ");\n");
+}
+
 static void step_op(em *E, int j) {
     const op_tensor *t = &E->k->t[j];
-    if (E->g->nodes[j].op == IR_OP_MATMUL && step_matmul_tc(E, j)) return;
+    const ir_node *n = &E->g->nodes[j];
+    if (n->op == IR_OP_MATMUL && step_matmul_tc(E, j)) return;
     coord c;
-    loop_open(E, t->dim, c);
+    int lanes = ir_ops[n->op].kind == IR_KIND_REDUCE ? reduce_lanes(E, n) : 1;
+    loop_open_lanes(E, t->dim, c, lanes);
     compute(E, j, c);
+    if (lanes > 1) sb_puts(E->sb, "        if (ok_ && l_ == 0)\n");
+    if (t->reg_peer >= 0) { /* C: the block's private sum, dense row-major, for the loop */
+        int64_t dense[4];
+        full_strides(t->dim, dense);
+        sb_printf(E->sb, "        r_%s[", E->names[t->reg_peer]);
+        index_expr(E->sb, c, dense, 0);
+        sb_puts(E->sb, "] += v;\n    }\n");
+        return;
+    }
     store_to(E, E->names[j], t->store, t->stride, c, "v");
     sb_puts(E->sb, "    }\n");
 }
@@ -472,31 +573,91 @@ static void block_decls(em *E) {
         const op_tensor *t = &k->t[j];
         if (!t->mat) continue;
         char sh[64];
-        sb_printf(E->sb, "    %s *%s = (%s *)(smem + %" PRId64 "); /* %s, %s%s */\n", ctype(t->store), E->names[j],
-                  ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
+        sb_printf(E->sb, "    %s *%s%s = (%s *)(smem + %" PRId64 "); /* %s, %s%s", ctype(t->store), E->names[j],
+                  t->stages ? "_st" : "", ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
                   t->colmajor ? "column-major" : "row-major",
                   (t->colmajor ? t->stride[3] != t->dim[2] && t->dim[3] > 1 : t->stride[2] != t->dim[3] && t->dim[2] > 1)
                       ? ", padded rows" : "");
+        if (t->stages) sb_printf(E->sb, "; %d stages %" PRId64 " elements apart", t->stages, t->stage_elems);
+        sb_puts(E->sb, " */\n");
     }
 }
 
+/* Points each pipelined iterator's name at its stage for iteration `it`. */
+static void stage_ptrs(em *E) {
+    const op_kernel *k = E->k;
+    for (int q = 0; q < k->n_loads; q++) {
+        int j = k->load[q];
+        const op_tensor *t = &k->t[j];
+        sb_printf(E->sb, "    %s *const %s = %s_st + (it %% %d) * %" PRId64 ";\n", ctype(t->store), E->names[j],
+                  E->names[j], k->stages, t->stage_elems);
+    }
+}
+
+/* The copies of every pipelined iterator's tile for iteration `it` (a variable in scope). */
+static void issue_loads(em *E, const char **gn, int knode) {
+    const op_kernel *k = E->k;
+    const ir_graph *kg = E->p->g;
+    stage_ptrs(E);
+    for (int q = 0; q < k->n_loads; q++) {
+        int j = k->load[q];
+        comment(E, j, "iter, pipelined");
+        int x = kg->nodes[knode].in[E->g->nodes[j].index];
+        step_iter(E, j, gn[x], &kg->nodes[x].shape);
+    }
+}
+
+/* The block's program. With a pipeline of S stages, the tiles of iterations 0..S-2 are
+ * requested before the prologue's operators; iteration it requests it + S - 1's, waits for
+ * its own (cp.async groups: one per iteration, empty past the end) and starts after a
+ * barrier. Register accumulators are zeroed fragments before the loop and stored after it. */
 static void block_body(em *E, const char **gn, int knode, const params *ps) {
     const op_kernel *k = E->k;
+    int S = k->stages, cuda = E->tg == CG_CUDA;
     block_decls(E);
-    for (int j = 0; j < E->g->n_nodes; j++) /* zero the summing accumulators */
-        if (E->g->nodes[j].op == IR_OP_ACCUM && E->g->nodes[j].fmap < 0) {
-            coord c;
-            comment(E, j, "zero");
-            loop_open(E, k->t[j].dim, c);
-            store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
-            sb_puts(E->sb, "    }\n");
+    for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
+        const ir_node *n = &E->g->nodes[j];
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0) continue;
+        if (k->t[j].reg_peer >= 0 && cuda) {
+            sb_printf(E->sb, "    float r_%s[%" PRId64 "][4][4] = {}; /* %s's sum: this warp's fragments */\n",
+                      E->names[j], tiles_per_warp(E, k->t[j].reg_peer), E->names[j]);
+            continue;
         }
+        if (k->t[j].reg_peer >= 0) {
+            const int64_t *d = k->t[j].dim;
+            sb_printf(E->sb, "    float r_%s[%" PRId64 "];\n    memset(r_%s, 0, sizeof r_%s); /* %s's sum */\n", E->names[j],
+                      d[0] * d[1] * d[2] * d[3], E->names[j], E->names[j], E->names[j]);
+            continue;
+        }
+        coord c;
+        comment(E, j, "zero");
+        loop_open(E, k->t[j].dim, c);
+        store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
+        sb_puts(E->sb, "    }\n");
+    }
+    if (S > 1) {
+        sb_printf(E->sb, "    for (int it = 0; it < %d; it++) { /* the pipeline's first %d iterations */\n", S - 1, S - 1);
+        issue_loads(E, gn, knode);
+        if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
+        sb_puts(E->sb, "    }\n");
+    }
     block_steps(E, 0, k->loop_begin, gn, knode, ps);
     barrier(E);
     sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
+    if (S) {
+        sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",
+                  S - 1, k->body->forloop);
+        issue_loads(E, gn, knode);
+        sb_puts(E->sb, "    }\n    }\n");
+        if (cuda) sb_printf(E->sb, "    mg_cp_commit();\n    mg_cp_wait<%d>();\n", S - 1);
+        stage_ptrs(E);
+    }
     block_steps(E, k->loop_begin, k->loop_end, gn, knode, ps);
     barrier(E);
     sb_puts(E->sb, "    }\n    (void)0;\n");
+    for (int j = 0; j < E->g->n_nodes; j++)
+        if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].reg_peer >= 0) store_regacc(E, j);
+    if (k->post_sync) barrier(E);
     block_steps(E, k->loop_end, k->n_steps, gn, knode, ps);
 }
 
@@ -612,7 +773,8 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
     if (t == CG_CUDA) {
-        sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2);
+        sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
+        sb_puts(&sb, cg_prelude_cuda_mm4);
     } else sb_puts(&sb, cg_prelude_c);
     for (int i = 0; !E.rc && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];

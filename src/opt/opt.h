@@ -19,6 +19,10 @@ typedef struct op_opts {
     int reuse;  /* memory planning reuses dead tensors' shared memory; off: one slot each */
     int depth;  /* operators of equal depth share a barrier; off: a barrier after each */
     int layout; /* column-major matmul B operands and padded rows; off: plain row-major */
+    int pipeline; /* iterator tiles load asynchronously up to 4 iterations ahead (stages in
+                   * shared memory); off: each iteration's tiles load at its start */
+    int regacc;   /* a matmul summed over iterations keeps its sum in registers; off: the
+                   * matmul's tile goes through shared memory and the accumulator adds it */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -34,17 +38,30 @@ typedef struct op_tensor {
     int64_t bytes, off;
     int level;         /* barrier interval it is computed in (see op_kernel) */
     int last;          /* last barrier interval that reads it */
+    int stages;        /* iterator whose tile moves with the loop: copies of its tile in
+                        * flight (>= 1; bytes holds them all, stage_elems apart); else 0 */
+    int64_t stage_elems;
+    int reg_peer;      /* register accumulation: on the matmul, its accumulator's node; on the
+                        * accumulator, its matmul's; else -1 */
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s
  * when sync[s]. Steps [loop_begin, loop_end) form the for-loop body (a barrier also ends
- * each iteration). Steps are materialised nodes, accumulator updates and savers. */
+ * each iteration). Steps are materialised nodes, accumulator updates and savers.
+ * Pipelined iterators (t.stages > 0) are no steps: they are load[], whose copies codegen
+ * issues stages - 1 iterations ahead; the first step of the loop then has a barrier (after
+ * the wait for this iteration's tiles).
+ * Register accumulators (t.reg_peer >= 0) are written to shared memory after the loop,
+ * followed by one barrier (post_sync). */
 typedef struct op_kernel {
     const ir_graph *body;
     op_tensor *t;      /* per node of body */
     int *step, *sync;  /* n_steps entries */
     int n_steps, loop_begin, loop_end;
+    int *load, n_loads; /* pipelined iterators, in node order */
     int n_barriers;    /* barriers executed per block (loop barriers counted once per iteration) */
+    int stages;        /* the pipeline depth of the loop's iterators (0: none pipelined) */
+    int post_sync;     /* a barrier after the loop's register accumulators are stored */
     int64_t smem;      /* bytes of shared memory the block needs */
 } op_kernel;
 

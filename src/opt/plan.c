@@ -8,7 +8,9 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1};
+const op_opts op_opts_default = {1, 1, 1, 1, 1};
+
+enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
 enum { PH_PRE, PH_LOOP, PH_POST }; /* phases of a block's program, in run order */
 
@@ -86,20 +88,27 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
 /* ---- operator scheduling by depth ---- */
 
 /* phase of node i's step; -1 for nodes that have no step of their own */
-static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i) {
+static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i, int hoist) {
     const ir_node *n = &b->nodes[i];
-    if (n->op == IR_OP_ACCUM || n->op == IR_OP_ITER) return PH_LOOP;
+    if (n->op == IR_OP_ITER) return hoist && n->fmap < 0 ? PH_PRE : PH_LOOP; /* fixed tiles load once */
+    if (k->t[i].reg_peer >= 0) return n->op == IR_OP_MATMUL ? PH_LOOP : -1; /* stored after the loop */
+    if (n->op == IR_OP_ACCUM) return PH_LOOP;
     if (n->op == IR_OP_SAVE) return PH_POST;
     if (!k->t[i].mat) return -1;
     return cls[i] == IR_INVARIANT ? PH_PRE : cls[i] == IR_LOOP ? PH_LOOP : PH_POST;
 }
 
 /* depth[i]: 0 for a step that reads no step of its own phase, else one more than the deepest
- * such step it reads (through inlined operators). Inlined nodes carry their operands' depth. */
+ * such step it reads (through inlined operators). Inlined nodes carry their operands' depth;
+ * a register accumulator (no step: stored after the loop) has depth 0. */
 static void depths(const ir_graph *b, const int *ph, int *depth) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int d = 0, mine = ph[i] >= 0 ? ph[i] : -2;
+        if (n->op == IR_OP_ACCUM && ph[i] < 0) {
+            depth[i] = 0;
+            continue;
+        }
         for (int a = 0; a < n->n_in; a++) {
             int j = n->in[a];
             if (ph[j] < 0) d = depth[j] > d ? depth[j] : d; /* inlined: its own reads count */
@@ -148,7 +157,7 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
         level[i] = lv;
     }
     if (k->loop_begin > k->loop_end) k->loop_begin = k->loop_end;
-    k->n_barriers += 2; /* after the prologue, after each iteration */
+    k->n_barriers += 2 + k->post_sync; /* after the prologue, each iteration, register stores */
 }
 
 /* ---- memory planning ---- */
@@ -166,8 +175,11 @@ static void live_ranges(op_kernel *k, const int *ph, const int *level, const int
     for (int i = 0; i < n; i++) {
         op_tensor *t = &k->t[i];
         t->level = t->last = at[i];
-        if (b->nodes[i].op == IR_OP_ACCUM) t->level = 0; /* zeroed in the prologue */
+        /* zeroed in the prologue; pipelined tiles are loaded from the kernel's start */
+        if (b->nodes[i].op == IR_OP_ACCUM || t->stages) t->level = 0;
     }
+    /* a register accumulator is stored after the loop's last barrier */
+    int after = loop_last + 1;
     for (int j = 0; j < n; j++)
         for (int a = 0; a < b->nodes[j].n_in; a++) {
             op_tensor *t = &k->t[b->nodes[j].in[a]];
@@ -175,8 +187,13 @@ static void live_ranges(op_kernel *k, const int *ph, const int *level, const int
             if (t->level < loop_first && l >= loop_first && l <= loop_last) l = loop_last;
             if (l > t->last) t->last = l;
         }
-    for (int i = 0; i < n; i++)
-        if (b->nodes[i].op == IR_OP_ACCUM && k->t[i].last < loop_last) k->t[i].last = loop_last;
+    for (int i = 0; i < n; i++) {
+        op_tensor *t = &k->t[i];
+        if (b->nodes[i].op == IR_OP_ACCUM && t->reg_peer >= 0) {
+            t->level = after;
+            if (t->last < after) t->last = after;
+        } else if ((b->nodes[i].op == IR_OP_ACCUM || t->stages) && t->last < loop_last) t->last = loop_last;
+    }
     base_free(at);
 }
 
@@ -218,6 +235,45 @@ static int64_t place(op_kernel *k, int reuse) {
     return top;
 }
 
+/* Moves the pipelined iterators out of the loop's steps into load[], puts the barrier after
+ * the wait for them before the loop's first step, and recounts the barriers. Splitting a
+ * barrier interval only shortens live ranges, so the memory plan made before stays valid. */
+static void pipeline_steps(op_kernel *k) {
+    int m = 0, begin = k->loop_begin, end = k->loop_end;
+    for (int s = 0; s < k->n_steps; s++) {
+        int i = k->step[s];
+        if (k->t[i].stages) {
+            k->load[k->n_loads++] = i;
+            begin -= s < k->loop_begin, end -= s < k->loop_end;
+            continue;
+        }
+        k->step[m] = i, k->sync[m] = k->sync[s], m++;
+    }
+    k->n_steps = m, k->loop_begin = begin, k->loop_end = end;
+    if (begin < end) k->sync[begin] = 1;
+    k->n_barriers = 2 + k->post_sync;
+    for (int s = 0; s < m; s++) k->n_barriers += k->sync[s];
+}
+
+/* ---- register accumulation ---- */
+
+/* A matmul whose only reader is an accumulator summing it over the loop, on whole warps:
+ * codegen keeps the sum in each warp's registers (tensor-core fragments) for the whole loop
+ * and stores it to the accumulator's shared memory once, after the loop. The matmul's own
+ * tile is never stored. */
+static void register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, const int *user) {
+    if (b->threads % 32) return;
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        if (n->op != IR_OP_MATMUL || uses[i] != 1 || n->dtype == MG_F32) continue;
+        const ir_node *a = &b->nodes[user[i]];
+        if (a->op != IR_OP_ACCUM || a->fmap >= 0) continue;
+        k->t[i].mat = 0;
+        k->t[i].reg_peer = user[i], k->t[user[i]].reg_peer = i;
+        k->post_sync = 1;
+    }
+}
+
 /* Plans block graph b (the body of KERNEL node `knode` of g). */
 static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k) {
     const ir_graph *b = p->g->nodes[knode].body;
@@ -226,8 +282,9 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     k->t = arena_alloc(&p->mem, (size_t)n * sizeof *k->t);
     k->step = arena_alloc(&p->mem, (size_t)n * sizeof(int));
     k->sync = arena_alloc(&p->mem, (size_t)n * sizeof(int));
+    k->load = arena_alloc(&p->mem, (size_t)n * sizeof(int));
     int *tmp = base_calloc((size_t)n * 6 + 1, sizeof(int));
-    if (!k->t || !k->step || !k->sync || !tmp) {
+    if (!k->t || !k->step || !k->sync || !k->load || !tmp) {
         base_free(tmp);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
@@ -241,18 +298,41 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     for (int i = 0; i < n; i++) {
         ir_op op = b->nodes[i].op;
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
+        k->t[i].reg_peer = -1;
     }
     choose_layouts(b, k, kin_store, p->opts.layout);
-    for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, i);
-    depths(b, ph, depth);
-    schedule(k, ph, depth, p->opts.depth, level);
-    int has_loop = k->loop_end > k->loop_begin;
-    int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
-    int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;
-    live_ranges(k, ph, level, uses, user, loop_first, loop_last);
+    if (p->opts.regacc) register_accumulators(b, k, uses, user);
+    for (int i = 0; i < n; i++)
+        if (b->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
+    /* Tiles that do not move with the loop load once before it (hoist), unless that no longer
+     * fits; iterators whose tiles move get the deepest pipeline (up to MAX_STAGES, at most the
+     * trip count) that fits. */
+    for (int hoist = 1; hoist >= 0; hoist--) {
+        for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, i, hoist);
+        depths(b, ph, depth);
+        schedule(k, ph, depth, p->opts.depth, level);
+        int has_loop = k->loop_end > k->loop_begin;
+        int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
+        int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;
+        int smax = !has_loop || b->forloop < 2 ? 0 : !p->opts.pipeline ? 1 : b->forloop < MAX_STAGES ? (int)b->forloop : MAX_STAGES;
+        for (int st = smax;; st--) {
+            k->stages = 0;
+            for (int i = 0; i < n; i++) {
+                op_tensor *t = &k->t[i];
+                if (b->nodes[i].op != IR_OP_ITER) continue;
+                t->stages = t->mat && st && b->nodes[i].fmap >= 0 ? st : 0;
+                t->bytes = t->stage_elems * (int64_t)base_dtype_size(t->store) * (t->stages ? t->stages : 1);
+                if (t->stages) k->stages = st;
+            }
+            live_ranges(k, ph, level, uses, user, loop_first, loop_last);
+            k->smem = place(k, p->opts.reuse);
+            if (k->smem < 0 || k->smem <= dev->smem_per_block || st <= 1) break;
+        }
+        if (k->smem < 0 || k->smem <= dev->smem_per_block) break;
+    }
     base_free(tmp);
-    k->smem = place(k, p->opts.reuse);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (k->stages) pipeline_steps(k);
     if (k->smem > dev->smem_per_block) {
         char lb[128];
         return ctx_err(ctx, MG_ERR_SHAPE, "kernel '%s': its plan needs %" PRId64 " bytes of shared "

@@ -30,7 +30,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout};
+    op_opts o = {reuse, depth, layout, 1, 1};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -60,9 +60,9 @@ static const char *NAMES[] = {"rmsnorm_linear_b1", "rmsnorm_linear_b8", "gated_m
 void test_plan_invariants(void) {
     for (size_t e = 0; e < sizeof NAMES / sizeof *NAMES; e++) {
         ir_graph *g = load_ugraph(NAMES[e]);
-        for (int mask = 0; mask < 8; mask++) {
+        for (int mask = 0; mask < 32; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -80,7 +80,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1};
     op_plan *off = NULL;
     /* reuse: GQA's first kernel fits only with reuse */
     CHECK(op_plan_new(g, &ctx, &ir_device_h100, &noreuse, &off) == MG_ERR_SHAPE);
@@ -105,6 +105,25 @@ void test_plan_passes(void) {
     CHECK(w >= 0 && on && off);
     if (w >= 0 && on && off) CHECK(on->kernels[0].t[w].stride[2] == 136 && off->kernels[0].t[w].stride[2] == 128);
     op_plan_free(on), op_plan_free(off);
+    /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
+     * off, one stage. regacc: the matmul's tile never reaches shared memory */
+    mg_ctx c2 = {{0}};
+    op_opts nopipe = {1, 1, 1, 0, 1}, noreg = {1, 1, 1, 1, 0};
+    on = plan(r, 1, 1, 1), off = NULL;
+    CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
+    int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
+    CHECK(w >= 0 && m >= 0 && on && off);
+    if (w >= 0 && m >= 0 && on && off) {
+        const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
+        CHECK(a->stages == 4 && a->t[w].stages == 4 && a->t[w].bytes == 4 * 64 * 136 * 2 && a->n_loads == 2);
+        CHECK(b->stages == 1 && b->t[w].bytes == 64 * 136 * 2);
+        int mm = r->nodes[ir_find(r, "O")].body->nodes[m].in[0];
+        CHECK(a->t[m].reg_peer == mm && a->t[mm].reg_peer == m && !a->t[mm].mat && a->post_sync);
+    }
+    op_plan_free(off), off = NULL;
+    CHECK(op_plan_new(r, &c2, &ir_device_h100, &noreg, &off) == MG_OK);
+    if (m >= 0 && off) CHECK(off->kernels[0].t[m].reg_peer < 0 && !off->kernels[0].post_sync);
+    op_plan_free(on), op_plan_free(off);
     ir_graph_free(g), ir_graph_free(r), ir_graph_free(l);
 }
 
@@ -118,14 +137,13 @@ void test_emit_readable(void) {
     CHECK(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK);
     if (p && cg.src) {
         CHECK(cg.n_launches == 1 && cg.launches[0].grid[0] == 48 && cg.launches[0].block == 128);
-        CHECK(strstr(cg.src, "/* iter: x = iter (node 0) */") && strstr(cg.src, "/* accum: m = accum"));
-        CHECK(strstr(cg.src, "mg_mm_tc<false>(s_t2, s_x, s_w"));
+        CHECK(strstr(cg.src, "/* iter, pipelined: x = iter (node 0) */") && strstr(cg.src, "/* accum: s = accum"));
+        CHECK(strstr(cg.src, "mg_mm_acc<false, 1, 1, 1>(r_s_m, s_x, s_w")); /* ldmatrix for both, 1 tile a warp */
+        CHECK(strstr(cg.src, "mg_cp16(&s_w[") && strstr(cg.src, "mg_cp_wait<3>()"));
         int bars = 0;
         for (const char *s = cg.src; (s = strstr(s, "__syncthreads()")); s++) bars++;
         const op_kernel *k = &p->kernels[0];
-        int want = 2; /* after the prologue, at the end of each iteration */
-        for (int s = 0; s < k->n_steps; s++) want += k->sync[s];
-        CHECK_MSG(bars == want, "%d barriers in the code, %d planned", bars, want);
+        CHECK_MSG(bars == k->n_barriers, "%d barriers in the code, %d planned", bars, k->n_barriers);
         cg_program_free(&cg);
     }
     op_plan_free(p);
