@@ -32,7 +32,10 @@ static const char *HELP_SEARCH =
     "  --max-kernels N   graph-defined kernels in one μGraph (default 1)\n"
     "  --grid-dims N     grid dims, 1 to 3 (default 2)\n"
     "  --max-blocks N    largest grid (default 1024)\n"
-    "  --grid A,B,..     candidate sizes of a grid dim (default 1,2,8,64,128)\n"
+    "  --sms N           multiprocessors of the target GPU (default 132: H100, H200); sets\n"
+    "                    the cost model's waves and the default grid candidates: 1, 2 and\n"
+    "                    P/16, P/2, P for P the largest power of two <= N\n"
+    "  --grid A,B,..     candidate sizes of a grid dim (default from --sms: 1,2,8,64,128)\n"
     "  --forloop A,B,..  candidate for-loop ranges (default 1,8,64)\n"
     "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
     "  --threads N       worker threads (default: one per core)\n"
@@ -131,6 +134,7 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, "limits: %d kernel ops, %d block ops, %d graph-defined kernels, %d kernel inputs, %d kernel outputs, %d grid dims, grid",
             o->max_kops, o->max_bops, o->max_kernels, o->max_kin, o->max_kout, o->max_grid_dims);
     for (int i = 0; i < o->n_grid; i++) fprintf(f, "%s%d", i ? "," : " ", o->grid[i]);
+    fprintf(f, " (%d SMs)", o->n_sm);
     fprintf(f, ", forloop");
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
     fprintf(f, ", slack %g, pruning %s\n", o->slack, o->prune ? "on" : "off");
@@ -157,7 +161,7 @@ int cli_search(int argc, char **argv) {
     mg_search_defaults(&o);
     o.progress = 1;
     const char *file = NULL, *out = NULL, *backend = NULL;
-    int top = 4, reps = 0;
+    int top = 4, reps = 0, sms = 0, grid_given = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int v;
@@ -173,6 +177,7 @@ int cli_search(int argc, char **argv) {
             if (!strcmp(a, "--out")) out = val;
             else if (!strcmp(a, "--backend") && optimize) backend = val;
             else if (!strcmp(a, "--grid")) {
+                grid_given = 1;
                 if (parse_list(val, o.grid, &o.n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
             } else if (!strcmp(a, "--forloop")) {
                 if (parse_list(val, o.forloop, &o.n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
@@ -199,7 +204,7 @@ int cli_search(int argc, char **argv) {
                     {"--max-kernels", &o.max_kernels, 0, 8}, {"--grid-dims", &o.max_grid_dims, 1, 3},
                     {"--max-blocks", &o.max_blocks, 1, 1 << 20}, {"--threads", &o.threads, 1, 256},
                     {"--tests", &o.verify_tests, 1, 1000}, {"--top", optimize ? &top : NULL, 1, 1000},
-                    {"--reps", optimize ? &reps : NULL, 1, 100000}};
+                    {"--reps", optimize ? &reps : NULL, 1, 100000}, {"--sms", &sms, 1, 1024}};
                 int found = 0;
                 for (size_t k = 0; k < sizeof num / sizeof *num && !found; k++) {
                     if (strcmp(a, num[k].name) || !num[k].dst) continue;
@@ -219,6 +224,12 @@ int cli_search(int argc, char **argv) {
         } else {
             file = a;
         }
+    }
+    if (sms) {
+        int g[MG_SEARCH_MAX_CAND], ng = o.n_grid;
+        memcpy(g, o.grid, sizeof g);
+        mg_search_set_sms(&o, sms);
+        if (grid_given) memcpy(o.grid, g, sizeof g), o.n_grid = ng;
     }
     if (!file) return bad("%s needs a PROGRAM", argv[1]);
     if (!optimize && !out) return bad("%s needs --out DIR", argv[1]);

@@ -147,6 +147,8 @@ typedef struct mg_search_opts {
     int max_kernels;   /* graph-defined kernels among the kernel operators (default 1) */
     int max_grid_dims; /* grid dims used (1..3, default 2) */
     int max_blocks;    /* largest grid (product of its dims, default 1024) */
+    int n_sm;          /* multiprocessors of the target GPU (default 132, H100 and H200): the
+                          cost model's waves and the default grid candidates */
     int grid[MG_SEARCH_MAX_CAND], n_grid;       /* candidate sizes of one grid dim */
     int forloop[MG_SEARCH_MAX_CAND], n_forloop; /* candidate for-loop ranges */
     int prune;          /* abstract-expression pruning (default 1) */
@@ -194,6 +196,9 @@ typedef struct mg_search_result {
 
 /* Fills *o with the defaults. */
 void mg_search_defaults(mg_search_opts *o);
+/* Targets a GPU of n_sm multiprocessors: o->n_sm and the grid candidates derived from it
+ * (1, 2, P/16, P/2, P for P the largest power of two <= n_sm; docs/search.md). */
+void mg_search_set_sms(mg_search_opts *o, int n_sm);
 /* The superoptimizer (docs/search.md): every μGraph within o's limits that computes prog,
  * each verified; ranked by the cost model. MG_OK with *r filled (free with
  * mg_search_result_free) also when nothing was found (r->why_none) or when stopped early
@@ -216,7 +221,8 @@ typedef struct mg_run_opts {
     int no_depth;       /* a barrier after every block operator, */
     int no_layout;      /* plain row-major shared-memory tensors, */
     int no_pipeline;    /* iterator tiles loaded at each iteration's start, no stages ahead, */
-    int no_regacc;      /* summed matmuls through shared memory, not kept in registers */
+    int no_regacc;      /* summed matmuls through shared memory, not kept in registers, */
+    int no_blocksize;   /* the μGraph's own threads per block, not sized to the work */
 } mg_run_opts;
 
 typedef struct mg_run_output {

@@ -189,6 +189,7 @@ mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugrap
 
 /* ---- the superoptimizer ---- */
 void mg_search_defaults(mg_search_opts *o) { sr_opts_default(o); }
+void mg_search_set_sms(mg_search_opts *o, int n_sm) { sr_grid_for_sms(o, n_sm); }
 
 mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
                     mg_search_result *r) {

@@ -52,7 +52,7 @@ static op_opts opts_of(const mg_run_opts *o) {
     op_opts oo = op_opts_default;
     if (o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
-        oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc;
+        oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
     }
     return oo;
 }

@@ -152,10 +152,10 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
  * shared out over up to 32 lanes of a warp (combined by shuffles) while the block's threads
  * take at most 8 rounds and each lane keeps at least 2 elements. 1 at kernel level and in C. */
 static int reduce_lanes(const em *E, const ir_node *n) {
-    if (!E->block || E->tg != CG_CUDA || E->k->body->threads % 32) return 1;
+    if (!E->block || E->tg != CG_CUDA || E->k->threads % 32) return 1;
     int64_t outs = ir_numel(&n->shape), group = n->group;
     int l = 1;
-    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * E->k->body->threads) l *= 2;
+    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * E->k->threads) l *= 2;
     return l;
 }
 
@@ -273,10 +273,10 @@ static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
         sb_printf(E->sb, "    #pragma unroll 2\n    for (int e_ = threadIdx.x; e_ < %" PRId64 "; e_ += %d) {\n"
                          "        const int e = min(e_ / %d, %" PRId64 "), l_ = e_ %% %d;\n"
                          "        const bool ok_ = e_ / %d < %" PRId64 ";\n",
-                  (total * lanes + 31) / 32 * 32, E->k->body->threads, lanes, total - 1, lanes, lanes, total);
+                  (total * lanes + 31) / 32 * 32, E->k->threads, lanes, total - 1, lanes, lanes, total);
     else if (E->block) /* a literal stride: the compiler can unroll, keeping loads in flight */
         sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", total,
-                  E->k->body->threads);
+                  E->k->threads);
     else
         sb_printf(E->sb, "    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < %" PRId64
                          "LL; e += (long long)gridDim.x * blockDim.x) {\n", total);
@@ -461,14 +461,19 @@ static void step_accum(em *E, int j) {
 
 /* Can block matmul j run on tensor cores (CUDA, whole warps, f16/bf16 dtype)? */
 static int tc_matmul(const em *E, int j) {
-    return E->tg == CG_CUDA && E->k->body->threads % 32 == 0 && E->g->nodes[j].dtype != MG_F32;
+    return E->tg == CG_CUDA && E->k->threads % 32 == 0 && E->g->nodes[j].dtype != MG_F32;
 }
 
-/* Tensor-core tiles (16x32) of matmul j's output per warp: the register accumulator's size. */
-static int64_t tiles_per_warp(const em *E, int j) {
-    const int64_t *d = E->k->t[j].dim;
-    int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->body->threads / 32;
-    return (tiles + warps - 1) / warps;
+/* A register accumulator's layout: SK groups of warps each sum a slice of the depth (split-K
+ * within the block, when the matmul has fewer 16x32 tiles than the block has warps and the
+ * depth splits into whole k-steps), and T tiles per warp within a group. */
+static void regacc_shape(const em *E, int j, int64_t *T, int *SK) {
+    const int64_t *d = E->k->t[j].dim, K = E->g->nodes[E->g->nodes[j].in[0]].shape.d[E->g->nodes[E->g->nodes[j].in[0]].shape.ndim - 1];
+    int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->threads / 32;
+    int sk = 1;
+    while (tiles * sk * 2 <= warps && K % (16 * sk * 2) == 0) sk *= 2;
+    *SK = sk;
+    *T = (tiles + warps / sk - 1) / (warps / sk);
 }
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc), or, for a register
@@ -486,8 +491,11 @@ static int step_matmul_tc(em *E, int j) {
     int lb = b->store != mt || !batch_ok || K % 16 ? 0
              : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? 1
              : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? 2 : 0;
+    int64_t T;
+    int SK;
+    regacc_shape(E, j, &T, &SK);
     if (acc >= 0)
-        sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ">(r_%s, ", bf ? "true" : "false", la, lb, tiles_per_warp(E, j),
+        sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
     else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[j]);
     sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[n->in[0]],
@@ -516,7 +524,10 @@ static void store_regacc(em *E, int acc) {
         sb_puts(E->sb, "];\n    }\n");
         return;
     }
-    sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, tiles_per_warp(E, mm),
+    int64_t T;
+    int SK;
+    regacc_shape(E, mm, &T, &SK);
+    sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ", %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, T, SK,
               E->names[acc], E->names[acc], t->dim[0], t->dim[1], t->dim[2], t->dim[3]);
     for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, t->stride[d]);
     sb_puts(E->sb, ");\n");
@@ -619,8 +630,11 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
         const ir_node *n = &E->g->nodes[j];
         if (n->op != IR_OP_ACCUM || n->fmap >= 0) continue;
         if (k->t[j].reg_peer >= 0 && cuda) {
+            int64_t T;
+            int SK;
+            regacc_shape(E, k->t[j].reg_peer, &T, &SK);
             sb_printf(E->sb, "    float r_%s[%" PRId64 "][4][4] = {}; /* %s's sum: this warp's fragments */\n",
-                      E->names[j], tiles_per_warp(E, k->t[j].reg_peer), E->names[j]);
+                      E->names[j], T, E->names[j]);
             continue;
         }
         if (k->t[j].reg_peer >= 0) {
@@ -682,9 +696,9 @@ static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *ou
     }
     sb_printf(E.sb, "/* %s: graph-defined kernel (node %d); grid [%d, %d, %d] x %d threads, for-loop %" PRId64
                     ", %" PRId64 " bytes of shared memory, %d barriers per iteration */\n",
-              ir_node_label(kg, knode, lb, sizeof lb), knode, b->grid[0], b->grid[1], b->grid[2], b->threads,
+              ir_node_label(kg, knode, lb, sizeof lb), knode, b->grid[0], b->grid[1], b->grid[2], k->threads,
               b->forloop, k->smem, k->n_barriers);
-    signature(&E, kname, &ps, E.tg == CG_CUDA ? b->threads : 1, gn);
+    signature(&E, kname, &ps, E.tg == CG_CUDA ? k->threads : 1, gn);
     if (E.tg == CG_CUDA) {
         sb_puts(E.sb, "    extern __shared__ __align__(16) unsigned char smem[];\n"
                       "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
@@ -702,7 +716,7 @@ static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *ou
     }
     sb_puts(E.sb, "}\n\n");
     unsigned grid[3] = {(unsigned)b->grid[0], (unsigned)b->grid[1], (unsigned)b->grid[2]};
-    record_launch(&E, out, kname, knode, &ps, grid, (unsigned)b->threads, k->smem);
+    record_launch(&E, out, kname, knode, &ps, grid, (unsigned)k->threads, k->smem);
     if (E.rc) KE->rc = E.rc;
 }
 

@@ -23,6 +23,8 @@ typedef struct op_opts {
                    * shared memory); off: each iteration's tiles load at its start */
     int regacc;   /* a matmul summed over iterations keeps its sum in registers; off: the
                    * matmul's tile goes through shared memory and the accumulator adds it */
+    int threads;  /* the block size follows the work (128 to 512 threads, see plan.c); off:
+                   * the block graph's own threads */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -60,6 +62,7 @@ typedef struct op_kernel {
     int n_steps, loop_begin, loop_end;
     int *load, n_loads; /* pipelined iterators, in node order */
     int n_barriers;    /* barriers executed per block (loop barriers counted once per iteration) */
+    int threads;       /* threads per block */
     int stages;        /* the pipeline depth of the loop's iterators (0: none pipelined) */
     int post_sync;     /* a barrier after the loop's register accumulators are stored */
     int64_t smem;      /* bytes of shared memory the block needs */

@@ -8,7 +8,7 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1, 1, 1};
+const op_opts op_opts_default = {1, 1, 1, 1, 1, 1};
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
@@ -24,10 +24,13 @@ static int is_elementwise(ir_op op) {
 }
 
 /* A thread graph (Mirage §4.2) as codegen sees it: an elementwise operator with one consumer
- * that reads its operands element by element (elementwise, reduction, accumulator, saver) is
- * computed inside that consumer, in registers, and never stored. */
+ * that reads its operands element by element (elementwise, reduction, accumulator, saver),
+ * and does not broadcast it, is computed inside that consumer, in registers, and never
+ * stored. */
 int op_inlined(const ir_graph *b, int i, const int *uses, const int *user) {
     if (!is_elementwise(b->nodes[i].op) || uses[i] != 1) return 0;
+    /* a value its consumer broadcasts (a row's norm) is computed once, not once per read */
+    if (ir_numel(&b->nodes[i].shape) < ir_numel(&b->nodes[user[i]].shape)) return 0;
     ir_op c = b->nodes[user[i]].op;
     return is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE || c == IR_OP_ACCUM ||
            c == IR_OP_SAVE;
@@ -255,6 +258,26 @@ static void pipeline_steps(op_kernel *k) {
     for (int s = 0; s < m; s++) k->n_barriers += k->sync[s];
 }
 
+/* ---- block size ---- */
+
+/* Threads per block: the block graph's own, or (opts.threads) enough that the widest step has
+ * about 8 elements per thread (an iterator's tile counted in 16-byte vectors), a power of two
+ * from 128 to 512: a block that works alone on an SM (nTrans: one row of 4096) then has 16
+ * warps to hide latency instead of 4. Only block graphs written for whole warps change. */
+static int block_threads(const ir_graph *b, const op_kernel *k, int on) {
+    if (!on || b->threads % 32 || b->threads > 512) return b->threads;
+    int64_t widest = 0;
+    for (int i = 0; i < b->n_nodes; i++) {
+        if (!k->t[i].mat && b->nodes[i].op != IR_OP_MATMUL) continue;
+        int64_t el = ir_numel(&b->nodes[i].shape);
+        if (b->nodes[i].op == IR_OP_ITER) el /= 8;
+        if (el > widest) widest = el;
+    }
+    int t = 128;
+    while (t < 512 && widest >= (int64_t)t * 2 * 8) t *= 2;
+    return t > b->threads ? t : b->threads;
+}
+
 /* ---- register accumulation ---- */
 
 /* A matmul whose only reader is an accumulator summing it over the loop, on whole warps:
@@ -301,6 +324,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].reg_peer = -1;
     }
     choose_layouts(b, k, kin_store, p->opts.layout);
+    k->threads = block_threads(b, k, p->opts.threads);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
     for (int i = 0; i < n; i++)
         if (b->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);

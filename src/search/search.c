@@ -126,6 +126,7 @@ typedef struct worker {
 struct search {
     const ir_graph *prog;
     const sr_opts *o;
+    ir_device dev; /* the target: ir_device_h100 with o->n_sm multiprocessors */
     ae_egraph *eg;
     ae_tab tab0;
     int n_in, n_out;
@@ -482,7 +483,7 @@ static void add_found(worker *w, char *text, const ir_graph *u, const char *verd
     memset(f, 0, sizeof *f);
     f->text = text;
     f->task = w->task;
-    f->cost_us = sr_cost_us(u, &ir_device_h100);
+    f->cost_us = sr_cost_us(u, &w->s->dev);
     snprintf(f->verdict, sizeof f->verdict, "%.255s", verdict);
     for (int i = 0; i < u->n_nodes; i++) {
         const ir_node *n = &u->nodes[i];
@@ -1379,7 +1380,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     }
 #undef H
     x->iface = h;
-    x->us = block_us(t, &ir_device_h100);
+    x->us = block_us(t, &w->s->dev);
 }
 
 /* Does complete block graph b (its search tensors t[0..n_t)) hold the primitives of a compound
@@ -1631,7 +1632,7 @@ static uint64_t search_key(const search *s) {
               o->max_kernels, o->max_grid_dims, o->max_blocks, o->prune, o->verify_tests);
     for (int i = 0; i < o->n_grid; i++) sb_printf(&sb, "g%d", o->grid[i]);
     for (int i = 0; i < o->n_forloop; i++) sb_printf(&sb, "f%d", o->forloop[i]);
-    sb_printf(&sb, "s%llu l%g", (unsigned long long)o->seed, o->slack);
+    sb_printf(&sb, "s%llu l%g m%d", (unsigned long long)o->seed, o->slack, o->n_sm);
     uint64_t h = sb.s ? text_hash(sb.s) : 0;
     sb_free(&sb);
     return h;
@@ -1773,13 +1774,22 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+void sr_grid_for_sms(sr_opts *o, int n_sm) {
+    int p = 1;
+    while (p * 2 <= n_sm) p *= 2;
+    int cand[] = {1, 2, p / 16, p / 2, p}, n = 0;
+    o->n_sm = n_sm;
+    for (int i = 0; i < 5; i++)
+        if (cand[i] >= 1 && (!n || cand[i] > o->grid[n - 1])) o->grid[n++] = cand[i];
+    o->n_grid = n;
+}
+
 void sr_opts_default(sr_opts *o) {
     memset(o, 0, sizeof *o);
     o->max_kops = 5, o->max_bops = 11, o->max_kin = 3, o->max_kout = 2, o->max_grid_dims = 2, o->max_blocks = 1024;
     o->max_kernels = 1;
     o->slack = 1.5;
-    static const int grid[] = {1, 2, 8, 64, 128};
-    memcpy(o->grid, grid, sizeof grid), o->n_grid = (int)(sizeof grid / sizeof *grid);
+    sr_grid_for_sms(o, ir_device_h100.n_sm);
     static const int fl[] = {1, 8, 64};
     memcpy(o->forloop, fl, sizeof fl), o->n_forloop = (int)(sizeof fl / sizeof *fl);
     o->prune = 1;
@@ -1809,6 +1819,8 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     search s;
     memset(&s, 0, sizeof s);
     s.prog = prog, s.o = o, s.t0 = now_s();
+    s.dev = ir_device_h100;
+    if (o->n_sm > 0) s.dev.n_sm = o->n_sm;
     char why[512];
     int lax = ir_is_lax(prog, why, sizeof why);
     if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");

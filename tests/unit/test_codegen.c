@@ -30,7 +30,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1};
+    op_opts o = {reuse, depth, layout, 1, 1, 1};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -62,7 +62,7 @@ void test_plan_invariants(void) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 32; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -80,7 +80,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1};
     op_plan *off = NULL;
     /* reuse: GQA's first kernel fits only with reuse */
     CHECK(op_plan_new(g, &ctx, &ir_device_h100, &noreuse, &off) == MG_ERR_SHAPE);
@@ -108,7 +108,7 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1}, noreg = {1, 1, 1, 1, 0};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1}, noreg = {1, 1, 1, 1, 0, 1};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
@@ -138,10 +138,11 @@ void test_emit_readable(void) {
     if (p && cg.src) {
         CHECK(cg.n_launches == 1 && cg.launches[0].grid[0] == 48 && cg.launches[0].block == 128);
         CHECK(strstr(cg.src, "/* iter, pipelined: x = iter (node 0) */") && strstr(cg.src, "/* accum: s = accum"));
-        CHECK(strstr(cg.src, "mg_mm_acc<false, 1, 1, 1>(r_s_m, s_x, s_w")); /* ldmatrix for both, 1 tile a warp */
+        CHECK(strstr(cg.src, "mg_mm_acc<false, 1, 1, 1, 1>(r_s_m, s_x, s_w")); /* ldmatrix for both, 1 tile a warp */
         CHECK(strstr(cg.src, "mg_cp16(&s_w[") && strstr(cg.src, "mg_cp_wait<3>()"));
         int bars = 0;
-        for (const char *s = cg.src; (s = strstr(s, "__syncthreads()")); s++) bars++;
+        const char *body = strstr(cg.src, "extern \"C\" __global__"); /* the prelude's own do not count */
+        for (const char *s = body; s && (s = strstr(s, "__syncthreads()")); s++) bars++;
         const op_kernel *k = &p->kernels[0];
         CHECK_MSG(bars == k->n_barriers, "%d barriers in the code, %d planned", bars, k->n_barriers);
         cg_program_free(&cg);

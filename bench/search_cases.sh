@@ -1,0 +1,28 @@
+#!/bin/sh
+# bench/search_cases.sh: the search behind `make bench`. For each case of bench/cases.txt
+# (or the cases named), `mugen search` with that case's options writes its ranked μGraphs;
+# the best TOP of them (default 8) and the summary are kept in bench/searched/CASE/, which
+# `make bench` then times on the GPU. Runs anywhere (no GPU needed); deterministic for a
+# given mugen and options when no time limit is hit.
+#   sh bench/search_cases.sh [MUGEN] [LIMIT_S] [CASE...]
+mugen=${1:-build/mugen}
+limit=${2:-600}
+[ $# -ge 2 ] && shift 2 || shift $#
+top=${TOP:-8}
+want=" $* "
+grep -v '^#' bench/cases.txt | while read -r case opts; do
+    [ -n "$case" ] || continue
+    [ "$want" = "  " ] || case "$want" in *" $case "*) ;; *) continue ;; esac
+    dir=$(mktemp -d)
+    # shellcheck disable=SC2086
+    "$mugen" search "examples/$case.mu" --out "$dir" --time-limit "$limit" --quiet $opts >/dev/null 2>"$dir/stderr"
+    rc=$?
+    keep=bench/searched/$case
+    rm -rf "$keep" && mkdir -p "$keep"
+    cp "$dir/summary.txt" "$keep/" 2>/dev/null
+    i=1
+    while [ $i -le "$top" ] && [ -f "$dir/ugraph-$i.mu" ]; do cp "$dir/ugraph-$i.mu" "$keep/"; i=$((i + 1)); done
+    echo "$case (exit $rc, options: ${opts:-defaults}): $(grep '^search:' "$dir/summary.txt" 2>/dev/null | cut -c1-160)"
+    [ $rc -eq 0 ] || cat "$dir/stderr"
+    rm -rf "$dir"
+done
