@@ -17,7 +17,7 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-search clean deps
+.PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps
 all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults
 
 $(B)/%.o: %.c $(HDRS)
@@ -75,7 +75,11 @@ test-unit: $(B)/unit
 test-programs: $(B)/mugen
 	MUGEN_CHECK=1 sh tests/programs/run.sh $(B)/mugen $(QUICK)
 
-bench: $(B)/bench-eval $(B)/bench-verify
+# The GPU benchmark (issue #6; needs a GPU: run it through the device tool, docs/benchmarks.md)
+bench: $(B)/mugen
+	sh bench/bench.sh $(B)
+
+bench-cpu: $(B)/bench-eval $(B)/bench-verify
 	$(B)/bench-eval examples/rmsnorm_linear_b8.mu
 	$(B)/bench-verify
 
