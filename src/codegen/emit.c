@@ -24,6 +24,8 @@ typedef struct em {
     const op_kernel *k;  /* the block graph's plan, NULL at kernel level */
     const char **names;  /* C names of g's nodes */
     int block;           /* inside a block kernel */
+    int reg_node;        /* a node whose value is the variable vr_ here (a fused reduction), or -1 */
+    int async;           /* iterator copies go out as cp.async (CUDA), waited for later */
     mg_status rc;
     mg_ctx *ctx;
 } em;
@@ -125,6 +127,10 @@ static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
  * elementwise operators, or force) the operator applied to its operands' expressions. */
 static void expr(em *E, strbuf *o, int j, coord c, int force) {
     const ir_node *n = &E->g->nodes[j];
+    if (j == E->reg_node) {
+        sb_puts(o, "vr_");
+        return;
+    }
     if (n->op == IR_OP_CONST) {
         char lit[48];
         snprintf(lit, sizeof lit, "%.9g", (double)(float)n->value);
@@ -141,7 +147,8 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
         return;
     }
     ir_kind kind = ir_ops[n->op].kind;
-    if (kind == IR_KIND_UNARY) unary(E, o, n, c);
+    if (n->op == IR_OP_ACCUM) expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
+    else if (kind == IR_KIND_UNARY) unary(E, o, n, c);
     else if (kind == IR_KIND_BINARY) binary(E, o, n, c);
     else if (!E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: %s cannot be inlined", ir_ops[n->op].name);
 }
@@ -406,11 +413,12 @@ static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
         int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / v};
         loop_open(E, vd, c);
         if (vd[3] > 1) snprintf(c[3], CW, "(c3 * %" PRId64 ")", v);
-        sb_printf(E->sb, t->stages ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
+        int as = t->stages || E->async;
+        sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
         index_expr(E->sb, c, t->stride, 0);
-        sb_printf(E->sb, t->stages ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
+        sb_printf(E->sb, as ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
         index_expr(E->sb, c, fst, 1);
-        sb_puts(E->sb, t->stages ? "]);\n    }\n    }\n" : "];\n    }\n    }\n");
+        sb_puts(E->sb, as ? "]);\n    }\n    }\n" : "];\n    }\n    }\n");
         return;
     }
     loop_open(E, t->dim, c);
@@ -538,8 +546,22 @@ static void step_op(em *E, int j) {
     const ir_node *n = &E->g->nodes[j];
     if (n->op == IR_OP_MATMUL && step_matmul_tc(E, j)) return;
     coord c;
-    int lanes = ir_ops[n->op].kind == IR_KIND_REDUCE ? reduce_lanes(E, n) : 1;
+    int red = t->red_in >= 0 ? t->red_in : ir_ops[n->op].kind == IR_KIND_REDUCE ? j : -1;
+    int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1;
     loop_open_lanes(E, t->dim, c, lanes);
+    if (t->red_in >= 0) { /* the reduction, then this value over it */
+        compute_reduce(E, &E->g->nodes[red], c);
+        sb_puts(E->sb, "        const float vr_ = v;\n");
+        E->reg_node = red;
+        sb_puts(E->sb, "        (void)vr_;\n        {\n        const float v = ");
+        expr(E, E->sb, j, c, 1);
+        sb_puts(E->sb, ";\n");
+        E->reg_node = -1;
+        if (lanes > 1) sb_puts(E->sb, "        if (ok_ && l_ == 0)\n");
+        store_to(E, E->names[j], t->store, t->stride, c, "v");
+        sb_puts(E->sb, "        }\n    }\n");
+        return;
+    }
     compute(E, j, c);
     if (lanes > 1) sb_puts(E->sb, "        if (ok_ && l_ == 0)\n");
     if (t->reg_peer >= 0) { /* C: the block's private sum, dense row-major, for the loop */
@@ -558,14 +580,16 @@ static void barrier(em *E) {
     if (E->tg == CG_CUDA) sb_puts(E->sb, "    __syncthreads();\n");
 }
 
-/* The steps of one phase of the block program, with the planned barriers. */
-static void block_steps(em *E, int from, int to, const char **gn, int knode, const params *ps) {
+/* The steps of one phase of the block program, with the planned barriers; only iterators
+ * (only = 1), all but iterators (only = 2) or all (0). */
+static void block_steps_only(em *E, int from, int to, const char **gn, int knode, const params *ps, int only) {
     const op_kernel *k = E->k;
     const ir_graph *kg = E->p->g;
     for (int s = from; s < to; s++) {
         int j = k->step[s];
         const ir_node *n = &E->g->nodes[j];
-        if (k->sync[s]) barrier(E);
+        if (only && (n->op == IR_OP_ITER) != (only == 1)) continue;
+        if (k->sync[s] && only != 1) barrier(E);
         comment(E, j, ir_ops[n->op].name);
         if (n->op == IR_OP_ITER) {
             int x = kg->nodes[knode].in[n->index];
@@ -576,6 +600,10 @@ static void block_steps(em *E, int from, int to, const char **gn, int knode, con
         } else if (n->op == IR_OP_ACCUM) step_accum(E, j);
         else step_op(E, j);
     }
+}
+
+static void block_steps(em *E, int from, int to, const char **gn, int knode, const params *ps) {
+    block_steps_only(E, from, to, gn, knode, ps, 0);
 }
 
 static void block_decls(em *E) {
@@ -628,7 +656,7 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     block_decls(E);
     for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
         const ir_node *n = &E->g->nodes[j];
-        if (n->op != IR_OP_ACCUM || n->fmap >= 0) continue;
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat) continue;
         if (k->t[j].reg_peer >= 0 && cuda) {
             int64_t T;
             int SK;
@@ -649,13 +677,19 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
         store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
         sb_puts(E->sb, "    }\n");
     }
+    /* the tiles that do not move with the loop: requested first, as one group */
+    E->async = cuda;
+    block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 1);
+    E->async = 0;
+    if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
     if (S > 1) {
         sb_printf(E->sb, "    for (int it = 0; it < %d; it++) { /* the pipeline's first %d iterations */\n", S - 1, S - 1);
         issue_loads(E, gn, knode);
         if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
         sb_puts(E->sb, "    }\n");
     }
-    block_steps(E, 0, k->loop_begin, gn, knode, ps);
+    if (cuda) sb_printf(E->sb, "    mg_cp_wait<%d>(); /* the fixed tiles */\n", S > 1 ? S - 1 : 0);
+    block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 2);
     barrier(E);
     sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
     if (S) {
@@ -782,7 +816,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     strbuf sb = {0};
     arena a;
     arena_init(&a);
-    em E = {.sb = &sb, .p = p, .tg = t, .g = g, .names = c_names(g, &a, "g_"), .ctx = ctx};
+    em E = {.sb = &sb, .p = p, .tg = t, .g = g, .names = c_names(g, &a, "g_"), .ctx = ctx, .reg_node = -1};
     out->launches = base_calloc((size_t)g->n_nodes + 1, sizeof *out->launches);
     if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);

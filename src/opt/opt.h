@@ -45,6 +45,8 @@ typedef struct op_tensor {
     int64_t stage_elems;
     int reg_peer;      /* register accumulation: on the matmul, its accumulator's node; on the
                         * accumulator, its matmul's; else -1 */
+    int red_in;        /* an elementwise value over a reduction it alone reads (a norm's
+                        * sqrt(sum / n)): the reduction's node, computed in this step; else -1 */
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s

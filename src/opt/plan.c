@@ -95,7 +95,7 @@ static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER) return hoist && n->fmap < 0 ? PH_PRE : PH_LOOP; /* fixed tiles load once */
     if (k->t[i].reg_peer >= 0) return n->op == IR_OP_MATMUL ? PH_LOOP : -1; /* stored after the loop */
-    if (n->op == IR_OP_ACCUM) return PH_LOOP;
+    if (n->op == IR_OP_ACCUM) return k->t[i].mat ? PH_LOOP : -1;
     if (n->op == IR_OP_SAVE) return PH_POST;
     if (!k->t[i].mat) return -1;
     return cls[i] == IR_INVARIANT ? PH_PRE : cls[i] == IR_LOOP ? PH_LOOP : PH_POST;
@@ -108,7 +108,7 @@ static void depths(const ir_graph *b, const int *ph, int *depth) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int d = 0, mine = ph[i] >= 0 ? ph[i] : -2;
-        if (n->op == IR_OP_ACCUM && ph[i] < 0) {
+        if (n->op == IR_OP_ACCUM && ph[i] < 0 && b->forloop > 1) { /* a register accumulator */
             depth[i] = 0;
             continue;
         }
@@ -258,6 +258,39 @@ static void pipeline_steps(op_kernel *k) {
     for (int s = 0; s < m; s++) k->n_barriers += k->sync[s];
 }
 
+/* ---- reduction epilogues ---- */
+
+/* The operand of elementwise node u that is not a constant, or -1 when both are not. */
+static int sole_operand(const ir_graph *b, int u) {
+    const ir_node *n = &b->nodes[u];
+    int x = -1;
+    for (int a = 0; a < n->n_in; a++) {
+        if (b->nodes[n->in[a]].op == IR_OP_CONST) continue;
+        if (x >= 0) return -1;
+        x = n->in[a];
+    }
+    return x;
+}
+
+/* A stored elementwise value computed from one reduction alone through inlined operators and
+ * constants (sqrt(sum(x^2) / n)), with as many elements: the reducing lanes compute it right
+ * away (red_in), and the reduction itself is never stored nor followed by a barrier. */
+static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
+    for (int u = 0; u < b->n_nodes; u++) {
+        ir_kind kd = ir_ops[b->nodes[u].op].kind;
+        if (!k->t[u].mat || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY)) continue;
+        int x = sole_operand(b, u);
+        while (x >= 0 && !k->t[x].mat && ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE) {
+            ir_kind xk = ir_ops[b->nodes[x].op].kind;
+            x = xk == IR_KIND_UNARY || xk == IR_KIND_BINARY ? sole_operand(b, x) : -1;
+        }
+        if (x < 0 || ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE || uses[x] != 1 || !k->t[x].mat ||
+            ir_numel(&b->nodes[x].shape) != ir_numel(&b->nodes[u].shape))
+            continue;
+        k->t[u].red_in = x, k->t[x].mat = 0;
+    }
+}
+
 /* ---- block size ---- */
 
 /* Threads per block: the block graph's own, or (opts.threads) enough that the widest step has
@@ -290,7 +323,7 @@ static void register_accumulators(const ir_graph *b, op_kernel *k, const int *us
         const ir_node *n = &b->nodes[i];
         if (n->op != IR_OP_MATMUL || uses[i] != 1 || n->dtype == MG_F32) continue;
         const ir_node *a = &b->nodes[user[i]];
-        if (a->op != IR_OP_ACCUM || a->fmap >= 0) continue;
+        if (a->op != IR_OP_ACCUM || a->fmap >= 0 || !k->t[user[i]].mat) continue;
         k->t[i].mat = 0;
         k->t[i].reg_peer = user[i], k->t[user[i]].reg_peer = i;
         k->post_sync = 1;
@@ -321,8 +354,11 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     for (int i = 0; i < n; i++) {
         ir_op op = b->nodes[i].op;
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
-        k->t[i].reg_peer = -1;
+        /* over a loop of one iteration an accumulator is its operand: read in its place */
+        if (op == IR_OP_ACCUM && b->forloop == 1) k->t[i].mat = 0;
+        k->t[i].reg_peer = k->t[i].red_in = -1;
     }
+    fuse_reductions(b, k, uses);
     choose_layouts(b, k, kin_store, p->opts.layout);
     k->threads = block_threads(b, k, p->opts.threads);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);

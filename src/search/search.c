@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 6 };
+enum { SEARCH_VERSION = 7 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -420,11 +420,15 @@ static int screen(worker *w, const ir_graph *u) {
 
 enum { COST_BW = 3000, COST_LAUNCH_US = 2 }; /* GB/s; µs */
 static const double cost_rate = 660e12; /* FLOP/s */
+/* µs each for-loop iteration adds per wave of blocks: its barriers and pipeline wait (measured
+ * on H100: RMSNorm+Linear at grid 128 took 6.5 µs more with 64 iterations than with 8;
+ * docs/notes/2026-11-22-hopper-codegen.md) */
+static const double cost_iter_us = 0.1;
 
 /* The cost model's time for graph-defined kernel body b, its launch not included: bytes (every
  * iterator's tile each iteration in each block, every saved tile) over bandwidth or FLOPs over
  * the tensor-core rate, divided by the share of dev's SMs its waves of blocks keep busy (8
- * blocks use 8 of 132). */
+ * blocks use 8 of 132), plus cost_iter_us per iteration and wave. */
 static double block_us(const ir_graph *b, const ir_device *dev) {
     double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0;
     double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2];
@@ -439,7 +443,8 @@ static double block_us(const ir_graph *b, const ir_device *dev) {
             flops += 2.0 * el * (double)a->d[a->ndim - 1] * (double)b->forloop * blocks;
         }
     }
-    return fmax(bytes / (COST_BW * 1e9), flops / cost_rate) / util * 1e6;
+    return fmax(bytes / (COST_BW * 1e9), flops / cost_rate) / util * 1e6 +
+           cost_iter_us * (double)b->forloop * ceil(blocks / n_sm);
 }
 
 double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
