@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/search_cases.sh: the search behind `make bench`. For each case of bench/cases.txt
 # (or the cases named), `mugen search` with that case's options writes its ranked μGraphs;
-# the best TOP of them (default 8) and the summary are kept in bench/searched/CASE/, which
+# the best-ranked of each distinct shape (kernel operators, grids, for-loops), up to TOP of
+# them (default 8), keep their rank numbers in bench/searched/CASE/ with the summary, which
 # `make bench` then times on the GPU. Runs anywhere (no GPU needed); deterministic for a
 # given mugen and options when no time limit is hit.
 #   sh bench/search_cases.sh [MUGEN] [LIMIT_S] [CASE...]
@@ -20,8 +21,14 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     keep=bench/searched/$case
     rm -rf "$keep" && mkdir -p "$keep"
     cp "$dir/summary.txt" "$keep/" 2>/dev/null
-    i=1
-    while [ $i -le "$top" ] && [ -f "$dir/ugraph-$i.mu" ]; do cp "$dir/ugraph-$i.mu" "$keep/"; i=$((i + 1)); done
+    # the best-ranked μGraph of each shape (its kernel lines: operators, grids, for-loops),
+    # in rank order, up to TOP: equal-cost variants of one design are timed once
+    i=1 kept=0 seen=""
+    while [ $kept -lt "$top" ] && [ -f "$dir/ugraph-$i.mu" ]; do
+        sig=$(grep -v '^ \|^#\|^}' "$dir/ugraph-$i.mu" | sed 's/^[^=]*= *//' | tr -d ' \n' | cksum | cut -d' ' -f1)
+        case " $seen " in *" $sig "*) ;; *) cp "$dir/ugraph-$i.mu" "$keep/"; kept=$((kept + 1)); seen="$seen $sig" ;; esac
+        i=$((i + 1))
+    done
     echo "$case (exit $rc, options: ${opts:-defaults}): $(grep '^search:' "$dir/summary.txt" 2>/dev/null | cut -c1-160)"
     [ $rc -eq 0 ] || cat "$dir/stderr"
     rm -rf "$dir"

@@ -197,7 +197,7 @@ typedef struct mg_search_result {
 /* Fills *o with the defaults. */
 void mg_search_defaults(mg_search_opts *o);
 /* Targets a GPU of n_sm multiprocessors: o->n_sm and the grid candidates derived from it
- * (1, 2, P/16, P/2, P for P the largest power of two <= n_sm; docs/search.md). */
+ * (1, 2, P/16, P/2, 3P/4, P for P the largest power of two <= n_sm; docs/search.md). */
 void mg_search_set_sms(mg_search_opts *o, int n_sm);
 /* The superoptimizer (docs/search.md): every μGraph within o's limits that computes prog,
  * each verified; ranked by the cost model. MG_OK with *r filled (free with

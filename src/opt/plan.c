@@ -167,14 +167,20 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
 
 /* Level at which node j is last read. A value made before the loop and read inside it must
  * survive every iteration, so it lives to the loop's last level. */
-static void live_ranges(op_kernel *k, const int *ph, const int *level, const int *uses,
-                        const int *user, int loop_first, int loop_last) {
+static void live_ranges(op_kernel *k, const int *ph, const int *level, int loop_first, int loop_last) {
     const ir_graph *b = k->body;
     int n = b->n_nodes;
     int *at = base_alloc((size_t)n * sizeof *at); /* level where node i's value is computed */
     if (!at) return;
-    for (int i = n - 1; i >= 0; i--)
-        at[i] = ph[i] >= 0 ? level[i] : uses[i] == 1 ? at[user[i]] : 0;
+    /* a node with no step is computed wherever it is read: the latest of its readers (an
+     * inlined one-iteration accumulator can have several) */
+    for (int i = n - 1; i >= 0; i--) {
+        at[i] = ph[i] >= 0 ? level[i] : 0;
+        if (ph[i] >= 0) continue;
+        for (int j = i + 1; j < n; j++)
+            for (int a = 0; a < b->nodes[j].n_in; a++)
+                if (b->nodes[j].in[a] == i && at[j] > at[i]) at[i] = at[j];
+    }
     for (int i = 0; i < n; i++) {
         op_tensor *t = &k->t[i];
         t->level = t->last = at[i];
@@ -384,7 +390,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
                 t->bytes = t->stage_elems * (int64_t)base_dtype_size(t->store) * (t->stages ? t->stages : 1);
                 if (t->stages) k->stages = st;
             }
-            live_ranges(k, ph, level, uses, user, loop_first, loop_last);
+            live_ranges(k, ph, level, loop_first, loop_last);
             k->smem = place(k, p->opts.reuse);
             if (k->smem < 0 || k->smem <= dev->smem_per_block || st <= 1) break;
         }

@@ -19,7 +19,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 7 };
+enum { SEARCH_VERSION = 8 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -420,31 +420,54 @@ static int screen(worker *w, const ir_graph *u) {
 
 enum { COST_BW = 3000, COST_LAUNCH_US = 2 }; /* GB/s; µs */
 static const double cost_rate = 660e12; /* FLOP/s */
-/* µs each for-loop iteration adds per wave of blocks: its barriers and pipeline wait (measured
- * on H100: RMSNorm+Linear at grid 128 took 6.5 µs more with 64 iterations than with 8;
- * docs/notes/2026-11-22-hopper-codegen.md) */
-static const double cost_iter_us = 0.1;
+/* µs each for-loop iteration adds per wave of blocks (its barriers and pipeline wait), and
+ * how far one SM may pull more than its share of the bandwidth when others idle. Fitted on
+ * H100 (RMSNorm+Linear, docs/notes/2026-11-22-hopper-codegen.md): grid 128 with 8, 16, 32,
+ * 64 iterations took 29.7, 28.1, 25.6, 34.7 µs; grid 96 (128-byte rows) 24.4 µs. */
+static const double cost_iter_us = 0.05, cost_sm_share = 1.5;
 
-/* The cost model's time for graph-defined kernel body b, its launch not included: bytes (every
- * iterator's tile each iteration in each block, every saved tile) over bandwidth or FLOPs over
- * the tensor-core rate, divided by the share of dev's SMs its waves of blocks keep busy (8
- * blocks use 8 of 132), plus cost_iter_us per iteration and wave. */
+/* Bytes device memory moves for rows of w bytes read at offsets that are multiples of w:
+ * whole 64-byte bursts (HBM), averaged over the offsets. A 96-byte row costs 128. */
+static double row_bytes(double w) {
+    if (w <= 0) return 0;
+    double sum = 0;
+    for (int k = 0; k < 64; k++) {
+        double lo = floor(k * w / 64), hi = ceil((k * w + w) / 64);
+        sum += (hi - lo) * 64;
+    }
+    return sum / 64;
+}
+
+/* The cost model's time for graph-defined kernel body b, its launch not included:
+ *   memory: bytes (every iterator's tile each iteration in each block, in 64-byte bursts per
+ *   row where a tile is narrower than its tensor; every saved tile) over bandwidth, the
+ *   blocks of a wave pulling at most cost_sm_share of an SM's share each;
+ *   compute: FLOPs over the tensor-core rate, divided by the share of SMs its waves keep busy;
+ *   plus the pipeline's fill (one iteration's tiles of a wave) and cost_iter_us per iteration
+ *   and wave. */
 static double block_us(const ir_graph *b, const ir_device *dev) {
-    double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0;
-    double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2];
-    double util = blocks / (ceil(blocks / n_sm) * n_sm);
+    double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0, iter_bytes = 0;
+    double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2], waves = ceil(blocks / n_sm);
+    double util = blocks / (waves * n_sm), mem_util = fmin(1.0, cost_sm_share * util);
     for (int j = 0; j < b->n_nodes; j++) {
         const ir_node *m = &b->nodes[j];
-        double el = (double)ir_numel(&m->shape);
-        if (m->op == IR_OP_ITER) bytes += el * (double)base_dtype_size(m->dtype) * (double)b->forloop * blocks;
-        if (m->op == IR_OP_SAVE) bytes += el * (double)base_dtype_size(m->dtype) * blocks;
+        double el = (double)ir_numel(&m->shape), esz = (double)base_dtype_size(m->dtype);
+        if (m->op == IR_OP_ITER) {
+            const ir_shape *full = &b->kin_shape[m->index];
+            double w = m->shape.ndim ? (double)m->shape.d[m->shape.ndim - 1] : 1, t = el * esz;
+            if (full->ndim && (double)full->d[full->ndim - 1] > w) t = el / w * row_bytes(w * esz);
+            bytes += t * (double)b->forloop * blocks;
+            iter_bytes += t * fmin(blocks, n_sm);
+        }
+        if (m->op == IR_OP_SAVE) bytes += el * esz * blocks;
         if (m->op == IR_OP_MATMUL) {
             const ir_shape *a = &b->nodes[m->in[0]].shape;
             flops += 2.0 * el * (double)a->d[a->ndim - 1] * (double)b->forloop * blocks;
         }
     }
-    return fmax(bytes / (COST_BW * 1e9), flops / cost_rate) / util * 1e6 +
-           cost_iter_us * (double)b->forloop * ceil(blocks / n_sm);
+    double bw = COST_BW * 1e9;
+    return (fmax(bytes / bw / mem_util, flops / cost_rate / util) + (b->forloop > 1 ? iter_bytes / bw : 0)) * 1e6 +
+           cost_iter_us * (double)b->forloop * waves;
 }
 
 double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
@@ -1782,9 +1805,9 @@ static void *worker_main(void *arg) {
 void sr_grid_for_sms(sr_opts *o, int n_sm) {
     int p = 1;
     while (p * 2 <= n_sm) p *= 2;
-    int cand[] = {1, 2, p / 16, p / 2, p}, n = 0;
+    int cand[] = {1, 2, p / 16, p / 2, p * 3 / 4, p}, n = 0;
     o->n_sm = n_sm;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (cand[i] >= 1 && (!n || cand[i] > o->grid[n - 1])) o->grid[n++] = cand[i];
     o->n_grid = n;
 }

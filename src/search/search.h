@@ -21,8 +21,8 @@ typedef mg_found sr_found;
 typedef mg_search_result sr_result;
 void sr_opts_default(sr_opts *o);
 /* Sets o's grid candidates for a GPU of n_sm multiprocessors (and o->n_sm): 1, 2 and, with P
- * the largest power of two <= n_sm, P/16, P/2 and P (132 SMs: 1,2,8,64,128), so a grid of one
- * or two dims can fill the machine in one wave. */
+ * the largest power of two <= n_sm, P/16, P/2, 3P/4 and P (132 SMs: 1,2,8,64,96,128), so a
+ * grid of one or two dims can fill the machine in one wave. */
 void sr_grid_for_sms(sr_opts *o, int n_sm);
 
 /* Runs the search on Lax program prog (one part; see `mugen partition`). MG_OK with *r
