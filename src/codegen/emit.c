@@ -100,7 +100,7 @@ static void bcast_coord(const em *E, int a, coord c, coord out) {
 static void expr(em *E, strbuf *o, int j, coord c, int force);
 
 static void unary(em *E, strbuf *o, const ir_node *n, coord c) {
-    static const char *fn[IR_OP_COUNT] = {[IR_OP_EXP] = "expf", [IR_OP_SQR] = "mg_sqr",
+    static const char *fn[IR_OP_COUNT] = {[IR_OP_EXP] = "mg_exp", [IR_OP_SQR] = "mg_sqr",
                                           [IR_OP_SQRT] = "sqrtf", [IR_OP_SILU] = "mg_silu",
                                           [IR_OP_RELU] = "mg_relu"};
     coord ac;
@@ -484,13 +484,14 @@ static void regacc_shape(const em *E, int j, int64_t *T, int *SK) {
     *T = (tiles + warps / sk - 1) / (warps / sk);
 }
 
-/* a block matmul on tensor cores: into shared memory (mg_mm_tc), or, for a register
- * accumulator, added to the warp's fragments r_<accumulator> (mg_mm_acc) */
-static int step_matmul_tc(em *E, int j) {
+/* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
+ * epilogue of node `out` when out != j, as mm_in), or, for a register accumulator, added to
+ * the warp's fragments r_<accumulator> (mg_mm_acc) */
+static int step_matmul_tc(em *E, int j, int out) {
     const ir_node *n = &E->g->nodes[j];
     if (!tc_matmul(E, j)) return 0;
-    const op_tensor *a = &E->k->t[n->in[0]], *b = &E->k->t[n->in[1]], *c = &E->k->t[j];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = c->reg_peer;
+    const op_tensor *a = &E->k->t[n->in[0]], *b = &E->k->t[n->in[1]], *c = &E->k->t[out];
+    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer;
     mg_dtype mt = bf ? MG_BF16 : MG_F16;
     int64_t K = a->dim[3], N = c->dim[3];
     int batch_ok = a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0 && b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0;
@@ -505,12 +506,20 @@ static int step_matmul_tc(em *E, int j) {
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
-    else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[j]);
+    else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[out]);
     sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[n->in[0]],
               E->names[n->in[1]], c->dim[0], c->dim[1], c->dim[2], c->dim[3], a->dim[3]);
     const op_tensor *ts[3] = {a, b, c};
     for (int q = 0; q < (acc >= 0 ? 2 : 3); q++)
         for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, ts[q]->stride[d]);
+    if (acc < 0 && out != j) { /* the epilogue: out's expression with the matmul's value as vr_ */
+        coord c0 = {"0", "0", "0", "0"};
+        sb_puts(E->sb, ", [](float vr_) { return ");
+        E->reg_node = j;
+        expr(E, E->sb, out, c0, 1);
+        E->reg_node = -1;
+        sb_puts(E->sb, "; }");
+    } else if (acc < 0) sb_puts(E->sb, ", mg_idf{}");
     sb_puts(E->sb, ");\n");
     return 1;
 }
@@ -544,15 +553,17 @@ static void store_regacc(em *E, int acc) {
 static void step_op(em *E, int j) {
     const op_tensor *t = &E->k->t[j];
     const ir_node *n = &E->g->nodes[j];
-    if (n->op == IR_OP_MATMUL && step_matmul_tc(E, j)) return;
+    if (n->op == IR_OP_MATMUL && step_matmul_tc(E, j, j)) return;
+    if (t->mm_in >= 0 && step_matmul_tc(E, t->mm_in, j)) return;
     coord c;
     int red = t->red_in >= 0 ? t->red_in : ir_ops[n->op].kind == IR_KIND_REDUCE ? j : -1;
-    int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1;
+    int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1, in = t->red_in >= 0 ? t->red_in : t->mm_in;
     loop_open_lanes(E, t->dim, c, lanes);
-    if (t->red_in >= 0) { /* the reduction, then this value over it */
-        compute_reduce(E, &E->g->nodes[red], c);
+    if (in >= 0) { /* the reduction or matmul, then this value over it */
+        if (red >= 0) compute_reduce(E, &E->g->nodes[red], c);
+        else compute_matmul(E, &E->g->nodes[in], c);
         sb_puts(E->sb, "        const float vr_ = v;\n");
-        E->reg_node = red;
+        E->reg_node = in;
         sb_puts(E->sb, "        (void)vr_;\n        {\n        const float v = ");
         expr(E, E->sb, j, c, 1);
         sb_puts(E->sb, ";\n");

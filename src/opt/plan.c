@@ -278,22 +278,23 @@ static int sole_operand(const ir_graph *b, int u) {
     return x;
 }
 
-/* A stored elementwise value computed from one reduction alone through inlined operators and
- * constants (sqrt(sum(x^2) / n)), with as many elements: the reducing lanes compute it right
- * away (red_in), and the reduction itself is never stored nor followed by a barrier. */
+/* Stored elementwise values computed from one reduction or matmul alone, through inlined
+ * operators and constants, with as many elements: the reducing lanes compute a norm's
+ * sqrt(sum(x^2) / n) right away (red_in); a matmul's tiles are written through exp (mm_in).
+ * The reduction or matmul itself is then never stored nor followed by a barrier. */
 static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
     for (int u = 0; u < b->n_nodes; u++) {
         ir_kind kd = ir_ops[b->nodes[u].op].kind;
         if (!k->t[u].mat || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY)) continue;
         int x = sole_operand(b, u);
-        while (x >= 0 && !k->t[x].mat && ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE) {
+        while (x >= 0 && !k->t[x].mat) {
             ir_kind xk = ir_ops[b->nodes[x].op].kind;
             x = xk == IR_KIND_UNARY || xk == IR_KIND_BINARY ? sole_operand(b, x) : -1;
         }
-        if (x < 0 || ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE || uses[x] != 1 || !k->t[x].mat ||
-            ir_numel(&b->nodes[x].shape) != ir_numel(&b->nodes[u].shape))
-            continue;
-        k->t[u].red_in = x, k->t[x].mat = 0;
+        if (x < 0 || uses[x] != 1 || ir_numel(&b->nodes[x].shape) != ir_numel(&b->nodes[u].shape)) continue;
+        if (ir_ops[b->nodes[x].op].kind == IR_KIND_REDUCE) k->t[u].red_in = x, k->t[x].mat = 0;
+        else if (b->nodes[x].op == IR_OP_MATMUL && b->nodes[x].shape.ndim == b->nodes[u].shape.ndim)
+            k->t[u].mm_in = x, k->t[x].mat = 0;
     }
 }
 
@@ -362,7 +363,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
         /* over a loop of one iteration an accumulator is its operand: read in its place */
         if (op == IR_OP_ACCUM && b->forloop == 1) k->t[i].mat = 0;
-        k->t[i].reg_peer = k->t[i].red_in = -1;
+        k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
     }
     fuse_reductions(b, k, uses);
     choose_layouts(b, k, kin_store, p->opts.layout);
