@@ -451,6 +451,18 @@ static void step_save(em *E, int j, const char *gname, mg_dtype gt, const ir_sha
 static void step_accum(em *E, int j) {
     const ir_node *n = &E->g->nodes[j];
     const op_tensor *t = &E->k->t[j];
+    if (t->red_in >= 0) { /* the reduction's lanes add their result in place */
+        const ir_node *r = &E->g->nodes[t->red_in];
+        int lanes = reduce_lanes(E, r);
+        coord c;
+        loop_open_lanes(E, t->dim, c, lanes);
+        compute_reduce(E, r, c);
+        if (lanes > 1) sb_puts(E->sb, "        if (ok_ && l_ == 0)\n");
+        sb_printf(E->sb, "        %s[", E->names[j]);
+        index_expr(E->sb, c, t->stride, 0);
+        sb_puts(E->sb, "] += v;\n    }\n");
+        return;
+    }
     int64_t id[4];
     op_pad4(&E->g->nodes[n->in[0]].shape, id);
     coord c, ac;
@@ -496,7 +508,9 @@ static int step_matmul_tc(em *E, int j, int out) {
     int64_t K = a->dim[3], N = c->dim[3];
     int batch_ok = a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0 && b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0;
     /* fragments by ldmatrix: operands in the mma's type, 16-byte rows, whole k-steps */
-    int la = a->store == mt && a->stride[3] == 1 && a->stride[2] % 8 == 0 && batch_ok && K % 16 == 0;
+    int la = a->stride[3] != 1 || !batch_ok || K % 16 ? 0
+             : a->store == mt && a->stride[2] % 8 == 0 ? 1
+             : a->store == MG_F32 && a->stride[2] % 2 == 0 ? 2 : 0;
     int lb = b->store != mt || !batch_ok || K % 16 ? 0
              : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? 1
              : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? 2 : 0;

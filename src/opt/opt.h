@@ -46,7 +46,8 @@ typedef struct op_tensor {
     int reg_peer;      /* register accumulation: on the matmul, its accumulator's node; on the
                         * accumulator, its matmul's; else -1 */
     int red_in;        /* an elementwise value over a reduction it alone reads (a norm's
-                        * sqrt(sum / n)): the reduction's node, computed in this step; else -1 */
+                        * sqrt(sum / n)), or an accumulator summing one: the reduction's node,
+                        * computed in this step; else -1 */
     int mm_in;         /* an elementwise value over a matmul it alone reads (exp(Q K)): the
                         * matmul's node, whose tiles this step writes through it; else -1 */
 } op_tensor;

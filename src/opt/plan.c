@@ -56,6 +56,14 @@ static int only_matmul(const ir_graph *b, int i, int side) {
     return any;
 }
 
+/* Does some matmul read i? (Its rows then get padded: a fragment load reads 8 rows at once.) */
+static int some_matmul(const ir_graph *b, int i) {
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int k = 0; k < b->nodes[j].n_in; k++)
+            if (b->nodes[j].in[k] == i && b->nodes[j].op == IR_OP_MATMUL) return 1;
+    return 0;
+}
+
 /* Row-major strides, or column-major over the last two dims; rows padded by 16 bytes when a
  * row is a multiple of 128 bytes (32 banks of 4 bytes), so the 8 rows a tensor-core fragment
  * load touches fall in different banks. Dims of size 1 get stride 0. */
@@ -78,7 +86,7 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         op_tensor *t = &k->t[i];
         op_pad4(&n->shape, t->dim);
         if (!t->mat) continue;
-        int mm = only_matmul(b, i, -1);
+        int mm = some_matmul(b, i);
         /* Iterator tiles keep their source's type; computed values stay f32 like the
          * reference's (an exp can pass f16's range before a sum brings it back). */
         t->store = n->op == IR_OP_ITER ? kin_store[n->index] : MG_F32;
@@ -298,6 +306,18 @@ static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
     }
 }
 
+/* An accumulator summing a reduction it alone reads (the exp-sum of attention): the reducing
+ * lanes add to it directly (red_in), with no stored reduction and no barrier between. */
+static void fuse_accum_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
+    for (int a = 0; a < b->n_nodes; a++) {
+        const ir_node *n = &b->nodes[a];
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[a].mat || b->forloop < 2) continue;
+        int x = n->in[0];
+        if (ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE || uses[x] != 1 || !k->t[x].mat) continue;
+        k->t[a].red_in = x, k->t[x].mat = 0;
+    }
+}
+
 /* ---- block size ---- */
 
 /* Threads per block: the block graph's own, or (opts.threads) enough that the widest step has
@@ -366,6 +386,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
     }
     fuse_reductions(b, k, uses);
+    fuse_accum_reductions(b, k, uses);
     choose_layouts(b, k, kin_store, p->opts.layout);
     k->threads = block_threads(b, k, p->opts.threads);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
