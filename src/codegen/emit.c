@@ -508,12 +508,14 @@ static int step_matmul_tc(em *E, int j, int out) {
     int64_t K = a->dim[3], N = c->dim[3];
     int batch_ok = a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0 && b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0;
     /* fragments by ldmatrix: operands in the mma's type, 16-byte rows, whole k-steps */
+    /* or f16 tiles for a bf16 product: loaded the same way, converted in registers */
+    int cva = bf && a->store == MG_F16, cvb = bf && b->store == MG_F16;
     int la = a->stride[3] != 1 || !batch_ok || K % 16 ? 0
-             : a->store == mt && a->stride[2] % 8 == 0 ? 1
+             : (a->store == mt || cva) && a->stride[2] % 8 == 0 ? (cva ? 3 : 1)
              : a->store == MG_F32 && a->stride[2] % 2 == 0 ? 2 : 0;
-    int lb = b->store != mt || !batch_ok || K % 16 ? 0
-             : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? 1
-             : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? 2 : 0;
+    int lb = (b->store != mt && !cvb) || !batch_ok || K % 16 ? 0
+             : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? (cvb ? 3 : 1)
+             : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? (cvb ? 4 : 2) : 0;
     int64_t T;
     int SK;
     regacc_shape(E, j, &T, &SK);

@@ -87,9 +87,16 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         op_pad4(&n->shape, t->dim);
         if (!t->mat) continue;
         int mm = some_matmul(b, i);
-        /* Iterator tiles keep their source's type; computed values stay f32 like the
-         * reference's (an exp can pass f16's range before a sum brings it back). */
+        /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
+         * repeats of tiles that all have it (they move values, exactly); computed values stay
+         * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
         t->store = n->op == IR_OP_ITER ? kin_store[n->index] : MG_F32;
+        if (ir_ops[n->op].kind == IR_KIND_LAYOUT) {
+            mg_dtype st = k->t[n->in[0]].mat ? k->t[n->in[0]].store : MG_F32;
+            for (int a = 1; a < n->n_in; a++)
+                if (!k->t[n->in[a]].mat || k->t[n->in[a]].store != st) st = MG_F32;
+            t->store = st;
+        }
         /* iterator tiles stay row-major so their loads from device memory stay contiguous */
         int col = on && n->shape.ndim >= 2 && n->op != IR_OP_ITER && only_matmul(b, i, 1);
         layout(t, col, on && mm);
