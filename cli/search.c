@@ -139,10 +139,11 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
     fprintf(f, ", slack %g, pruning %s\n", o->slack, o->prune ? "on" : "off");
     fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected (%lld by the "
-            "screen), %lld dominated, %lld duplicates, %d verified μGraphs, tasks %lld/%lld (%lld resumed)%s; "
-            "verification %.0f thread-s%s\n",
+            "screen), %lld too large for shared memory once planned, %lld dominated, %lld duplicates, %d verified "
+            "μGraphs, tasks %lld/%lld (%lld resumed)%s; verification %.0f thread-s%s\n",
             r->seconds, (long long)r->states, (long long)r->pruned, (long long)r->candidates,
-            (long long)r->rejected, (long long)r->screened, (long long)r->dominated, (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
+            (long long)r->rejected, (long long)r->screened, (long long)r->unfit, (long long)r->dominated,
+            (long long)r->duplicates, r->n_found, (long long)r->tasks_done,
             (long long)r->tasks, (long long)r->tasks_resumed, r->stopped ? ", stopped early" : "",
             r->verify_seconds, first);
     if (!r->n_found) {

@@ -181,6 +181,7 @@ typedef struct mg_search_result {
     int64_t states, pruned, candidates, rejected, duplicates;
     int64_t screened; /* of the rejected: by the small untiled screen, not at full size */
     int64_t dominated; /* schedules not pursued: slower than slack times their group's best */
+    int64_t unfit;     /* candidates whose optimizer plan exceeds the GPU's shared memory */
     double verify_seconds; /* thread-seconds spent screening and verifying candidates */
     double first_seconds;  /* when the first μGraph was verified (0: none) */
     int64_t tasks, tasks_done, tasks_resumed;

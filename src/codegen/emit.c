@@ -499,10 +499,18 @@ static void regacc_shape(const em *E, int j, int64_t *T, int *SK) {
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
  * epilogue of node `out` when out != j, as mm_in), or, for a register accumulator, added to
  * the warp's fragments r_<accumulator> (mg_mm_acc) */
+/* The stored tensor holding node j's value: j, or for a one-iteration accumulator read in
+ * place of its operand, that operand (opt/plan.c). */
+static int stored_as(const em *E, int j) {
+    while (E->g->nodes[j].op == IR_OP_ACCUM && !E->k->t[j].mat) j = E->g->nodes[j].in[0];
+    return j;
+}
+
 static int step_matmul_tc(em *E, int j, int out) {
     const ir_node *n = &E->g->nodes[j];
     if (!tc_matmul(E, j)) return 0;
-    const op_tensor *a = &E->k->t[n->in[0]], *b = &E->k->t[n->in[1]], *c = &E->k->t[out];
+    int ia = stored_as(E, n->in[0]), ib = stored_as(E, n->in[1]);
+    const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
     int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer;
     mg_dtype mt = bf ? MG_BF16 : MG_F16;
     int64_t K = a->dim[3], N = c->dim[3];
@@ -523,8 +531,8 @@ static int step_matmul_tc(em *E, int j, int out) {
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
     else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[out]);
-    sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[n->in[0]],
-              E->names[n->in[1]], c->dim[0], c->dim[1], c->dim[2], c->dim[3], a->dim[3]);
+    sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[ia],
+              E->names[ib], c->dim[0], c->dim[1], c->dim[2], c->dim[3], a->dim[3]);
     const op_tensor *ts[3] = {a, b, c};
     for (int q = 0; q < (acc >= 0 ? 2 : 3); q++)
         for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, ts[q]->stride[d]);

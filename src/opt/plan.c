@@ -388,10 +388,12 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     for (int i = 0; i < n; i++) {
         ir_op op = b->nodes[i].op;
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
-        /* over a loop of one iteration an accumulator is its operand: read in its place */
-        if (op == IR_OP_ACCUM && b->forloop == 1) k->t[i].mat = 0;
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
     }
+    /* over a loop of one iteration an accumulator is its operand: read in its place (a
+     * matmul reads a stored operand's tile directly; an inlined one is stored as before) */
+    for (int i = 0; i < n && b->forloop == 1; i++)
+        if (b->nodes[i].op == IR_OP_ACCUM && (k->t[b->nodes[i].in[0]].mat || !some_matmul(b, i))) k->t[i].mat = 0;
     fuse_reductions(b, k, uses);
     fuse_accum_reductions(b, k, uses);
     choose_layouts(b, k, kin_store, p->opts.layout);

@@ -13,13 +13,14 @@
 
 #include "../eval/eval.h"
 #include "../eval/ff.h"
+#include "../opt/opt.h"
 #include "../verify/verify.h"
 #include "aexpr.h"
 
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 9 };
+enum { SEARCH_VERSION = 10 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -118,7 +119,7 @@ typedef struct worker {
     /* the screen's verdicts (screen()) */
     uint64_t *scr;
     int64_t n_scr, cap_scr;
-    int64_t screened, dominated;
+    int64_t screened, dominated, unfit;
     double verify_s; /* time in candidate() */
     int64_t pub[3]; /* states, pruned, candidates as of the last publish() */
 } worker;
@@ -551,6 +552,17 @@ static void verify_one(worker *w, ir_graph *u) {
             ir_graph_free(u);
             return;
         }
+    /* what codegen would run: the optimizer's plan must fit in shared memory (the block
+     * check's estimate counts neither f32 storage of computed values nor pipeline stages) */
+    op_plan *plan = NULL;
+    mg_status prc = op_plan_new(u, &w->ctx, &s->dev, &op_opts_default, &plan);
+    op_plan_free(plan);
+    if (prc == MG_ERR_SHAPE) {
+        w->unfit++;
+        base_free(text);
+        ir_graph_free(u);
+        return;
+    }
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
     mg_status rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
     if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
@@ -2021,7 +2033,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     /* merge in task order, dedupe by text, rank by the cost model */
     for (int i = 0; ws && i < nt; i++) {
         r->candidates += ws[i].candidates, r->rejected += ws[i].rejected, r->duplicates += ws[i].duplicates;
-        r->screened += ws[i].screened, r->dominated += ws[i].dominated;
+        r->screened += ws[i].screened, r->dominated += ws[i].dominated, r->unfit += ws[i].unfit;
         r->verify_seconds += ws[i].verify_s;
         r->first_seconds = s.first_s;
     }
