@@ -20,7 +20,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 10 };
+enum { SEARCH_VERSION = 11 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -463,7 +463,13 @@ static double block_us(const ir_graph *b, const ir_device *dev) {
             bytes += t * (double)b->forloop * blocks;
             iter_bytes += t * fmin(blocks, n_sm);
         }
-        if (m->op == IR_OP_SAVE) bytes += el * esz * blocks;
+        if (m->op == IR_OP_SAVE) { /* rows of w elements when a grid dim splits the last dim */
+            const ir_shape *src = &b->nodes[m->in[0]].shape;
+            int last = src->ndim - 1, split = 0;
+            for (int g = 0; g < 3; g++) split |= last >= 0 && m->map[g] == last && b->grid[g] > 1;
+            double w = last >= 0 ? (double)src->d[last] : 1;
+            bytes += (split ? el / w * row_bytes(w * esz) : el * esz) * blocks;
+        }
         if (m->op == IR_OP_MATMUL) {
             const ir_shape *a = &b->nodes[m->in[0]].shape;
             flops += 2.0 * el * (double)a->d[a->ndim - 1] * (double)b->forloop * blocks;
