@@ -632,7 +632,7 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         } else if (n->op == IR_OP_SAVE) {
             int x = ps->node[n->index];
             step_save(E, j, gn[x], E->p->store[x], &kg->nodes[x].shape);
-        } else if (n->op == IR_OP_ACCUM) step_accum(E, j);
+        } else if (n->op == IR_OP_ACCUM && E->k->t[j].mm_in < 0) step_accum(E, j);
         else step_op(E, j);
     }
 }

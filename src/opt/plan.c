@@ -59,8 +59,12 @@ static int only_matmul(const ir_graph *b, int i, int side) {
 /* Does some matmul read i? (Its rows then get padded: a fragment load reads 8 rows at once.) */
 static int some_matmul(const ir_graph *b, int i) {
     for (int j = i + 1; j < b->n_nodes; j++)
-        for (int k = 0; k < b->nodes[j].n_in; k++)
-            if (b->nodes[j].in[k] == i && b->nodes[j].op == IR_OP_MATMUL) return 1;
+        for (int k = 0; k < b->nodes[j].n_in; k++) {
+            if (b->nodes[j].in[k] != i) continue;
+            if (b->nodes[j].op == IR_OP_MATMUL) return 1;
+            /* a one-iteration accumulator may be read in place of i (see plan_kernel) */
+            if (b->nodes[j].op == IR_OP_ACCUM && b->forloop == 1 && some_matmul(b, j)) return 1;
+        }
     return 0;
 }
 
@@ -300,8 +304,10 @@ static int sole_operand(const ir_graph *b, int u) {
 static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
     for (int u = 0; u < b->n_nodes; u++) {
         ir_kind kd = ir_ops[b->nodes[u].op].kind;
-        if (!k->t[u].mat || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY)) continue;
-        int x = sole_operand(b, u);
+        /* a stored one-iteration accumulator is its operand's value, as elementwise */
+        int ident = b->nodes[u].op == IR_OP_ACCUM && b->forloop == 1;
+        if (!k->t[u].mat || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY && !ident)) continue;
+        int x = ident ? b->nodes[u].in[0] : sole_operand(b, u);
         while (x >= 0 && !k->t[x].mat) {
             ir_kind xk = ir_ops[b->nodes[x].op].kind;
             x = xk == IR_KIND_UNARY || xk == IR_KIND_BINARY ? sole_operand(b, x) : -1;
