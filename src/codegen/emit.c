@@ -71,10 +71,7 @@ static void tensor_strides(const em *E, int j, int64_t st[4], mg_dtype *store) {
         *store = E->k->t[j].store;
         return;
     }
-    int64_t d[4];
-    op_pad4(&E->g->nodes[j].shape, d);
-    int64_t s = 1;
-    for (int i = 3; i >= 0; i--) st[i] = d[i] == 1 ? 0 : s, s *= d[i];
+    memcpy(st, E->p->kst[j], sizeof(int64_t) * 4); /* the buffer's layout (opt/plan.c) */
     *store = E->p->store[j];
 }
 
@@ -362,10 +359,8 @@ static void record_launch(const em *E, cg_program *out, const char *kname, int n
 
 /* Element offset of node n's tile in its full tensor (dims fd), Mirage §2: each mapped grid
  * dim moves the tile by one block's chunk, the for-loop dim by one tile per iteration. */
-static void tile_base(em *E, const ir_node *n, const int64_t td[4], const int64_t fd[4], strbuf *o) {
+static void tile_base(em *E, const ir_node *n, const int64_t td[4], const int64_t fst[4], strbuf *o) {
     static const char *bvar[3] = {"bx", "by", "bz"};
-    int64_t fst[4], s = 1;
-    for (int d = 3; d >= 0; d--) fst[d] = s, s *= fd[d];
     int pad = 4 - (int)(n->op == IR_OP_SAVE ? E->g->nodes[n->in[0]].shape.ndim : n->shape.ndim);
     int any = 0;
     for (int gd = 0; gd < 3; gd++) {
@@ -400,16 +395,17 @@ static int vector_iter(const em *E, const op_tensor *t, const int64_t fd[4]) {
 /* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory;
  * a pipelined one (t->stages) with 16-byte rows in CUDA as cp.async copies that the loop
  * waits for later, else with plain loads and stores */
-static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
+static void step_iter(em *E, int j, const char *gname, int x) {
     const ir_node *n = &E->g->nodes[j];
     const op_tensor *t = &E->k->t[j];
-    int64_t fd[4], fst[4];
-    op_pad4(full, fd), full_strides(fd, fst);
+    int64_t fd[4];
+    const int64_t *fst = E->p->kst[x]; /* kernel input x's layout */
+    op_pad4(&E->p->g->nodes[x].shape, fd);
     sb_puts(E->sb, "    {\n    const long long base_ = ");
-    tile_base(E, n, t->dim, fd, E->sb);
+    tile_base(E, n, t->dim, fst, E->sb);
     sb_puts(E->sb, ";\n");
     coord c;
-    if (vector_iter(E, t, fd)) { /* loop over vectors: the last dim counted in vectors */
+    if (vector_iter(E, t, fd) && fst[3] == 1) { /* loop over vectors: the last dim counted in vectors */
         int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / v};
         loop_open(E, vd, c);
         if (vd[3] > 1) snprintf(c[3], CW, "(c3 * %" PRId64 ")", v);
@@ -430,13 +426,14 @@ static void step_iter(em *E, int j, const char *gname, const ir_shape *full) {
 }
 
 /* saver: write the saved tile to this block's part of the kernel output (omap) */
-static void step_save(em *E, int j, const char *gname, mg_dtype gt, const ir_shape *full) {
+static void step_save(em *E, int j, const char *gname, int x) {
     const ir_node *n = &E->g->nodes[j];
-    int64_t td[4], fd[4], fst[4];
+    int64_t td[4];
+    const int64_t *fst = E->p->kst[x]; /* kernel output x's layout */
+    mg_dtype gt = E->p->store[x];
     op_pad4(&E->g->nodes[n->in[0]].shape, td);
-    op_pad4(full, fd), full_strides(fd, fst);
     sb_puts(E->sb, "    {\n    const long long base_ = ");
-    tile_base(E, n, td, fd, E->sb);
+    tile_base(E, n, td, fst, E->sb);
     sb_puts(E->sb, ";\n");
     coord c;
     loop_open(E, td, c);
@@ -628,10 +625,10 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         comment(E, j, ir_ops[n->op].name);
         if (n->op == IR_OP_ITER) {
             int x = kg->nodes[knode].in[n->index];
-            step_iter(E, j, gn[x], &kg->nodes[x].shape);
+            step_iter(E, j, gn[x], x);
         } else if (n->op == IR_OP_SAVE) {
             int x = ps->node[n->index];
-            step_save(E, j, gn[x], E->p->store[x], &kg->nodes[x].shape);
+            step_save(E, j, gn[x], x);
         } else if (n->op == IR_OP_ACCUM && E->k->t[j].mm_in < 0) step_accum(E, j);
         else step_op(E, j);
     }
@@ -677,7 +674,7 @@ static void issue_loads(em *E, const char **gn, int knode) {
         int j = k->load[q];
         comment(E, j, "iter, pipelined");
         int x = kg->nodes[knode].in[E->g->nodes[j].index];
-        step_iter(E, j, gn[x], &kg->nodes[x].shape);
+        step_iter(E, j, gn[x], x);
     }
 }
 

@@ -85,6 +85,10 @@ typedef struct op_plan {
     mg_dtype *store;   /* per node: storage type of its buffer */
     int *inl;          /* per node: computed inside its consumer (kernel-level fusion) */
     int n_bufs;
+    int64_t (*kst)[4]; /* per node: element strides of its buffer over its dims padded to 4 (0
+                        * where a dim is 1); row-major, except an intermediate a graph-defined
+                        * kernel writes in tiles spread over a dim inside unsplit ones: its
+                        * grid-split dims go outermost, so each block's tile is contiguous */
     int *kern;         /* per node: index into kernels[] for the KERNEL node owning a body, or -1 */
     op_kernel *kernels;
     int n_kernels;

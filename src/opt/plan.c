@@ -445,6 +445,33 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     return MG_OK;
 }
 
+/* Strides of node i's buffer (kst): row-major; for a kernel's intermediate output (free),
+ * the dims its saver's grid splits go outermost when one of them lies inside an unsplit dim
+ * (a split-K partial [rows, cols, splits] becomes [splits, rows, cols]): every block then
+ * writes one contiguous tile instead of one float every few hundred bytes. */
+static void buffer_layout(op_plan *p, int i, int free_layout) {
+    const ir_node *n = &p->g->nodes[i];
+    int64_t d[4], *st = p->kst[i];
+    op_pad4(&n->shape, d);
+    int split[4] = {0}, order[4], m = 0, pad = 4 - n->shape.ndim;
+    if (free_layout)
+        for (int j = 0; j < n->body->n_nodes; j++) {
+            const ir_node *sv = &n->body->nodes[j];
+            if (sv->op != IR_OP_SAVE || sv->index != n->index) continue;
+            for (int g = 0; g < 3; g++)
+                if (sv->map[g] >= 0 && n->body->grid[g] > 1) split[sv->map[g] + pad] = 1;
+        }
+    int inner = 0; /* a split dim inside an unsplit one of size > 1 */
+    for (int a = 0; a < 4; a++)
+        for (int b2 = a + 1; b2 < 4; b2++) inner |= !split[a] && d[a] > 1 && split[b2];
+    for (int a = 0; a < 4; a++)
+        if (inner && split[a]) order[m++] = a;
+    for (int a = 0; a < 4; a++)
+        if (!(inner && split[a])) order[m++] = a;
+    int64_t s = 1;
+    for (int q = 3; q >= 0; q--) st[order[q]] = d[order[q]] == 1 ? 0 : s, s *= d[order[q]];
+}
+
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
  * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
  * it element by element (another elementwise operator or a reduction) and it is no output. */
@@ -465,6 +492,7 @@ static void plan_buffers(op_plan *p, const int *uses, const int *user) {
         int is_out = 0;
         for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
         if (n->op != IR_OP_INPUT && !is_out) p->store[i] = MG_F32;
+        buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
     }
 }
 
@@ -482,10 +510,11 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
     p->buf = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->inl = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->kern = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
+    p->kst = arena_alloc(&p->mem, (size_t)n * sizeof *p->kst + 1);
     p->store = arena_alloc(&p->mem, (size_t)n * sizeof(mg_dtype) + 1);
     p->kernels = arena_alloc(&p->mem, (size_t)n * sizeof(op_kernel) + 1);
     mg_status rc = MG_OK;
-    if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels)
+    if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels || !p->kst)
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) {
         count_uses(g, uses, uses + n);

@@ -82,6 +82,11 @@ void test_plan_passes(void) {
     mg_ctx ctx = {{0}};
     op_opts noreuse = {0, 1, 1, 1, 1, 1};
     op_plan *off = NULL;
+    /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
+     * block: the split dim goes outermost, so each block's tile is contiguous */
+    int P = ir_find(g, "P");
+    CHECK(P >= 0 && on);
+    if (P >= 0 && on) CHECK(on->kst[P][3] == 1 && on->kst[P][1] == 64 && on->kst[P][2] == 256 * 64 && on->kst[P][0] == 8 * 256 * 64);
     /* reuse: GQA's first kernel fits only with reuse */
     CHECK(op_plan_new(g, &ctx, &ir_device_h100, &noreuse, &off) == MG_ERR_SHAPE);
     CHECK(on && on->kernels[0].smem <= ir_device_h100.smem_per_block);
