@@ -20,7 +20,7 @@
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 11 };
+enum { SEARCH_VERSION = 12 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes. Operators are added in increasing
@@ -449,7 +449,7 @@ static double row_bytes(double w) {
  *   compute: FLOPs over the tensor-core rate, divided by the share of SMs its waves keep busy;
  *   plus the pipeline's fill (one iteration's tiles of a wave) and cost_iter_us per iteration
  *   and wave. */
-static double block_us(const ir_graph *b, const ir_device *dev) {
+static double block_us(const ir_graph *b, const ir_device *dev, unsigned outs) {
     double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0, iter_bytes = 0;
     double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2], waves = ceil(blocks / n_sm);
     double util = blocks / (waves * n_sm), mem_util = fmin(1.0, cost_sm_share * util);
@@ -463,10 +463,12 @@ static double block_us(const ir_graph *b, const ir_device *dev) {
             bytes += t * (double)b->forloop * blocks;
             iter_bytes += t * fmin(blocks, n_sm);
         }
-        if (m->op == IR_OP_SAVE) { /* rows of w elements when a grid dim splits the last dim */
+        if (m->op == IR_OP_SAVE) {
+            /* a program output is row-major: rows of w elements when a grid dim splits its last
+             * dim; codegen lays intermediates out so that each block's tile is contiguous */
             const ir_shape *src = &b->nodes[m->in[0]].shape;
             int last = src->ndim - 1, split = 0;
-            for (int g = 0; g < 3; g++) split |= last >= 0 && m->map[g] == last && b->grid[g] > 1;
+            for (int g = 0; g < 3 && (outs >> m->index & 1); g++) split |= last >= 0 && m->map[g] == last && b->grid[g] > 1;
             double w = last >= 0 ? (double)src->d[last] : 1;
             bytes += (split ? el / w * row_bytes(w * esz) : el * esz) * blocks;
         }
@@ -486,7 +488,13 @@ double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
         const ir_node *n = &ug->nodes[i];
         if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) continue;
         if (n->op == IR_OP_KERNEL) {
-            if (n->index == 0) us += COST_LAUNCH_US + block_us(n->body, dev);
+            if (n->index) continue;
+            unsigned outs = 0; /* which of its outputs are the program's */
+            for (int j = i; j < ug->n_nodes; j++)
+                for (int q = 0; q < ug->n_outputs; q++)
+                    if (ug->outputs[q] == j && ug->nodes[j].op == IR_OP_KERNEL && ug->nodes[j].body == n->body)
+                        outs |= 1u << ug->nodes[j].index;
+            us += COST_LAUNCH_US + block_us(n->body, dev, outs);
             continue;
         }
         /* a pre-defined operator: mugen's kernel-level code, a grid-stride loop with one
@@ -1434,7 +1442,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     }
 #undef H
     x->iface = h;
-    x->us = block_us(t, &w->s->dev);
+    x->us = block_us(t, &w->s->dev, ~0u); /* as if every output were the program's */
 }
 
 /* Does complete block graph b (its search tensors t[0..n_t)) hold the primitives of a compound
