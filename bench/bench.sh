@@ -5,7 +5,8 @@
 #      bench/search_cases.sh) and the hand-written one (examples/ugraphs/CASE.mu) run through
 #      `mugen run --backend gpu`: fresh random inputs, outputs poisoned, checked against the f32
 #      reference, timed (median of REPS CUDA-graph replays over rotating input sets);
-#   2. the fastest correct search μGraph runs again on new random inputs (a second check);
+#   2. the fastest correct search μGraph runs again on new random inputs (a second check),
+#      and once with each optimizer pass switched off (the ablations);
 #   3. PyTorch eager and torch.compile on the same cases, in the same run (bench/torch_ref.py);
 #   4. bench/table.py joins them with the floors: table.md, and a summary on stdout.
 # Everything goes to ${OUT:-bench/results/bench-DATE}.
@@ -22,10 +23,11 @@ runs="$OUTD/runs.tsv" log="$OUTD/bench-log.txt"
 : >"$runs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$log" 2>&1
 seed=$(date +%s)
-one() { # case kind file: one timed, checked run -> a line of runs.tsv
+one() { # case kind file [flag]: one timed, checked run -> a line of runs.tsv
     seed=$((seed + 1))
-    echo "== $1 $2 $3 (seed $seed)" >>"$log"
-    out=$("$B/mugen" run --backend gpu --reps "$REPS" --seed "$seed" "examples/$1.mu" "$3" 2>&1)
+    echo "== $1 $2 $3 $4 (seed $seed)" >>"$log"
+    # shellcheck disable=SC2086
+    out=$("$B/mugen" run --backend gpu --reps "$REPS" --seed "$seed" $4 "examples/$1.mu" "$3" 2>&1)
     rc=$?
     echo "$out" >>"$log"
     t=$(echo "$out" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p' | tail -1)
@@ -39,6 +41,12 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     one "$case" hand "examples/ugraphs/$case.mu"
     best=$(awk -F'\t' -v c="$case" '$1 == c && $2 == "search" && $4 == 0 && $5 != "-" {print $5 "\t" $3}' "$runs" | sort -g | head -1 | cut -f2)
     [ -n "$best" ] && one "$case" recheck "$best"
+    # the optimizer's passes, each switched off on the best μGraph (docs/codegen.md)
+    if [ -n "$best" ] && [ -z "$NO_ABLATION" ]; then
+        for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize; do
+            one "$case" "ablation$flag" "$best" "$flag"
+        done
+    fi
     echo "$case: $(awk -F'\t' -v c="$case" '$1 == c {printf "%s %s %s us (exit %s); ", $2, $3, $5, $4}' "$runs")"
 done
 cases=$(grep -v '^#' bench/cases.txt | awk 'NF {print $1}' | tr '\n' ',' | sed 's/,$//')

@@ -67,6 +67,22 @@ def main():
           f"cases within 1.5x of the floor: "
           f"{sum(1 for c in cases if _within(runs, torch, c))} of {rows}")
     print(f"every case correct (search's best and its recheck on new inputs): {'yes' if all_ok else 'NO'}")
+    flags = list(dict.fromkeys(r["kind"][len("ablation"):] for r in runs if r["kind"].startswith("ablation")))
+    if flags:
+        print("\nAblations: the search's best μGraph with one optimizer pass off, µs (its time with all on "
+              "is the recheck run; 'refused' = does not fit without the pass, 'FAIL' = wrong result)\n")
+        print("| case | all on | " + " | ".join(flags) + " |")
+        print("|---|---|" + "---|" * len(flags))
+        for c in cases:
+            rs = [r for r in runs if r["case"] == c]
+            rec = next((r for r in rs if r["kind"] == "recheck"), None)
+            cells = []
+            for fl in flags:
+                r = next((r for r in rs if r["kind"] == "ablation" + fl), None)
+                cells.append("-" if r is None else f"{r['us']:.1f}" if r["ok"] and r["us"] else
+                             "FAIL" if r["us"] else "refused")
+            base = f"{rec['us']:.1f}" if rec and rec["ok"] and rec["us"] else "-"
+            print(f"| {c} | {base} | " + " | ".join(cells) + " |")
 
 
 def _within(runs, torch, c):
