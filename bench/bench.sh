@@ -6,7 +6,8 @@
 #      `mugen run --backend gpu`: fresh random inputs, outputs poisoned, checked against the f32
 #      reference, timed (median of REPS CUDA-graph replays over rotating input sets);
 #   2. the fastest correct search μGraph runs again on new random inputs (a second check),
-#      and once with each optimizer pass switched off (the ablations);
+#      and once with each optimizer pass switched off (the ablations; the cases in $ABLATE,
+#      by default the six benchmarks at b = 1);
 #   3. PyTorch eager and torch.compile on the same cases, in the same run (bench/torch_ref.py);
 #   4. bench/table.py joins them with the floors: table.md, and a summary on stdout.
 # Everything goes to ${OUT:-bench/results/bench-DATE}.
@@ -42,7 +43,8 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     best=$(awk -F'\t' -v c="$case" '$1 == c && $2 == "search" && $4 == 0 && $5 != "-" {print $5 "\t" $3}' "$runs" | sort -g | head -1 | cut -f2)
     [ -n "$best" ] && one "$case" recheck "$best"
     # the optimizer's passes, each switched off on the best μGraph (docs/codegen.md)
-    if [ -n "$best" ] && [ -z "$NO_ABLATION" ]; then
+    case " ${ABLATE:-rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 qknorm_b1} " in *" $case "*) abl=1 ;; *) abl= ;; esac
+    if [ -n "$best" ] && [ -n "$abl" ]; then
         for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize; do
             one "$case" "ablation$flag" "$best" "$flag"
         done
