@@ -157,9 +157,13 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
  * take at most 8 rounds and each lane keeps at least 2 elements. 1 at kernel level and in C. */
 static int reduce_lanes(const em *E, const ir_node *n) {
     if (!E->block || E->tg != CG_CUDA || E->k->threads % 32) return 1;
-    int64_t outs = ir_numel(&n->shape), group = n->group;
+    int64_t outs = ir_numel(&n->shape), group = n->group, T = E->k->threads;
+    /* a few long reductions (a norm over a row of 4096): the whole block, in one round,
+     * each warp's partial through shared memory */
+    if (outs * 64 <= T && T % outs == 0 && group >= 8 * (T / outs) && ((T / outs) & (T / outs - 1)) == 0)
+        return (int)(T / outs);
     int l = 1;
-    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * E->k->threads) l *= 2;
+    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * T) l *= 2;
     return l;
 }
 
@@ -193,8 +197,14 @@ static void compute_reduce(em *E, const ir_node *n, coord c) {
     if (u == 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
     else if (u == 2) sb_printf(E->sb, "        float v = %s(v0_, v1_);\n", op);
     else sb_puts(E->sb, "        float v = v0_;\n");
-    for (int o = lanes / 2; o >= 1; o /= 2)
+    for (int o = (lanes < 32 ? lanes : 32) / 2; o >= 1; o /= 2)
         sb_printf(E->sb, "        v = %s(v, __shfl_xor_sync(0xffffffffu, v, %d));\n", op, o);
+    if (lanes > 32) { /* the warps of a group meet in shared memory (every thread is here) */
+        int w = lanes / 32;
+        sb_printf(E->sb, "        __shared__ float red_[%d];\n        if ((threadIdx.x & 31) == 0) red_[threadIdx.x >> 5] = v;\n"
+                         "        mg_bar();\n        v = red_[e * %d];\n        for (int q_ = 1; q_ < %d; q_++) v = %s(v, red_[e * %d + q_]);\n",
+                  (int)(E->k->threads / 32), w, w, op, w);
+    }
 }
 
 static void compute_matmul(em *E, const ir_node *n, coord c) {
@@ -688,7 +698,7 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     block_decls(E);
     for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
         const ir_node *n = &E->g->nodes[j];
-        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat) continue;
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat || k->t[j].mm_in >= 0) continue; /* mm_in: written whole */
         if (k->t[j].reg_peer >= 0 && cuda) {
             int64_t T;
             int SK;

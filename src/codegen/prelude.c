@@ -37,6 +37,7 @@ const char cg_prelude_cuda[] =
     "MG_DI float mg_silu(float x) { return x / (1.0f + __expf(-x)); }\n"
     "MG_DI float mg_relu(float x) { return x > 0.0f ? x : 0.0f; }\n"
     "MG_DI float mg_add(float a, float b) { return a + b; }\n"
+    "MG_DI void mg_bar() { __syncthreads(); } /* a barrier inside one step (not a planned one) */\n"
     "/* overloads for the templated matmul */\n"
     "MG_DI float mg_f(mg_h v) { return mg_ldh(v); }\n"
     "MG_DI float mg_f(mg_bh v) { return mg_ldb(v); }\n"

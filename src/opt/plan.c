@@ -120,21 +120,31 @@ static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i
     return cls[i] == IR_INVARIANT ? PH_PRE : cls[i] == IR_LOOP ? PH_LOOP : PH_POST;
 }
 
-/* depth[i]: 0 for a step that reads no step of its own phase, else one more than the deepest
- * such step it reads (through inlined operators). Inlined nodes carry their operands' depth;
- * a register accumulator (no step: stored after the loop) has depth 0. */
+/* The depth a step of phase P needs to read node j: one more than j's if j is a step of
+ * phase P; through an inlined node (no step), the most its own operands need; 0 for a step of
+ * another phase (a barrier separates phases) and for a register accumulator (stored after
+ * the loop, before a barrier). */
+static int need(const ir_graph *b, const int *ph, const int *depth, int j, int P) {
+    if (ph[j] >= 0) return ph[j] == P ? depth[j] + 1 : 0;
+    const ir_node *n = &b->nodes[j];
+    if (n->op == IR_OP_ACCUM && b->forloop > 1) return 0;
+    int d = 0;
+    for (int a = 0; a < n->n_in; a++) {
+        int x = need(b, ph, depth, n->in[a], P);
+        d = x > d ? x : d;
+    }
+    return d;
+}
+
+/* depth[i] of each step: 0 when it reads no step of its own phase, else one more than the
+ * deepest such step it reads, directly or through inlined operators. */
 static void depths(const ir_graph *b, const int *ph, int *depth) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
-        int d = 0, mine = ph[i] >= 0 ? ph[i] : -2;
-        if (n->op == IR_OP_ACCUM && ph[i] < 0 && b->forloop > 1) { /* a register accumulator */
-            depth[i] = 0;
-            continue;
-        }
-        for (int a = 0; a < n->n_in; a++) {
-            int j = n->in[a];
-            if (ph[j] < 0) d = depth[j] > d ? depth[j] : d; /* inlined: its own reads count */
-            else if (ph[j] == mine || mine == -2) d = depth[j] + 1 > d ? depth[j] + 1 : d;
+        int d = 0;
+        for (int a = 0; a < n->n_in && ph[i] >= 0; a++) {
+            int x = need(b, ph, depth, n->in[a], ph[i]);
+            d = x > d ? x : d;
         }
         depth[i] = d;
     }
