@@ -145,6 +145,27 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
     }
     ir_kind kind = ir_ops[n->op].kind;
     if (n->op == IR_OP_ACCUM) expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
+    else if (n->op == IR_OP_RESHAPE) { /* the same row-major flat index in the operand */
+        int64_t nd[4], ad[4], inner = 1;
+        op_pad4(&n->shape, nd), op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+        char flat[CW] = "";
+        size_t len = 0;
+        for (int d = 3; d >= 0; d--) {
+            if (nd[d] > 1) len += (size_t)snprintf(flat + len, len < CW ? CW - len : 0, "%s%s * %" PRId64, len ? " + " : "", c[d], inner);
+            inner *= nd[d];
+        }
+        if (!len) snprintf(flat, CW, "0");
+        coord ac;
+        inner = 1;
+        for (int d = 3; d >= 0; d--) {
+            if (ad[d] == 1) snprintf(ac[d], CW, "0");
+            else if (snprintf(ac[d], CW, "((%s) / %" PRId64 " %% %" PRId64 ")", flat, inner, ad[d]) >= CW && !E->rc)
+                E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: reshape index too long");
+            inner *= ad[d];
+        }
+        if (len >= CW && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: reshape index too long");
+        expr(E, o, n->in[0], ac, 0);
+    }
     else if (kind == IR_KIND_UNARY) unary(E, o, n, c);
     else if (kind == IR_KIND_BINARY) binary(E, o, n, c);
     else if (!E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: %s cannot be inlined", ir_ops[n->op].name);

@@ -406,6 +406,15 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
     }
+    /* a reshape of a stored tile read element by element by its one consumer is an index
+     * mapping inside that consumer, never a copy */
+    for (int i = 0; i < n; i++) {
+        const ir_node *r = &b->nodes[i];
+        if (r->op != IR_OP_RESHAPE || uses[i] != 1 || !k->t[r->in[0]].mat) continue;
+        ir_op c = b->nodes[user[i]].op;
+        if (is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE || c == IR_OP_ACCUM || c == IR_OP_SAVE)
+            k->t[i].mat = 0;
+    }
     /* over a loop of one iteration an accumulator is its operand: read in its place (a
      * matmul reads a stored operand's tile directly; an inlined one is stored as before) */
     for (int i = 0; i < n && b->forloop == 1; i++)
