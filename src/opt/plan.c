@@ -150,17 +150,11 @@ static void depths(const ir_graph *b, const int *ph, int *depth) {
     }
 }
 
-typedef struct sched_ctx {
-    const int *ph, *depth;
-} sched_ctx;
-static const sched_ctx *sort_ctx; /* qsort has no user pointer; planning is single-threaded */
-
-static int step_cmp(const void *pa, const void *pb) {
-    int a = *(const int *)pa, b = *(const int *)pb;
-    const sched_ctx *s = sort_ctx;
-    if (s->ph[a] != s->ph[b]) return s->ph[a] - s->ph[b];
-    if (s->depth[a] != s->depth[b]) return s->depth[a] - s->depth[b];
-    return a - b;
+/* Does step a come before step b: by (phase, depth, node)? */
+static int step_before(int a, int b, const int *ph, const int *depth) {
+    if (ph[a] != ph[b]) return ph[a] < ph[b];
+    if (depth[a] != depth[b]) return depth[a] < depth[b];
+    return a < b;
 }
 
 /* Orders the steps by (phase, depth, node) and places barriers: before each step whose depth
@@ -172,9 +166,12 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
     k->n_steps = 0;
     for (int i = 0; i < b->n_nodes; i++)
         if (ph[i] >= 0) k->step[k->n_steps++] = i;
-    sched_ctx s = {ph, depth};
-    sort_ctx = &s;
-    qsort(k->step, (size_t)k->n_steps, sizeof *k->step, step_cmp);
+    /* insertion sort (a few dozen steps; no shared state: the search plans on many threads) */
+    for (int a = 1; a < k->n_steps; a++)
+        for (int c = a; c > 0 && step_before(k->step[c], k->step[c - 1], ph, depth); c--) {
+            int tmp = k->step[c];
+            k->step[c] = k->step[c - 1], k->step[c - 1] = tmp;
+        }
     int lv = 0;
     k->loop_begin = k->loop_end = k->n_steps;
     k->n_barriers = 0;
