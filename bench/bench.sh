@@ -20,6 +20,11 @@ REPS=${REPS:-200}
 mkdir -p "$OUTD"
 [ -d "$PWD/.carry/lib" ] && export LD_LIBRARY_PATH="$PWD/.carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MUGEN_CACHE_DIR="${MUGEN_CACHE_DIR:-$(mktemp -d)}"
+if ! "$B/mugen" run --backend gpu --reps 0 examples/ntrans_b1.mu >/dev/null 2>"$OUTD/gpu-check.txt"; then
+    echo "make bench needs a GPU: $(tail -1 "$OUTD/gpu-check.txt")" >&2
+    echo "(run it through the device tool: make gpu-carry, then sh bench/bench.sh .carry/bin; docs/benchmarks.md)" >&2
+    exit 1
+fi
 runs="$OUTD/runs.tsv" log="$OUTD/bench-log.txt"
 : >"$runs"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv >"$log" 2>&1
