@@ -328,6 +328,19 @@ static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
 
 static void loop_open(em *E, const int64_t d[4], coord c) { loop_open_lanes(E, d, c, 1); }
 
+/* loop_open with dims counted in the order perm (outermost first, perm[3] fastest): a copy
+ * walks its source's contiguous dim fastest, so neighbouring threads read neighbouring words */
+static void loop_open_perm(em *E, const int64_t d[4], coord c, const int perm[4]) {
+    int64_t pd[4];
+    coord pc;
+    for (int q = 0; q < 4; q++) pd[q] = d[perm[q]];
+    loop_open(E, pd, pc);
+    for (int q = 0; q < 4; q++) {
+        if (pd[q] == 1 || !strcmp(pc[q], "0")) snprintf(c[perm[q]], CW, "0");
+        else snprintf(c[perm[q]], CW, "c%d", q);
+    }
+}
+
 static void store_to(em *E, const char *name, mg_dtype t, const int64_t st[4], coord c, const char *val) {
     sb_printf(E->sb, "        %s[", name);
     index_expr(E->sb, c, st, !E->block);
@@ -413,14 +426,18 @@ static void full_strides(const int64_t fd[4], int64_t st[4]) {
     for (int d = 3; d >= 0; d--) st[d] = fd[d] == 1 ? 0 : s, s *= fd[d];
 }
 
-/* Can iterator tile t of a tensor of dims fd move in 16-byte vectors? Its rows (the last
- * dim) and the tensor's must be whole vectors, and so must its rows in shared memory, so that
- * every vector starts 16-byte aligned at both ends. CUDA only; C copies element by element. */
-static int vector_iter(const em *E, const op_tensor *t, const int64_t fd[4]) {
+/* Can iterator tile t move in 16-byte vectors along its inner dim (the last, or the one
+ * before it for a column-major tile), given its source's strides fst? That dim must be
+ * contiguous in the source, and every other stride, in the source and in shared memory, and
+ * the tile's extent along it, whole vectors: every vector then starts 16-byte aligned at both
+ * ends. CUDA only; C copies element by element. */
+static int vector_iter(const em *E, const op_tensor *t, const int64_t fst[4]) {
     int64_t v = 16 / (int64_t)base_dtype_size(t->store);
-    return E->tg == CG_CUDA && !t->colmajor && t->dim[3] % v == 0 && fd[3] % v == 0 &&
-           (t->dim[2] == 1 || t->stride[2] % v == 0) && (t->dim[1] == 1 || t->stride[1] % v == 0) &&
-           (t->dim[0] == 1 || t->stride[0] % v == 0);
+    int inner = t->colmajor ? 2 : 3;
+    if (E->tg != CG_CUDA || fst[inner] != 1 || t->dim[inner] % v) return 0;
+    for (int d = 0; d < 4; d++)
+        if (d != inner && t->dim[d] > 1 && (fst[d] % v || t->stride[d] % v)) return 0;
+    return 1;
 }
 
 /* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory;
@@ -429,17 +446,20 @@ static int vector_iter(const em *E, const op_tensor *t, const int64_t fd[4]) {
 static void step_iter(em *E, int j, const char *gname, int x) {
     const ir_node *n = &E->g->nodes[j];
     const op_tensor *t = &E->k->t[j];
-    int64_t fd[4];
     const int64_t *fst = E->p->kst[x]; /* kernel input x's layout */
-    op_pad4(&E->p->g->nodes[x].shape, fd);
     sb_puts(E->sb, "    {\n    const long long base_ = ");
     tile_base(E, n, t->dim, fst, E->sb);
     sb_puts(E->sb, ";\n");
     coord c;
-    if (vector_iter(E, t, fd) && fst[3] == 1) { /* loop over vectors: the last dim counted in vectors */
-        int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / v};
-        loop_open(E, vd, c);
-        if (vd[3] > 1) snprintf(c[3], CW, "(c3 * %" PRId64 ")", v);
+    int perm[4] = {0, 1, 2, 3};
+    if (vector_iter(E, t, fst)) { /* loop over vectors: the inner dim counted in vectors */
+        int64_t v = 16 / (int64_t)base_dtype_size(t->store), vd[4];
+        int inner = t->colmajor ? 2 : 3;
+        memcpy(vd, t->dim, sizeof vd);
+        vd[inner] /= v;
+        if (inner == 2) perm[2] = 3, perm[3] = 2;
+        loop_open_perm(E, vd, c, perm);
+        if (vd[inner] > 1) snprintf(c[inner], CW, "(c%d * %" PRId64 ")", 3, v);
         int as = t->stages || E->async;
         sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
         index_expr(E->sb, c, t->stride, 0);
@@ -448,7 +468,13 @@ static void step_iter(em *E, int j, const char *gname, int x) {
         sb_puts(E->sb, as ? "]);\n    }\n    }\n" : "];\n    }\n    }\n");
         return;
     }
-    loop_open(E, t->dim, c);
+    /* element by element, the source's most contiguous dims fastest */
+    for (int a = 1; a < 4; a++)
+        for (int b = a; b > 0 && fst[perm[b - 1]] < fst[perm[b]]; b--) {
+            int tmp = perm[b];
+            perm[b] = perm[b - 1], perm[b - 1] = tmp;
+        }
+    loop_open_perm(E, t->dim, c, perm);
     sb_printf(E->sb, "        %s[", E->names[j]);
     index_expr(E->sb, c, t->stride, 0);
     sb_printf(E->sb, "] = %s[base_ + ", gname);

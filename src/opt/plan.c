@@ -84,7 +84,8 @@ static void layout(op_tensor *t, int colmajor, int pad) {
     for (int k = 0; k < 4; k++) t->stride[k] = d[k] == 1 ? 0 : st[k];
 }
 
-static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_store, int on) {
+static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_store, const int *kin_col,
+                           int on) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         op_tensor *t = &k->t[i];
@@ -101,9 +102,14 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
                 if (!k->t[n->in[a]].mat || k->t[n->in[a]].store != st) st = MG_F32;
             t->store = st;
         }
-        /* iterator tiles stay row-major so their loads from device memory stay contiguous */
-        int col = on && n->shape.ndim >= 2 && n->op != IR_OP_ITER && only_matmul(b, i, 1);
-        layout(t, col, on && mm);
+        /* iterator tiles follow their source so their loads from device memory stay
+         * contiguous: row-major, or column-major from a buffer whose next-to-last dim is the
+         * contiguous one (a split-K partial laid out splits outermost), read by no matmul
+         * or only as its B operand; such a tile's rows are padded like a matmul operand's,
+         * so a reduction along its columns reads 32 banks */
+        int col = on && n->shape.ndim >= 2 &&
+                  (n->op == IR_OP_ITER ? kin_col[n->index] && (!mm || only_matmul(b, i, 1)) : only_matmul(b, i, 1));
+        layout(t, col, on && (mm || (col && n->op == IR_OP_ITER)));
     }
 }
 
@@ -396,8 +402,12 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     ir_block_classes(b, cls);
     count_uses(b, uses, user);
     mg_dtype kin_store[IR_MAX_IN];
-    for (int a = 0; a < p->g->nodes[knode].n_in; a++)
-        kin_store[a] = p->store[p->g->nodes[knode].in[a]];
+    int kin_col[IR_MAX_IN];
+    for (int a = 0; a < p->g->nodes[knode].n_in; a++) {
+        int x = p->g->nodes[knode].in[a];
+        kin_store[a] = p->store[x];
+        kin_col[a] = p->kst[x][2] == 1 && p->kst[x][3] > 1;
+    }
     for (int i = 0; i < n; i++) {
         ir_op op = b->nodes[i].op;
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
@@ -418,7 +428,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         if (b->nodes[i].op == IR_OP_ACCUM && (k->t[b->nodes[i].in[0]].mat || !some_matmul(b, i))) k->t[i].mat = 0;
     fuse_reductions(b, k, uses);
     fuse_accum_reductions(b, k, uses);
-    choose_layouts(b, k, kin_store, p->opts.layout);
+    choose_layouts(b, k, kin_store, kin_col, p->opts.layout);
     k->threads = block_threads(b, k, p->opts.threads);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
     for (int i = 0; i < n; i++)
