@@ -113,9 +113,10 @@ static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
     coord ac, bc;
     bcast_coord(E, n->in[0], c, ac);
     bcast_coord(E, n->in[1], c, bc);
-    sb_puts(o, "(");
+    sb_puts(o, n->op == IR_OP_DIV ? "mg_div(" : "(");
     expr(E, o, n->in[0], ac, 0);
-    sb_printf(o, " %c ", sym[n->op]);
+    if (n->op == IR_OP_DIV) sb_puts(o, ", ");
+    else sb_printf(o, " %c ", sym[n->op]);
     expr(E, o, n->in[1], bc, 0);
     sb_puts(o, ")");
 }
@@ -159,7 +160,9 @@ static void expr(em *E, strbuf *o, int j, coord c, int force) {
         inner = 1;
         for (int d = 3; d >= 0; d--) {
             if (ad[d] == 1) snprintf(ac[d], CW, "0");
-            else if (snprintf(ac[d], CW, "((%s) / %" PRId64 " %% %" PRId64 ")", flat, inner, ad[d]) >= CW && !E->rc)
+            else if (snprintf(ac[d], CW, E->block && E->tg == CG_CUDA ? "(int)((unsigned)(%s) / %" PRId64 "u %% %" PRId64 "u)"
+                                                                      : "((%s) / %" PRId64 " %% %" PRId64 ")",
+                              flat, inner, ad[d]) >= CW && !E->rc)
                 E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: reshape index too long");
             inner *= ad[d];
         }
@@ -306,8 +309,8 @@ static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
     if (E->tg == CG_C) sb_printf(E->sb, "    for (%s e = 0; e < %" PRId64 "; e++) {\n", it, total);
     else if (E->block && lanes > 1)
         sb_printf(E->sb, "    #pragma unroll 2\n    for (int e_ = threadIdx.x; e_ < %" PRId64 "; e_ += %d) {\n"
-                         "        const int e = min(e_ / %d, %" PRId64 "), l_ = e_ %% %d;\n"
-                         "        const bool ok_ = e_ / %d < %" PRId64 ";\n",
+                         "        const int e = min((int)((unsigned)e_ / %du), %" PRId64 "), l_ = (int)((unsigned)e_ %% %du);\n"
+                         "        const bool ok_ = (int)((unsigned)e_ / %du) < %" PRId64 ";\n",
                   (total * lanes + 31) / 32 * 32, E->k->threads, lanes, total - 1, lanes, lanes, total);
     else if (E->block) /* a literal stride: the compiler can unroll, keeping loads in flight */
         sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", total,
@@ -320,7 +323,10 @@ static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
         if (d[q] == 1) snprintf(c[q], CW, "0");
         else {
             snprintf(c[q], CW, "c%d", q);
-            sb_printf(E->sb, "        const int c%d = (int)(e / %" PRId64 " %% %" PRId64 ");\n", q, inner, d[q]);
+            /* in a block e is a non-negative int: unsigned division is a shift and a mask */
+            if (E->block && E->tg == CG_CUDA)
+                sb_printf(E->sb, "        const int c%d = (int)((unsigned)e / %" PRId64 "u %% %" PRId64 "u);\n", q, inner, d[q]);
+            else sb_printf(E->sb, "        const int c%d = (int)(e / %" PRId64 " %% %" PRId64 ");\n", q, inner, d[q]);
         }
         inner *= d[q];
     }
@@ -482,6 +488,19 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     sb_puts(E->sb, "];\n    }\n    }\n");
 }
 
+/* The dim along which a saver can write its tile of dims td, into a buffer of strides fst,
+ * four elements at a time, or -1. CUDA blocks only; that dim is the tile's last of size > 1,
+ * contiguous in the buffer and a multiple of four; every other stride is a multiple of four
+ * (each group of four then starts aligned). */
+static int vector_save(const em *E, const int64_t td[4], const int64_t fst[4]) {
+    int v = 3;
+    while (v > 0 && td[v] == 1) v--;
+    if (E->tg != CG_CUDA || !E->block || fst[v] != 1 || td[v] % 4) return -1;
+    for (int d = 0; d < 4; d++)
+        if (d != v && fst[d] % 4) return -1;
+    return v;
+}
+
 /* saver: write the saved tile to this block's part of the kernel output (omap) */
 static void step_save(em *E, int j, const char *gname, int x) {
     const ir_node *n = &E->g->nodes[j];
@@ -493,6 +512,25 @@ static void step_save(em *E, int j, const char *gname, int x) {
     tile_base(E, n, td, fst, E->sb);
     sb_puts(E->sb, ";\n");
     coord c;
+    int v = vector_save(E, td, fst);
+    if (v >= 0) { /* four consecutive elements a thread, one store */
+        int64_t vd[4] = {td[0], td[1], td[2], td[3]};
+        vd[v] /= 4;
+        loop_open(E, vd, c);
+        char cv[8];
+        snprintf(cv, sizeof cv, "%s", c[v]);
+        sb_printf(E->sb, "        mg_put4(&%s[base_ + ", gname);
+        snprintf(c[v], CW, "(%s * 4)", cv);
+        index_expr(E->sb, c, fst, 1);
+        sb_puts(E->sb, "]");
+        for (int q = 0; q < 4; q++) {
+            snprintf(c[v], CW, "(%s * 4 + %d)", cv, q);
+            sb_puts(E->sb, ",\n            ");
+            expr(E, E->sb, n->in[0], c, 0);
+        }
+        sb_puts(E->sb, ");\n    }\n    }\n");
+        return;
+    }
     loop_open(E, td, c);
     sb_printf(E->sb, "        %s[base_ + ", gname);
     index_expr(E->sb, c, fst, 1);

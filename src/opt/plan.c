@@ -84,6 +84,25 @@ static void layout(op_tensor *t, int colmajor, int pad) {
     for (int k = 0; k < 4; k++) t->stride[k] = d[k] == 1 ? 0 : st[k];
 }
 
+/* May computed tile i be stored in bf16? When some matmul reads it and every reader is a
+ * tensor-core matmul (not f32: the product rounds an f32 operand to bf16 anyway, so nothing
+ * is lost for it), a reduction (which then adds the values the matmul multiplies), or a
+ * one-iteration accumulator read in i's place whose readers are such. Half the bytes, and
+ * fragments by ldmatrix instead of f32 loads and conversions. */
+static int bf16_tile(const ir_graph *b, const op_kernel *k, int i) {
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            if (b->nodes[j].in[a] != i) continue;
+            const ir_node *r = &b->nodes[j];
+            int ok = r->op == IR_OP_MATMUL ? r->dtype != MG_F32
+                     : ir_ops[r->op].kind == IR_KIND_REDUCE ? 1
+                     : r->op == IR_OP_ACCUM && b->forloop == 1 && !k->t[j].mat ? bf16_tile(b, k, j)
+                                                                                : 0;
+            if (!ok) return 0;
+        }
+    return some_matmul(b, i);
+}
+
 static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_store, const int *kin_col,
                            int on) {
     for (int i = 0; i < b->n_nodes; i++) {
@@ -95,7 +114,7 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
          * repeats of tiles that all have it (they move values, exactly); computed values stay
          * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
-        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : MG_F32;
+        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : on && (n->op != IR_OP_ACCUM || b->forloop == 1) && bf16_tile(b, k, i) ? MG_BF16 : MG_F32;
         if (ir_ops[n->op].kind == IR_KIND_LAYOUT) {
             mg_dtype st = k->t[n->in[0]].mat ? k->t[n->in[0]].store : MG_F32;
             for (int a = 1; a < n->n_in; a++)
@@ -472,9 +491,11 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
 }
 
 /* Strides of node i's buffer (kst): row-major; for a kernel's intermediate output (free),
- * the dims its saver's grid splits go outermost when one of them lies inside an unsplit dim
- * (a split-K partial [rows, cols, splits] becomes [splits, rows, cols]): every block then
- * writes one contiguous tile instead of one float every few hundred bytes. */
+ * the dims its saver's grid indexes whole (one grid step per element: a split index) go
+ * outermost when one of them lies inside an unsplit dim (a split-K partial [rows, cols,
+ * splits] becomes [splits, rows, cols]): every block then writes one contiguous tile instead
+ * of one float every few hundred bytes. A dim the grid cuts into wider tiles stays in place:
+ * moving it whole would make each tile column-major. */
 static void buffer_layout(op_plan *p, int i, int free_layout) {
     const ir_node *n = &p->g->nodes[i];
     int64_t d[4], *st = p->kst[i];
@@ -484,8 +505,9 @@ static void buffer_layout(op_plan *p, int i, int free_layout) {
         for (int j = 0; j < n->body->n_nodes; j++) {
             const ir_node *sv = &n->body->nodes[j];
             if (sv->op != IR_OP_SAVE || sv->index != n->index) continue;
-            for (int g = 0; g < 3; g++)
-                if (sv->map[g] >= 0 && n->body->grid[g] > 1) split[sv->map[g] + pad] = 1;
+            for (int g = 0; g < 3; g++) /* a dim the grid indexes whole (a tile one wide) */
+                if (sv->map[g] >= 0 && n->body->grid[g] > 1 && n->body->grid[g] == d[sv->map[g] + pad])
+                    split[sv->map[g] + pad] = 1;
         }
     int inner = 0; /* a split dim inside an unsplit one of size > 1 */
     for (int a = 0; a < 4; a++)

@@ -183,8 +183,11 @@ mg_status rt_nvrtc_compile(mg_ctx *ctx, const char *src, const char *arch, void 
     if (rc) return rc;
     char arch_opt[64];
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s", arch);
-    const char *opts[] = {arch_opt, "-default-device", "--std=c++17"};
-    int n_opts = (int)(sizeof opts / sizeof opts[0]);
+    /* MUGEN_LINEINFO=1: line tables in the cubin, so a profiler's source view (ncu) names
+     * lines of the generated CUDA (`mugen emit` prints the same text) */
+    const char *li = getenv("MUGEN_LINEINFO");
+    const char *opts[] = {arch_opt, "-default-device", "--std=c++17", "-lineinfo"};
+    int n_opts = (int)(sizeof opts / sizeof opts[0]) - !(li && !strcmp(li, "1"));
     uint64_t key = cache_key(src, arch, opts, n_opts);
     if (rt_cache_get(key, "cubin", image, size)) {
         if (cached) *cached = 1;

@@ -87,11 +87,11 @@ void test_plan_passes(void) {
     int P = ir_find(g, "P");
     CHECK(P >= 0 && on);
     if (P >= 0 && on) CHECK(on->kst[P][3] == 1 && on->kst[P][1] == 64 && on->kst[P][2] == 256 * 64 && on->kst[P][0] == 8 * 256 * 64);
-    /* reuse: GQA's first kernel needs a fifth less shared memory with reuse, and keeps a
-     * 4-stage pipeline; without it only 3 stages fit */
+    /* reuse: GQA's first kernel needs over a fifth less shared memory with reuse, at the same
+     * 4-stage pipeline */
     CHECK(op_plan_new(g, &ctx, &ir_device_h100, &noreuse, &off) == MG_OK);
     CHECK(on && off && on->kernels[0].smem * 5 <= off->kernels[0].smem * 4);
-    CHECK(on && off && on->kernels[0].stages == 4 && off->kernels[0].stages == 3);
+    CHECK(on && off && on->kernels[0].stages == 4 && off->kernels[0].stages == 4);
     op_plan_free(on), op_plan_free(off);
     /* depth: the matmul and the sum of squares share a level in RMSNorm+Linear */
     on = plan(r, 1, 1, 1), off = plan(r, 1, 0, 1);
