@@ -298,6 +298,41 @@ static void compute(em *E, int j, coord c) {
 
 /* ---- element loops ---- */
 
+/* A CUDA block's loop over the elements e of dims d, T threads taking every T-th. The inner
+ * dims whose extents multiply to a divisor P of T keep one coordinate per thread (from
+ * threadIdx.x, hoisted by the compiler); the outer ones come from o_ = e / P, which steps by
+ * T / P, so no division by a non-constant stride is left in the loop, and the outermost
+ * needs no modulo (e < total). */
+static void block_loop(em *E, const int64_t d[4], coord c) {
+    int64_t total = d[0] * d[1] * d[2] * d[3], T = E->k->threads, P = 1;
+    int split = 4; /* dims split..3 are per-thread constants */
+    while (split > 0 && T % (P * d[split - 1]) == 0) P *= d[--split];
+    int outer = 0; /* the outermost dim of size > 1 */
+    while (outer < 3 && d[outer] == 1) outer++;
+    int any_outer = 0;
+    for (int q = 0; q < split; q++) any_outer |= d[q] > 1;
+    sb_puts(E->sb, "    #pragma unroll 4\n");
+    if (any_outer)
+        sb_printf(E->sb, "    for (int e = threadIdx.x, o_ = threadIdx.x / %" PRId64 "; e < %" PRId64 "; e += %" PRId64
+                         ", o_ += %" PRId64 ") {\n", P, total, T, T / P);
+    else sb_printf(E->sb, "    for (int e = threadIdx.x; e < %" PRId64 "; e += %" PRId64 ") {\n", total, T);
+    int64_t inner = 1;
+    for (int q = 3; q >= 0; q--) {
+        if (d[q] == 1) snprintf(c[q], CW, "0");
+        else {
+            snprintf(c[q], CW, "c%d", q);
+            const char *src = q >= split ? "threadIdx.x" : "o_";
+            int64_t div = q >= split ? inner : inner / P;
+            if (q == outer && q < split && div == 1) sb_printf(E->sb, "        const int c%d = o_;\n", q);
+            else if (q == outer)
+                sb_printf(E->sb, "        const int c%d = (int)((unsigned)%s / %" PRId64 "u);\n", q, src, div);
+            else
+                sb_printf(E->sb, "        const int c%d = (int)((unsigned)%s / %" PRId64 "u %% %" PRId64 "u);\n", q, src, div, d[q]);
+        }
+        inner *= d[q];
+    }
+}
+
 /* Opens a loop over the elements of a tensor of dims d and declares c0..c3 (coordinates of
  * dims of size 1 are the literal 0 in c). With lanes > 1 (CUDA blocks), `lanes` consecutive
  * threads share each element (lane l_), the loop runs in whole warps (for shuffles) and
@@ -312,9 +347,10 @@ static void loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
                          "        const int e = min((int)((unsigned)e_ / %du), %" PRId64 "), l_ = (int)((unsigned)e_ %% %du);\n"
                          "        const bool ok_ = (int)((unsigned)e_ / %du) < %" PRId64 ";\n",
                   (total * lanes + 31) / 32 * 32, E->k->threads, lanes, total - 1, lanes, lanes, total);
-    else if (E->block) /* a literal stride: the compiler can unroll, keeping loads in flight */
-        sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", total,
-                  E->k->threads);
+    else if (E->block) { /* a literal stride: the compiler can unroll, keeping loads in flight */
+        block_loop(E, d, c);
+        return;
+    }
     else
         sb_printf(E->sb, "    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < %" PRId64
                          "LL; e += (long long)gridDim.x * blockDim.x) {\n", total);

@@ -114,7 +114,9 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
          * repeats of tiles that all have it (they move values, exactly); computed values stay
          * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
-        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : on && (n->op != IR_OP_ACCUM || b->forloop == 1) && bf16_tile(b, k, i) ? MG_BF16 : MG_F32;
+        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : on && (n->op != IR_OP_ACCUM || (b->forloop == 1 && t->mm_in >= 0)) && bf16_tile(b, k, i)
+                        ? MG_BF16 /* (an accumulator only as a matmul's epilogue writes it) */
+                        : MG_F32;
         if (ir_ops[n->op].kind == IR_KIND_LAYOUT) {
             mg_dtype st = k->t[n->in[0]].mat ? k->t[n->in[0]].store : MG_F32;
             for (int a = 1; a < n->n_in; a++)

@@ -33,6 +33,11 @@ for u in examples/ugraphs/*.mu; do
     cuda_compiles "$u"
     c_runs "examples/$(basename "$u")" "$u"
 done
+# the searched μGraphs make bench times on the GPU (bench/searched/CASE/)
+for u in bench/searched/*/ugraph-*.mu; do
+    cuda_compiles "$u"
+    c_runs "examples/$(basename "$(dirname "$u")").mu" "$u"
+done
 for u in tests/ugraphs/good/*.mu; do
     prog=$(sed -n 's/^# program: //p' "$u")
     cuda_compiles "$u"
