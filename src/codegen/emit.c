@@ -519,9 +519,26 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     loop_open_perm(E, t->dim, c, perm);
     sb_printf(E->sb, "        %s[", E->names[j]);
     index_expr(E->sb, c, t->stride, 0);
-    sb_printf(E->sb, "] = %s[base_ + ", gname);
+    sb_printf(E->sb, "] = %s%s[base_ + ", t->cvt ? "mg_stb(mg_ldh(" : "", gname);
     index_expr(E->sb, c, fst, 1);
-    sb_puts(E->sb, "];\n    }\n    }\n");
+    sb_puts(E->sb, t->cvt ? "]));\n    }\n    }\n" : "];\n    }\n    }\n");
+}
+
+/* Is iterator j's tile (of kernel input x) copied as raw f16 and converted in place
+ * afterwards (t->cvt with 16-byte copies), rather than converted element by element? */
+static int cvt_in_place(const em *E, int j, int x) {
+    return E->k->t[j].cvt && vector_iter(E, &E->k->t[j], E->p->kst[x]);
+}
+
+/* The in-place conversions of raw-copied cvt tiles: pipelined ones (stages) or the others. */
+static void convert_in_place(em *E, int knode, int pipelined) {
+    for (int j = 0; j < E->g->n_nodes; j++) {
+        const ir_node *n = &E->g->nodes[j];
+        const op_tensor *t = &E->k->t[j];
+        if (n->op != IR_OP_ITER || (t->stages > 0) != pipelined) continue;
+        if (!cvt_in_place(E, j, E->p->g->nodes[knode].in[n->index])) continue;
+        sb_printf(E->sb, "    mg_h2bf_block(%s, %" PRId64 "); /* f16 copied, bf16 read */\n", E->names[j], t->stage_elems);
+    }
 }
 
 /* The dim along which a saver can write its tile of dims td, into a buffer of strides fst,
@@ -753,6 +770,7 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         const ir_node *n = &E->g->nodes[j];
         if (only && (n->op == IR_OP_ITER) != (only == 1)) continue;
         if (k->sync[s] && only != 1) barrier(E);
+        if (s == k->loop_begin && only == 0 && k->stages) convert_in_place(E, knode, 1);
         comment(E, j, ir_ops[n->op].name);
         if (n->op == IR_OP_ITER) {
             int x = kg->nodes[knode].in[n->index];
@@ -854,6 +872,9 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     if (cuda) sb_printf(E->sb, "    mg_cp_wait<%d>(); /* the fixed tiles */\n", S > 1 ? S - 1 : 0);
     block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 2);
     barrier(E);
+    size_t before = E->sb->len;
+    convert_in_place(E, knode, 0);
+    if (E->sb->len != before) barrier(E);
     sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
     if (S) {
         sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",

@@ -244,4 +244,13 @@ const char cg_prelude_cuda_mm4[] =
     "}\n"
     "MG_DI void mg_put4(mg_bh *p, float a, float b, float c, float d) {\n"
     "    *(uint2 *)p = make_uint2(mg_pack<true>(a, b), mg_pack<true>(c, d));\n"
+    "}\n"
+    "/* n f16 values at p (16-byte aligned, n a multiple of 8) rewritten as bf16 in place */\n"
+    "MG_DI void mg_h2bf_block(void *p, int n) {\n"
+    "    uint4 *q = (uint4 *)p;\n"
+    "    for (int i = threadIdx.x; i < n / 8; i += blockDim.x) {\n"
+    "        uint4 v = q[i];\n"
+    "        v.x = mg_h2bf(v.x), v.y = mg_h2bf(v.y), v.z = mg_h2bf(v.z), v.w = mg_h2bf(v.w);\n"
+    "        q[i] = v;\n"
+    "    }\n"
     "}\n\n";

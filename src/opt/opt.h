@@ -50,6 +50,9 @@ typedef struct op_tensor {
                         * computed in this step; else -1 */
     int mm_in;         /* an elementwise value over a matmul it alone reads (exp(Q K)): the
                         * matmul's node, whose tiles this step writes through it; else -1 */
+    int cvt;           /* an f16 iterator tile that only bf16 tensor-core matmuls read, with
+                        * store bf16: copied as f16, converted in place before its first
+                        * reader's barrier interval (see plan_kernel) */
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s

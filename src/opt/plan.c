@@ -2,6 +2,7 @@
  * fusion at kernel level, then for each block graph the layout pass, operator scheduling by
  * depth and shared-memory planning with reuse. The result (op_plan, opt.h) is all codegen/
  * needs; it decides nothing itself. */
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,64 @@ static void schedule(op_kernel *k, const int *ph, const int *depth, int by_depth
     }
     if (k->loop_begin > k->loop_end) k->loop_begin = k->loop_end;
     k->n_barriers += 2 + k->post_sync; /* after the prologue, each iteration, register stores */
+}
+
+/* The first barrier interval that reads node i (through readers without a step of their
+ * own, such as a matmul written by its epilogue); INT_MAX when nothing does. */
+static int first_read(const ir_graph *b, const int *ph, const int *level, int i) {
+    int lv = INT_MAX;
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            if (b->nodes[j].in[a] != i) continue;
+            int r = ph[j] >= 0 ? level[j] : first_read(b, ph, level, j);
+            if (r < lv) lv = r;
+        }
+    return lv;
+}
+
+/* Does every reader of i (through one-iteration accumulators read in its place) multiply
+ * it on tensor cores in bf16: a matmul of a 16-bit dtype whose other operand is stored
+ * bf16 or f32? */
+static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
+    int any = 0;
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            if (b->nodes[j].in[a] != i) continue;
+            const ir_node *m = &b->nodes[j];
+            if (m->op == IR_OP_ACCUM && b->forloop == 1 && !k->t[j].mat) {
+                if (!bf16_readers(b, k, j)) return 0;
+                any = 1;
+                continue;
+            }
+            int other = m->op == IR_OP_MATMUL ? m->in[1 - a] : -1;
+            while (other >= 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat) other = b->nodes[other].in[0];
+            if (other < 0 || m->dtype == MG_F32 || !k->t[other].mat || k->t[other].store == MG_F16) return 0;
+            any = 1;
+        }
+    return any;
+}
+
+/* f16 iterator tiles that only bf16 tensor-core matmuls read (the other operand is not f16:
+ * a computed bf16 or f32 tile) are converted to bf16 once, in place, instead of in every
+ * warp's fragments: a pipelined tile in the loop's first barrier interval, which must not
+ * read it; a hoisted one after the prologue's barrier, with one barrier of its own. */
+static void convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const int *level) {
+    int has_loop = k->loop_end > k->loop_begin;
+    if (!has_loop) return;
+    int loop_first = level[k->step[k->loop_begin]];
+    int *cv = base_calloc((size_t)b->n_nodes + 1, sizeof *cv);
+    if (!cv) return; /* an optimisation only */
+    for (int i = 0; i < b->n_nodes; i++) {
+        const op_tensor *t = &k->t[i];
+        if (b->nodes[i].op != IR_OP_ITER || !t->mat || t->store != MG_F16) continue;
+        int pipelined = t->stages > 0 && k->stages > 0, hoisted = ph[i] == PH_PRE;
+        int fr = first_read(b, ph, level, i);
+        if (!(pipelined ? fr > loop_first : hoisted && fr >= loop_first && fr != INT_MAX)) continue;
+        cv[i] = bf16_readers(b, k, i);
+    }
+    for (int i = 0; i < b->n_nodes; i++)
+        if (cv[i]) k->t[i].cvt = 1, k->t[i].store = MG_BF16;
+    base_free(cv);
 }
 
 /* ---- memory planning ---- */
@@ -480,6 +539,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         }
         if (k->smem < 0 || k->smem <= dev->smem_per_block) break;
     }
+    if (k->smem >= 0 && p->opts.layout) convert_tiles(b, k, ph, level);
     base_free(tmp);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (k->stages) pipeline_steps(k);
