@@ -1,8 +1,8 @@
 input Q : f16[16, 256, 64]
 input K : f16[16, 64, 4096]
 input V : f16[16, 4096, 64]
-v3 = kernel(Q, K, grid=[8, 64], forloop=8, threads=128) {
-    t1 = iter(Q, imap=[0], fmap=1)
+v3 = kernel(Q, K, grid=[16, 64], forloop=1, threads=128) {
+    t1 = iter(Q, imap=[0])
     t2 = iter(K, imap=[0, 2])
     t3 = sqr(t1)
     t4 = sqr(t2)
@@ -15,19 +15,18 @@ v3 = kernel(Q, K, grid=[8, 64], forloop=8, threads=128) {
     t11 = sum(t9, dim=2)
     t12 = sqrt(t11)
     t13 = t10 / t12
-    t14 = accum(t13, fmap=1)
+    t14 = accum(t13)
     save(t14, omap=[0, 2])
 }
-O = kernel(V, v3, grid=[8, 64], forloop=64, threads=128) {
+O = kernel(V, v3, grid=[16, 16], forloop=8, threads=128) {
     t0 = iter(V, imap=[0], fmap=1)
     t1 = iter(v3, imap=[0, 1], fmap=2)
     t2 = exp(t1)
-    t3 = accum(t1, fmap=2)
+    t3 = sum(t2, dim=2)
     t4 = matmul(t2, t0)
-    t5 = exp(t3)
+    t5 = accum(t3)
     t6 = accum(t4)
-    t7 = sum(t5, dim=2)
-    t8 = t6 / t7
-    save(t8, omap=[0, 1])
+    t7 = t6 / t5
+    save(t7, omap=[0, 1])
 }
 output O
