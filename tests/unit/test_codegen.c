@@ -15,7 +15,8 @@ void test_emit_readable(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
-    snprintf(path, sizeof path, "examples/ugraphs/%s.mu", name);
+    if (strchr(name, '/')) snprintf(path, sizeof path, "%s", name); /* a path */
+    else snprintf(path, sizeof path, "examples/ugraphs/%s.mu", name);
     FILE *f = fopen(path, "rb");
     if (!f || !buf) {
         fprintf(stderr, "cannot open %s (run the tests from the repository root)\n", path);
@@ -132,6 +133,40 @@ void test_plan_passes(void) {
     if (m >= 0 && off) CHECK(off->kernels[0].t[m].reg_peer < 0 && !off->kernels[0].post_sync);
     op_plan_free(on), op_plan_free(off);
     ir_graph_free(g), ir_graph_free(r), ir_graph_free(l);
+    /* storage types: GQA's exp tile, read only by the bf16 product and its sum, is stored
+     * bf16; V (f16, read only by that product) is copied as f16 and converted once (cvt);
+     * K stays f16 (its product with Q is f16 x f16); without the layout pass all stay */
+    g = load_ugraph("gqa_b8");
+    const ir_graph *pb = g->nodes[ir_find(g, "P")].body;
+    int ge = ir_find(pb, "e"), gv = ir_find(pb, "v"), gk = ir_find(pb, "k");
+    on = plan(g, 1, 1, 1), off = plan(g, 1, 1, 0);
+    CHECK(ge >= 0 && gv >= 0 && gk >= 0 && on && off);
+    if (ge >= 0 && gv >= 0 && gk >= 0 && on && off) {
+        const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
+        CHECK(a->t[ge].store == MG_BF16 && a->t[gv].store == MG_BF16 && a->t[gv].cvt && a->t[gv].stages == 4);
+        CHECK(a->t[gk].store == MG_F16 && !a->t[gk].cvt);
+        CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].cvt);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    /* buffer layouts: the 64-way split's partials [2 heads, 256, 64, 64 splits] go heads
+     * and splits outermost; kernel 2's tiles of them are column-major (64 floats + 4 a row);
+     * QKNorm's scores [2, 256, 4096], cut into 64-wide column tiles, stay row-major */
+    g = load_ugraph("tests/ugraphs/good/gqa_split64.mu");
+    int v4 = ir_find(g, "v4"), O = ir_find(g, "O");
+    on = plan(g, 1, 1, 1);
+    CHECK(v4 >= 0 && O >= 0 && on);
+    if (v4 >= 0 && O >= 0 && on) {
+        CHECK(on->kst[v4][0] == 64 * 256 * 64 && on->kst[v4][3] == 256 * 64 && on->kst[v4][2] == 1 && on->kst[v4][1] == 64);
+        const op_tensor *t1 = &on->kernels[1].t[ir_find(g->nodes[O].body, "t1")];
+        CHECK(t1->colmajor && t1->stride[2] == 1 && t1->stride[3] == 68);
+    }
+    op_plan_free(on), ir_graph_free(g);
+    g = load_ugraph("tests/ugraphs/good/qknorm_scores.mu");
+    int v3 = ir_find(g, "v3");
+    on = plan(g, 1, 1, 1);
+    CHECK(v3 >= 0 && on);
+    if (v3 >= 0 && on) CHECK(on->kst[v3][3] == 1 && on->kst[v3][2] == 4096 && on->kst[v3][1] == 256 * 4096);
+    op_plan_free(on), ir_graph_free(g);
 }
 
 /* The CUDA text: one kernel per graph-defined operator, a comment per step naming its node,
