@@ -137,14 +137,31 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
 
 /* ---- operator scheduling by depth ---- */
 
-/* phase of node i's step; -1 for nodes that have no step of their own */
-static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, int i, int hoist) {
+/* fixed[i]: node i has the same value in every iteration: a constant, a tile that does not
+ * move with the loop, or an operator (no accumulator) of such values only */
+static void fixed_values(const ir_graph *b, int *fixed) {
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        int f = n->op == IR_OP_CONST || (n->op == IR_OP_ITER && n->fmap < 0);
+        if (n->op != IR_OP_ITER && n->op != IR_OP_CONST && n->op != IR_OP_ACCUM && n->op != IR_OP_SAVE) {
+            f = 1;
+            for (int a = 0; a < n->n_in; a++) f &= fixed[n->in[a]];
+        }
+        fixed[i] = f;
+    }
+}
+
+/* phase of node i's step; -1 for nodes that have no step of their own. With hoisting, fixed
+ * tiles load before the loop and what is computed from them alone (QKNorm's rms(Q)) is
+ * computed there once (loop-invariant code motion), not in every iteration. */
+static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, const int *fixed, int i, int hoist) {
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER) return hoist && n->fmap < 0 ? PH_PRE : PH_LOOP; /* fixed tiles load once */
     if (k->t[i].reg_peer >= 0) return n->op == IR_OP_MATMUL ? PH_LOOP : -1; /* stored after the loop */
     if (n->op == IR_OP_ACCUM) return k->t[i].mat ? PH_LOOP : -1;
     if (n->op == IR_OP_SAVE) return PH_POST;
     if (!k->t[i].mat) return -1;
+    if (cls[i] == IR_LOOP && hoist && fixed[i] && b->forloop > 1) return PH_PRE;
     return cls[i] == IR_INVARIANT ? PH_PRE : cls[i] == IR_LOOP ? PH_LOOP : PH_POST;
 }
 
@@ -472,14 +489,15 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     k->step = arena_alloc(&p->mem, (size_t)n * sizeof(int));
     k->sync = arena_alloc(&p->mem, (size_t)n * sizeof(int));
     k->load = arena_alloc(&p->mem, (size_t)n * sizeof(int));
-    int *tmp = base_calloc((size_t)n * 6 + 1, sizeof(int));
+    int *tmp = base_calloc((size_t)n * 7 + 1, sizeof(int));
     if (!k->t || !k->step || !k->sync || !k->load || !tmp) {
         base_free(tmp);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
     int *cls = tmp, *uses = tmp + n, *user = tmp + 2 * n, *ph = tmp + 3 * n, *depth = tmp + 4 * n,
-        *level = tmp + 5 * n;
+        *level = tmp + 5 * n, *fixed = tmp + 6 * n;
     ir_block_classes(b, cls);
+    fixed_values(b, fixed);
     count_uses(b, uses, user);
     mg_dtype kin_store[IR_MAX_IN];
     int kin_col[IR_MAX_IN];
@@ -517,7 +535,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
      * fits; iterators whose tiles move get the deepest pipeline (up to MAX_STAGES, at most the
      * trip count) that fits. */
     for (int hoist = 1; hoist >= 0; hoist--) {
-        for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, i, hoist);
+        for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, fixed, i, hoist);
         depths(b, ph, depth);
         schedule(k, ph, depth, p->opts.depth, level);
         int has_loop = k->loop_end > k->loop_begin;

@@ -161,6 +161,19 @@ void test_plan_passes(void) {
         CHECK(t1->colmajor && t1->stride[2] == 1 && t1->stride[3] == 68);
     }
     op_plan_free(on), ir_graph_free(g);
+    /* loop-invariant code motion: QKNorm b=8's rms(Q) reads only the fixed Q tile, so its
+     * step runs before the loop; rms(K) (the moving K tile) stays in it */
+    g = load_ugraph("qknorm_b8");
+    on = plan(g, 1, 1, 1);
+    CHECK(on != NULL);
+    if (on) {
+        const op_kernel *a = &on->kernels[0];
+        int pre = 0, loop = 0;
+        for (int q = 0; q < a->n_steps; q++)
+            if (a->body->nodes[a->step[q]].op == IR_OP_SQRT) *(q < a->loop_begin ? &pre : &loop) += 1;
+        CHECK(pre == 1 && loop == 1);
+    }
+    op_plan_free(on), ir_graph_free(g);
     g = load_ugraph("tests/ugraphs/good/qknorm_scores.mu");
     int v3 = ir_find(g, "v3");
     on = plan(g, 1, 1, 1);
