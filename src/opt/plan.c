@@ -69,6 +69,21 @@ static int some_matmul(const ir_graph *b, int i) {
     return 0;
 }
 
+/* Does a reduction read i (directly or through elementwise operators computed inside it)
+ * along a dim other than the last? Its lanes then read down a column: rows a multiple of
+ * 128 bytes apart put them all in one bank, so such a tile gets padded rows like a matmul
+ * operand (QKNorm's K tile, normalised over its rows). */
+static int column_reduced(const ir_graph *b, const op_kernel *k, int i) {
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            if (b->nodes[j].in[a] != i) continue;
+            const ir_node *r = &b->nodes[j];
+            if (ir_ops[r->op].kind == IR_KIND_REDUCE && r->dim != b->nodes[i].shape.ndim - 1) return 1;
+            if (is_elementwise(r->op) && !k->t[j].mat && column_reduced(b, k, j)) return 1;
+        }
+    return 0;
+}
+
 /* Row-major strides, or column-major over the last two dims; rows padded by 16 bytes when a
  * row is a multiple of 128 bytes (32 banks of 4 bytes), so the 8 rows a tensor-core fragment
  * load touches fall in different banks. Dims of size 1 get stride 0. */
@@ -131,7 +146,7 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
          * so a reduction along its columns reads 32 banks */
         int col = on && n->shape.ndim >= 2 &&
                   (n->op == IR_OP_ITER ? kin_col[n->index] && (!mm || only_matmul(b, i, 1)) : only_matmul(b, i, 1));
-        layout(t, col, on && (mm || (col && n->op == IR_OP_ITER)));
+        layout(t, col, on && (mm || (col && n->op == IR_OP_ITER) || column_reduced(b, k, i)));
     }
 }
 
@@ -248,8 +263,8 @@ static int first_read(const ir_graph *b, const int *ph, const int *level, int i)
 }
 
 /* Does every reader of i (through one-iteration accumulators read in its place) multiply
- * it on tensor cores in bf16: a matmul of a 16-bit dtype whose other operand is stored
- * bf16 or f32? */
+ * it on tensor cores in bf16 (a matmul of a 16-bit dtype whose other operand is stored
+ * bf16 or f32), with each element loaded by more than one warp? */
 static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
     int any = 0;
     for (int j = i + 1; j < b->n_nodes; j++)
@@ -264,6 +279,10 @@ static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
             int other = m->op == IR_OP_MATMUL ? m->in[1 - a] : -1;
             while (other >= 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat) other = b->nodes[other].in[0];
             if (other < 0 || m->dtype == MG_F32 || !k->t[other].mat || k->t[other].store == MG_F16) return 0;
+            /* warps that load each element: the product's 16-row tiles for a B operand, its
+             * 32-column tiles for an A; with one, converting in place only adds a pass */
+            int64_t M = m->shape.d[m->shape.ndim - 2], N = m->shape.d[m->shape.ndim - 1];
+            if ((a == 1 ? (M + 15) / 16 : (N + 31) / 32) < 2) return 0;
             any = 1;
         }
     return any;

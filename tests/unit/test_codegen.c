@@ -179,6 +179,16 @@ void test_plan_passes(void) {
     on = plan(g, 1, 1, 1);
     CHECK(v3 >= 0 && on);
     if (v3 >= 0 && on) CHECK(on->kst[v3][3] == 1 && on->kst[v3][2] == 4096 && on->kst[v3][1] == 256 * 4096);
+    /* padding for column reductions: kernel 1's K tile [64, 64] f16, summed over its rows
+     * for the norm, gets 8 elements of padding a row; kernel 2's V tile is read by a product
+     * of 4 rows (one warp loads each element): no in-place conversion, it stays f16 */
+    if (on) {
+        const ir_graph *b1 = g->nodes[v3].body, *b2 = g->nodes[ir_find(g, "O")].body;
+        int kt = ir_find(b1, "t2"), vt = ir_find(b2, "t0");
+        CHECK(kt >= 0 && vt >= 0);
+        if (kt >= 0) CHECK(on->kernels[0].t[kt].stride[2] == 72);
+        if (vt >= 0) CHECK(!on->kernels[1].t[vt].cvt && on->kernels[1].t[vt].store == MG_F16);
+    }
     op_plan_free(on), ir_graph_free(g);
 }
 
