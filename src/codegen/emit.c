@@ -377,10 +377,7 @@ static void loop_open_perm(em *E, const int64_t d[4], coord c, const int perm[4]
     coord pc;
     for (int q = 0; q < 4; q++) pd[q] = d[perm[q]];
     loop_open(E, pd, pc);
-    for (int q = 0; q < 4; q++) {
-        if (pd[q] == 1 || !strcmp(pc[q], "0")) snprintf(c[perm[q]], CW, "0");
-        else snprintf(c[perm[q]], CW, "c%d", q);
-    }
+    for (int q = 0; q < 4; q++) memcpy(c[perm[q]], pc[q], CW);
 }
 
 static void store_to(em *E, const char *name, mg_dtype t, const int64_t st[4], coord c, const char *val) {
@@ -501,7 +498,7 @@ static void step_iter(em *E, int j, const char *gname, int x) {
         vd[inner] /= v;
         if (inner == 2) perm[2] = 3, perm[3] = 2;
         loop_open_perm(E, vd, c, perm);
-        if (vd[inner] > 1) snprintf(c[inner], CW, "(c%d * %" PRId64 ")", 3, v);
+        if (vd[inner] > 1) snprintf(c[inner], CW, "(c3 * %" PRId64 ")", v); /* inner is counted fastest */
         int as = t->stages || E->async;
         sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
         index_expr(E->sb, c, t->stride, 0);
@@ -530,15 +527,19 @@ static int cvt_in_place(const em *E, int j, int x) {
     return E->k->t[j].cvt && vector_iter(E, &E->k->t[j], E->p->kst[x]);
 }
 
-/* The in-place conversions of raw-copied cvt tiles: pipelined ones (stages) or the others. */
-static void convert_in_place(em *E, int knode, int pipelined) {
+/* The in-place conversions of raw-copied cvt tiles: pipelined ones (stages) or the others.
+ * Returns how many it wrote. */
+static int convert_in_place(em *E, int knode, int pipelined) {
+    int count = 0;
     for (int j = 0; j < E->g->n_nodes; j++) {
         const ir_node *n = &E->g->nodes[j];
         const op_tensor *t = &E->k->t[j];
         if (n->op != IR_OP_ITER || (t->stages > 0) != pipelined) continue;
         if (!cvt_in_place(E, j, E->p->g->nodes[knode].in[n->index])) continue;
         sb_printf(E->sb, "    mg_h2bf_block(%s, %" PRId64 "); /* f16 copied, bf16 read */\n", E->names[j], t->stage_elems);
+        count++;
     }
+    return count;
 }
 
 /* The dim along which a saver can write its tile of dims td, into a buffer of strides fst,
@@ -872,9 +873,7 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     if (cuda) sb_printf(E->sb, "    mg_cp_wait<%d>(); /* the fixed tiles */\n", S > 1 ? S - 1 : 0);
     block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 2);
     barrier(E);
-    size_t before = E->sb->len;
-    convert_in_place(E, knode, 0);
-    if (E->sb->len != before) barrier(E);
+    if (convert_in_place(E, knode, 0)) barrier(E);
     sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
     if (S) {
         sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",

@@ -130,9 +130,10 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
         /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
          * repeats of tiles that all have it (they move values, exactly); computed values stay
          * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
-        t->store = n->op == IR_OP_ITER ? kin_store[n->index] : on && (n->op != IR_OP_ACCUM || (b->forloop == 1 && t->mm_in >= 0)) && bf16_tile(b, k, i)
-                        ? MG_BF16 /* (an accumulator only as a matmul's epilogue writes it) */
-                        : MG_F32;
+        /* (an accumulator is stored bf16 only when a matmul's epilogue writes it whole) */
+        int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && t->mm_in >= 0);
+        if (n->op == IR_OP_ITER) t->store = kin_store[n->index];
+        else t->store = on && acc_ok && bf16_tile(b, k, i) ? MG_BF16 : MG_F32;
         if (ir_ops[n->op].kind == IR_KIND_LAYOUT) {
             mg_dtype st = k->t[n->in[0]].mat ? k->t[n->in[0]].store : MG_F32;
             for (int a = 1; a < n->n_in; a++)
@@ -157,12 +158,13 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
 static void fixed_values(const ir_graph *b, int *fixed) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
-        int f = n->op == IR_OP_CONST || (n->op == IR_OP_ITER && n->fmap < 0);
-        if (n->op != IR_OP_ITER && n->op != IR_OP_CONST && n->op != IR_OP_ACCUM && n->op != IR_OP_SAVE) {
-            f = 1;
-            for (int a = 0; a < n->n_in; a++) f &= fixed[n->in[a]];
+        if (n->op == IR_OP_CONST) fixed[i] = 1;
+        else if (n->op == IR_OP_ITER) fixed[i] = n->fmap < 0;
+        else if (n->op == IR_OP_ACCUM || n->op == IR_OP_SAVE) fixed[i] = 0;
+        else {
+            fixed[i] = 1;
+            for (int a = 0; a < n->n_in; a++) fixed[i] &= fixed[n->in[a]];
         }
-        fixed[i] = f;
     }
 }
 
@@ -301,11 +303,11 @@ static void convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const 
     for (int i = 0; i < b->n_nodes; i++) {
         const op_tensor *t = &k->t[i];
         if (b->nodes[i].op != IR_OP_ITER || !t->mat || t->store != MG_F16) continue;
-        int pipelined = t->stages > 0 && k->stages > 0, hoisted = ph[i] == PH_PRE;
         int fr = first_read(b, ph, level, i);
-        if (!(pipelined ? fr > loop_first : hoisted && fr >= loop_first && fr != INT_MAX)) continue;
-        cv[i] = bf16_readers(b, k, i);
+        if (t->stages > 0 ? fr > loop_first : ph[i] == PH_PRE && fr >= loop_first && fr != INT_MAX)
+            cv[i] = bf16_readers(b, k, i);
     }
+    /* applied after every decision: bf16_readers asks whether the other operand is f16 */
     for (int i = 0; i < b->n_nodes; i++)
         if (cv[i]) k->t[i].cvt = 1, k->t[i].store = MG_BF16;
     base_free(cv);

@@ -187,7 +187,7 @@ mg_status rt_nvrtc_compile(mg_ctx *ctx, const char *src, const char *arch, void 
      * lines of the generated CUDA (`mugen emit` prints the same text) */
     const char *li = getenv("MUGEN_LINEINFO");
     const char *opts[] = {arch_opt, "-default-device", "--std=c++17", "-lineinfo"};
-    int n_opts = (int)(sizeof opts / sizeof opts[0]) - !(li && !strcmp(li, "1"));
+    int n_opts = li && !strcmp(li, "1") ? 4 : 3;
     uint64_t key = cache_key(src, arch, opts, n_opts);
     if (rt_cache_get(key, "cubin", image, size)) {
         if (cached) *cached = 1;
