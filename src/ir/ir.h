@@ -193,8 +193,9 @@ void ir_block_classes(const ir_graph *b, int *cls);
 /* Thread graphs (Mirage §4.2): tgroup[i] = id of the maximal chain of elementwise operators
  * node i is fused into (its intermediates stay in registers), or -1. Returns the count. */
 int ir_block_fuse(const ir_graph *b, int *tgroup);
-/* Bytes of shared memory block graph b needs (tensors not fused into thread graphs); -1 if
- * out of memory. */
+/* Bytes of shared memory block graph b needs at its peak: the tiles (tensors not fused into
+ * thread graphs) live at once, each from its operator to its last reader in node order; the
+ * planner (src/opt) places them and has the last word. -1 if out of memory. */
 int64_t ir_block_smem(const ir_graph *b);
 /* Adds the kernel graph nodes of a complete block graph: one KERNEL node per save, reading
  * operands in[0..n_in); names[k] names output k. Takes ownership of body (freed on error).

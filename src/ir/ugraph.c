@@ -186,21 +186,32 @@ static int in_registers(const ir_graph *b, int i, const int *tgroup, const int *
 int64_t ir_block_smem(const ir_graph *b) {
     int n = b->n_nodes;
     int *tgroup = base_calloc((size_t)n + 1, sizeof *tgroup), *uses = base_calloc((size_t)n + 1, sizeof *uses);
-    if (!tgroup || !uses) {
-        base_free(tgroup), base_free(uses);
+    int *last = base_calloc((size_t)n + 1, sizeof *last);
+    if (!tgroup || !uses || !last) {
+        base_free(tgroup), base_free(uses), base_free(last);
         return -1;
     }
     ir_block_fuse(b, tgroup);
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < b->nodes[i].n_in; k++) uses[b->nodes[i].in[k]]++;
-    int64_t bytes = 0;
     for (int i = 0; i < n; i++) {
-        const ir_node *nd = &b->nodes[i];
-        if (nd->op == IR_OP_CONST || nd->op == IR_OP_SAVE || in_registers(b, i, tgroup, uses)) continue;
-        bytes += ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
+        last[i] = i;
+        for (int k = 0; k < b->nodes[i].n_in; k++) uses[b->nodes[i].in[k]]++, last[b->nodes[i].in[k]] = i;
     }
-    base_free(tgroup), base_free(uses);
-    return bytes;
+    /* a tile lives from its operator (an iterator's: the start, as the planner loads the
+     * tiles before the steps that read them) to its last reader, in node order: the peak of
+     * the live bytes (the planner reuses a dead tile's space the same way) */
+    int64_t peak = 0;
+    for (int p = 0; p < n; p++) {
+        int64_t bytes = 0;
+        for (int i = 0; i < n; i++) {
+            const ir_node *nd = &b->nodes[i];
+            if ((i > p && nd->op != IR_OP_ITER) || last[i] < p || nd->op == IR_OP_CONST || nd->op == IR_OP_SAVE || in_registers(b, i, tgroup, uses))
+                continue;
+            bytes += ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
+        }
+        if (bytes > peak) peak = bytes;
+    }
+    base_free(tgroup), base_free(uses), base_free(last);
+    return peak;
 }
 
 mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev) {

@@ -8,6 +8,7 @@
 void test_ugraph_roundtrip(void);
 void test_ugraph_validity(void);
 void test_ugraph_semantics(void);
+void test_ugraph_smem_peak(void);
 
 static const char *FUSED =
     "input X : f16[2, 64]\ninput W : f16[64, 96]\n"
@@ -87,6 +88,26 @@ void test_ugraph_validity(void) {
         }
         ir_graph_free(g);
     }
+}
+
+/* The shared memory a block graph needs is its peak of live tiles, not their sum: each
+ * matmul tile dies at its sum, so the second reuses the first's space. Bytes by hand: x 8192
+ * (live to the second matmul), m 8192, r 128, m2 8192; the peak is x + m + r = x + r + m2 =
+ * 16512 where the sum of all tiles (x, m, m2, and r, r2, the add and the accumulator at 128
+ * each) is 25088. */
+void test_ugraph_smem_peak(void) {
+    ir_graph *g = unit_parse("input X : f16[64, 64]\n"
+                             "O = kernel(X, grid=[1], forloop=1) {\n"
+                             "    x = iter(X)\n"
+                             "    r = sum(matmul(x, x), dim=1)\n"
+                             "    r2 = sum(matmul(x, x), dim=1)\n"
+                             "    save(accum(r + r2), omap=[-1])\n"
+                             "}\noutput O\n");
+    const ir_graph *b = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_KERNEL) b = g->nodes[i].body;
+    CHECK(b && ir_block_smem(b) == 16512);
+    ir_graph_free(g);
 }
 
 /* Evaluates a and b on the same random field inputs; returns 1 if all outputs are equal. */
