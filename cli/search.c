@@ -37,6 +37,8 @@ static const char *HELP_SEARCH =
     "                    P/16, P/2, 3P/4, P for P the largest power of two <= N\n"
     "  --grid A,B,..     candidate sizes of a grid dim (default from --sms: 1,2,8,64,96,128)\n"
     "  --forloop A,B,..  candidate for-loop ranges (default 1,8,64)\n"
+    "  --ops A,B,..      the operators the search may place (default all: exp, sqr, sqrt,\n"
+    "                    silu, add, sub, mul, div, matmul, sum, concat, rmsnorm)\n"
     "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
     "  --threads N       worker threads (default: one per core)\n"
     "  --slack F         verify a schedule only if the cost model puts it within F times\n"
@@ -137,7 +139,9 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, " (%d SMs)", o->n_sm);
     fprintf(f, ", forloop");
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
-    fprintf(f, ", slack %g, pruning %s\n", o->slack, o->prune ? "on" : "off");
+    fprintf(f, ", slack %g, pruning %s", o->slack, o->prune ? "on" : "off");
+    if (o->ops) fprintf(f, ", operators %s", o->ops);
+    fputc('\n', f);
     fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected (%lld by the "
             "screen), %lld too large for shared memory once planned, %lld dominated, %lld duplicates, %d verified "
             "μGraphs, tasks %lld/%lld (%lld resumed)%s; verification %.0f thread-s%s\n",
@@ -182,6 +186,8 @@ int cli_search(int argc, char **argv) {
                 if (parse_list(val, o.grid, &o.n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
             } else if (!strcmp(a, "--forloop")) {
                 if (parse_list(val, o.forloop, &o.n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
+            } else if (!strcmp(a, "--ops")) {
+                o.ops = val;
             } else if (!strcmp(a, "--time-limit")) {
                 char *end;
                 double t = strtod(val, &end);

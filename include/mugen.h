@@ -162,6 +162,8 @@ typedef struct mg_search_opts {
     const char *ckpt_dir; /* checkpoint folder (NULL: none) */
     volatile int *stop;           /* set asynchronously (Ctrl-C): end early, keep what was found */
     int64_t eg_max_nodes; /* e-graph bound (0: default) */
+    const char *ops;      /* the operators the search may place, comma-separated (exp, sqr, sqrt,
+                             silu, add, sub, mul, div, matmul, sum, concat, rmsnorm); NULL: all */
 } mg_search_opts;
 
 /* One verified μGraph. */

@@ -18,6 +18,8 @@
 #include "aexpr.h"
 
 enum { MAXT = 48, MAXK = 8, KEYN = IR_MAX_IN + 3, MAXC = 8 };
+/* the compound block operator rmsnorm's rank type (add_block_op) and its --ops bit */
+enum { SR_RMSNORM = IR_OP_COUNT };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
 enum { SEARCH_VERSION = 13 };
@@ -138,6 +140,7 @@ struct search {
     /* dim labels (labels_op): the program inputs' dims, and the labels the program reduces */
     uint64_t in_lab[MAXT][IR_MAX_DIMS], red_lab;
     int max_rank; /* the program's largest tensor rank: a larger one may be squeezed */
+    uint64_t ops; /* the operators it may place (--ops): bit op, SR_RMSNORM for the compound */
     vf_ref *ref; /* the verifier's program side, shared by the workers */
     /* the screen (screen()): the program untiled at small sizes, its verifier side */
     vf_ref *screen_ref;
@@ -875,6 +878,34 @@ static int keep_term(worker *w, int32_t term) {
  * Operands a, b index the level's tensor list, or -2 - c for program constant c. */
 static const ir_op unary_ops[] = {IR_OP_EXP, IR_OP_SQR, IR_OP_SQRT, IR_OP_SILU};
 static const ir_op binary_ops[] = {IR_OP_ADD, IR_OP_SUB, IR_OP_MUL, IR_OP_DIV};
+/* May the search place operator op (an ir_op, or SR_RMSNORM)? */
+static int op_on(const search *s, int op) { return (int)(s->ops >> op & 1); }
+
+/* The --ops list as a bit set over the operators the search places; 0 and a message on an
+ * unknown name. */
+static uint64_t ops_mask(const char *list, char *why, size_t n) {
+    static const int placeable[] = {IR_OP_EXP, IR_OP_SQR, IR_OP_SQRT, IR_OP_SILU, IR_OP_ADD, IR_OP_SUB,
+                                    IR_OP_MUL, IR_OP_DIV, IR_OP_MATMUL, IR_OP_SUM, IR_OP_CONCAT, SR_RMSNORM};
+    uint64_t m = 0;
+    const char *p = list;
+    while (p && *p) {
+        size_t len = strcspn(p, ",");
+        int hit = -1;
+        for (size_t k = 0; k < sizeof placeable / sizeof *placeable && hit < 0; k++) {
+            const char *name = placeable[k] == SR_RMSNORM ? "rmsnorm" : ir_ops[placeable[k]].name;
+            if (strlen(name) == len && !strncmp(name, p, len)) hit = placeable[k];
+        }
+        if (hit < 0) {
+            snprintf(why, n, "unknown operator '%.*s' in the operator list; the search places exp, "
+                     "sqr, sqrt, silu, add, sub, mul, div, matmul, sum, concat, rmsnorm", (int)len, p);
+            return 0;
+        }
+        m |= 1ull << hit;
+        p += len + (p[len] == ',');
+    }
+    if (!m) snprintf(why, n, "the operator list is empty");
+    return m;
+}
 
 /* Kernel-level: tries pre-defined op p over tensors ta[] (n_in of them). */
 static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t attr) {
@@ -987,7 +1018,7 @@ static void kgen(worker *w, const key *last) {
     /* pre-defined operators */
     for (int i = 0; i < n; i++)
         for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
-            if (!my_task(w, depth0)) continue;
+            if (!op_on(s, unary_ops[u]) || !my_task(w, depth0)) continue;
             ir_node p = {.op = unary_ops[u], .n_in = 1};
             k_try(w, last, p, (int[]){i}, 0);
         }
@@ -997,21 +1028,21 @@ static void kgen(worker *w, const key *last) {
             for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
                 ir_op op = binary_ops[u];
                 if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
-                if (!my_task(w, depth0)) continue;
+                if (!op_on(s, op) || !my_task(w, depth0)) continue;
                 ir_node p = {.op = op, .n_in = 2};
                 k_try(w, last, p, (int[]){i, j}, 0);
             }
         }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
-            if (!my_task(w, depth0)) continue;
+            if (!op_on(s, IR_OP_MATMUL) || !my_task(w, depth0)) continue;
             ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
             k_try(w, last, p, (int[]){i, j}, 0);
         }
     for (int i = 0; i < n; i++) {
         const ir_shape *sh = &w->k->nodes[w->t[i].node].shape;
         for (int d = 0; d < sh->ndim; d++) {
-            if (sh->d[d] < 2 || !my_task(w, depth0)) continue;
+            if (sh->d[d] < 2 || !op_on(s, IR_OP_SUM) || !my_task(w, depth0)) continue;
             ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = d, .group = sh->d[d]};
             k_try(w, last, p, (int[]){i}, d);
         }
@@ -1135,7 +1166,6 @@ static void tile(worker *w, int d);
  * over a dim of size n. It is one operator of the search (rank type SR_RMSNORM, abstract
  * expression rms(n, x)) and five primitives in the block graph, so everything after the
  * search (verifier, planner, code) sees only primitives. */
-enum { SR_RMSNORM = IR_OP_COUNT };
 
 /* Adds p's nodes to block graph b of kernel depth d with their dim labels: one node, or the
  * primitives of a compound (and the constant it divides by). Returns the last node, or -1
@@ -1181,6 +1211,8 @@ fail:
  * of a depth-0 kernel is a task point (my_task). */
 static void b_try(worker *w, int d, const key *last, const ir_node *pp, const int *ta, int64_t attr) {
     bstate *bs = &w->bs[d];
+    int op = (int)pp->op;
+    if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !op_on(w->s, op)) return;
     if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
     key kk = make_key(ta, pp->n_in, pp->op, attr);
     if (key_cmp(&kk, last) <= 0) return;
@@ -1450,6 +1482,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
  * passes pruning? Then the same block graph is also generated with the compound
  * (add_block_op), and this copy is a duplicate. */
 static int spelled_out_rmsnorm(worker *w, const ir_graph *b, const btens *t, int n_t) {
+    if (!op_on(w->s, SR_RMSNORM)) return 0;
     int uses[MAXBN] = {0};
     int32_t term[MAXBN];
     for (int i = 0; i < b->n_nodes && i < MAXBN; i++) {
@@ -1694,7 +1727,7 @@ static uint64_t search_key(const search *s) {
               o->max_kernels, o->max_grid_dims, o->max_blocks, o->prune, o->verify_tests);
     for (int i = 0; i < o->n_grid; i++) sb_printf(&sb, "g%d", o->grid[i]);
     for (int i = 0; i < o->n_forloop; i++) sb_printf(&sb, "f%d", o->forloop[i]);
-    sb_printf(&sb, "s%llu l%g m%d", (unsigned long long)o->seed, o->slack, o->n_sm);
+    sb_printf(&sb, "s%llu l%g m%d o%llx", (unsigned long long)o->seed, o->slack, o->n_sm, (unsigned long long)s->ops);
     uint64_t h = sb.s ? text_hash(sb.s) : 0;
     sb_free(&sb);
     return h;
@@ -1881,6 +1914,11 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     search s;
     memset(&s, 0, sizeof s);
     s.prog = prog, s.o = o, s.t0 = now_s();
+    s.ops = ~0ull;
+    if (o->ops) {
+        char why[200];
+        if (!(s.ops = ops_mask(o->ops, why, sizeof why))) return ctx_err(ctx, MG_ERR_INVALID, "%s", why);
+    }
     s.dev = ir_device_h100;
     if (o->n_sm > 0) s.dev.n_sm = o->n_sm;
     char why[512];

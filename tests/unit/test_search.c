@@ -15,6 +15,7 @@ void test_search_theorem1(void);
 void test_search_nothing_found(void);
 void test_search_split_reduction(void);
 void test_search_screen(void);
+void test_search_ops(void);
 void test_aexpr_z3_corpus(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
@@ -138,11 +139,11 @@ void test_aexpr_print_parse(void) {
 }
 
 /* Runs the search on src with the given limits; returns the result (caller frees). */
-static mg_search_result run_search(const char *src, int kops, int bops, int prune, int threads) {
+static mg_search_result run_search_ops(const char *src, int kops, int bops, int prune, int threads, const char *ops) {
     ir_graph *g = unit_parse(src);
     sr_opts o;
     sr_opts_default(&o);
-    o.max_kops = kops, o.max_bops = bops, o.prune = prune, o.threads = threads;
+    o.max_kops = kops, o.max_bops = bops, o.prune = prune, o.threads = threads, o.ops = ops;
     o.grid[0] = 1, o.grid[1] = 2, o.n_grid = 2;
     o.forloop[0] = 1, o.forloop[1] = 2, o.n_forloop = 2;
     o.verify_tests = 2;
@@ -152,6 +153,10 @@ static mg_search_result run_search(const char *src, int kops, int bops, int prun
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
     ir_graph_free(g);
     return r;
+}
+
+static mg_search_result run_search(const char *src, int kops, int bops, int prune, int threads) {
+    return run_search_ops(src, kops, bops, prune, threads, NULL);
 }
 
 static int has_text(const mg_search_result *r, const char *text) {
@@ -237,6 +242,32 @@ void test_search_compound_rmsnorm(void) {
     }
     ir_graph_free(p);
     mg_search_result_free(&r);
+}
+
+/* --ops: only the listed operators are placed; what the narrowed search finds, the full one
+ * finds too; a list without an operator the program needs (sqr, and mul that could stand in
+ * for it) finds nothing; an unknown name is refused. */
+void test_search_ops(void) {
+    mg_search_result all = run_search(SMALL_RMS, 2, 6, 1, 1);
+    mg_search_result some = run_search_ops(SMALL_RMS, 2, 6, 1, 1, "matmul,sum,sqr,div");
+    CHECK_MSG(some.n_found > 0 && some.n_found <= all.n_found, "%d of %d", some.n_found, all.n_found);
+    static const char *other[] = {"exp(", "sqrt(", "silu(", "concat(", " + ", " - ", " * "};
+    for (int i = 0; i < some.n_found; i++) {
+        for (size_t k = 0; k < sizeof other / sizeof *other; k++)
+            CHECK_MSG(!strstr(some.found[i].text, other[k]), "'%s' in %s", other[k], some.found[i].text);
+        CHECK_MSG(has_text(&all, some.found[i].text), "%s", some.found[i].text);
+    }
+    mg_search_result none = run_search_ops(SMALL_RMS, 2, 6, 1, 1, "matmul,sum,div");
+    CHECK(none.n_found == 0);
+    ir_graph *g = unit_parse(SMALL_RMS);
+    sr_opts o;
+    sr_opts_default(&o);
+    o.ops = "matmul,softmax";
+    mg_search_result r;
+    mg_ctx ctx;
+    CHECK(sr_search(g, &o, &ctx, &r) == MG_ERR_INVALID && strstr(ctx.msg, "unknown operator 'softmax'"));
+    ir_graph_free(g);
+    mg_search_result_free(&all), mg_search_result_free(&some), mg_search_result_free(&none);
 }
 
 void test_search_threads_same(void) {
