@@ -228,16 +228,10 @@ static void mac_tile16(const uint32_t *restrict a0, const uint32_t *restrict a1,
  * split into its low and high 32 bits, summed separately in 64-bit lanes (no overflow before
  * 2^32 terms; K <= IR_MAX_DIM < 2^31) and reduced once per output. Rows go in pairs and
  * columns 16 at a time with the sums in registers (mac_tile16); the last N % 16 columns
- * stream through mac_row with acc (2 M JB entries). Returns 1, computing nothing, if an
- * operand holds FF_NONE (q part only): the caller then takes matmul_q_slow. */
-static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
-                       int64_t N, uint32_t m, uint64_t *acc, int64_t JB) {
-    if (m == FF_Q) { /* p values are < FF_P < FF_NONE: only the q part can hold a none */
-        int none = 0;
-        for (int64_t t = 0; t < M * K; t++) none |= a[t] == FF_NONE;
-        for (int64_t t = 0; t < K * N; t++) none |= b[t] == FF_NONE;
-        if (none) return 1;
-    }
+ * stream through mac_row with acc (2 M JB entries). Any 32-bit operands: an FF_NONE in the
+ * q part gives a meaningless sum there, which none_q then overwrites. */
+static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
+                        int64_t N, uint32_t m, uint64_t *acc, int64_t JB) {
     uint64_t r32 = ((uint64_t)1 << 32) % m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
     int64_t N16 = N - N % 16;
     /* rows in pairs, 16 columns at a time, accumulators in registers */
@@ -251,7 +245,7 @@ static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_
                     o[(i + r) * N + j0 + j] = (uint32_t)((s[2 * r + 1][j] % m * r32 % m + s[2 * r][j] % m) % m);
         }
     }
-    if (N16 == N) return 0;
+    if (N16 == N) return;
     /* the last N % 16 columns: rows of b streamed through mac_row */
     int64_t jn = N - N16;
     MG_ASSERT(jn <= JB);
@@ -264,24 +258,24 @@ static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_
             uint64_t lo = acc[2 * i * jn + j] % m, hi = acc[(2 * i + 1) * jn + j] % m;
             o[i * N + N16 + j] = (uint32_t)((hi * r32 % m + lo) % m);
         }
-    return 0;
 }
 
-/* q part when an operand has no exponent part somewhere: per-element, NONE if any term is.
- * Only run when matmul_part saw a none, so the common case stays on the blocked loop. */
-static void matmul_q_slow(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M,
-                          int64_t K, int64_t N) {
+/* The q part of a matmul whose operands may hold FF_NONE (a value out of exp has no Z_q
+ * component): out[i][j] is NONE when some term is, that is when row i of a or column j of b
+ * holds one. rows (M) and cols (N) are scratch. */
+static void none_q(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K, int64_t N,
+                   uint8_t *rows, uint8_t *cols) {
+    int any = 0;
+    memset(rows, 0, (size_t)M), memset(cols, 0, (size_t)N);
     for (int64_t i = 0; i < M; i++)
-        for (int64_t j = 0; j < N; j++) {
-            mg_u128 s = 0;
-            int none = 0;
-            for (int64_t k = 0; k < K; k++) {
-                uint32_t x = a[i * K + k], y = b[k * N + j];
-                none |= x == FF_NONE || y == FF_NONE;
-                s += (uint64_t)x * y;
-            }
-            o[i * N + j] = none ? FF_NONE : (uint32_t)(s % FF_Q);
-        }
+        for (int64_t k = 0; k < K; k++) rows[i] |= a[i * K + k] == FF_NONE;
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) cols[j] |= b[k * N + j] == FF_NONE;
+    for (int64_t i = 0; i < M; i++) any |= rows[i];
+    for (int64_t j = 0; j < N; j++) any |= cols[j];
+    for (int64_t i = 0; any && i < M; i++)
+        for (int64_t j = 0; j < N; j++)
+            if (rows[i] || cols[j]) o[i * N + j] = FF_NONE;
 }
 
 /* Field matmul, one batch matrix at a time (ev_matmul offsets give broadcast batch dims).
@@ -292,17 +286,19 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
     if (ev_matmul_init(&m, &n->shape, &c->g->nodes[n->in[0]].shape, &c->g->nodes[n->in[1]].shape))
         return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     uint64_t *acc = base_alloc((size_t)(2 * m.m * JB) * sizeof *acc);
-    if (!acc) {
+    uint8_t *seen = base_alloc((size_t)(m.m + m.n));
+    if (!acc || !seen) {
+        base_free(acc), base_free(seen);
         ev_matmul_free(&m);
         return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     }
     for (int64_t t = 0; t < m.batch; t++) {
         int64_t oo = t * m.m * m.n;
         matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, FF_P, acc, JB);
-        if (matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, FF_Q, acc, JB))
-            matmul_q_slow(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n);
+        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, FF_Q, acc, JB);
+        none_q(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, seen, seen + m.m);
     }
-    base_free(acc);
+    base_free(acc), base_free(seen);
     ev_matmul_free(&m);
     return MG_OK;
 }
