@@ -1,0 +1,94 @@
+// Microbenchmark: stream W [4096 x 6144] f16 into shared memory, per-block column strips or
+// split-K blocks, with cp.async (16 B per thread) or 1D bulk copies (cp.async.bulk + mbarrier).
+#include <cstdio>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#define K 4096
+#define N 6144
+__device__ __forceinline__ unsigned sa(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void mbar_init(unsigned long long *b, int c) { asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(sa(b)), "r"(c)); }
+__device__ __forceinline__ void mbar_expect(unsigned long long *b, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], %1;" ::"r"(sa(b)), "r"(bytes) : "memory"); }
+__device__ __forceinline__ void mbar_wait(unsigned long long *b, unsigned ph) {
+    asm volatile("{\n.reg .pred p;\nW: mbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n@!p bra W;\n}" ::"r"(sa(b)), "r"(ph) : "memory"); }
+__device__ __forceinline__ void bulk(void *dst, const void *src, unsigned bytes, unsigned long long *b) {
+    asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+                 ::"r"(sa(dst)), "l"(src), "r"(bytes), "r"(sa(b)) : "memory"); }
+__device__ __forceinline__ void cp16(void *s, const void *g) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa(s)), "l"(g) : "memory"); }
+// block tile: rows [r0, r0+RB) x cols [c0, c0+CB); stage = SR rows; ST stages
+template <int CB, int RB, int SR, int ST, bool BULK>
+__global__ void __launch_bounds__(256) stream(const __half *W, float *out) {
+    extern __shared__ __align__(128) unsigned char sm[];
+    __half *buf = (__half *)sm;
+    __shared__ unsigned long long bar[ST];
+    const int ncb = N / CB, c0 = (blockIdx.x % ncb) * CB, r0 = (blockIdx.x / ncb) * RB;
+    const int iters = RB / SR;
+    if (BULK && threadIdx.x == 0) for (int s = 0; s < ST; s++) mbar_init(&bar[s], 1);
+    __syncthreads();
+    auto issue = [&](int it) {
+        __half *dst = buf + (it % ST) * SR * CB;
+        const __half *src = W + (size_t)(r0 + it * SR) * N + c0;
+        if (BULK) {
+            if (threadIdx.x < 32) {
+                if (threadIdx.x == 0) mbar_expect(&bar[it % ST], SR * CB * 2);
+                __syncwarp();
+                for (int r = threadIdx.x; r < SR; r += 32) bulk(dst + r * CB, src + (size_t)r * N, CB * 2, &bar[it % ST]);
+            }
+        } else {
+            for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
+                int r = e / (CB / 8), c = e % (CB / 8) * 8;
+                cp16(dst + r * CB + c, src + (size_t)r * N + c);
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+        }
+    };
+    for (int it = 0; it < ST - 1 && it < iters; it++) issue(it);
+    float acc = 0;
+    for (int it = 0; it < iters; it++) {
+        if (it + ST - 1 < iters) issue(it + ST - 1);
+        else if (!BULK) asm volatile("cp.async.commit_group;" ::: "memory");
+        if (BULK) mbar_wait(&bar[it % ST], (it / ST) & 1);
+        else { asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1) : "memory"); }
+        __syncthreads();
+        const __half *b = buf + (it % ST) * SR * CB;
+        for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
+            uint4 v = ((const uint4 *)b)[e];
+            acc += __half2float(((__half *)&v)[0]) + __half2float(((__half *)&v)[7]);
+        }
+        __syncthreads();
+    }
+    if (acc == 12345.f) out[0] = acc;
+}
+template <int CB, int RB, int SR, int ST, bool BULK>
+void run(const char *name, const __half *W, float *out) {
+    int blocks = (N / CB) * (K / RB);
+    size_t smem = (size_t)ST * SR * CB * 2;
+    auto k = stream<CB, RB, SR, ST, BULK>;
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+    for (int i = 0; i < 5; i++) k<<<blocks, 256, smem>>>(W, out);
+    cudaEventRecord(a);
+    for (int i = 0; i < 50; i++) k<<<blocks, 256, smem>>>(W + (size_t)(i % 4) * K * N, out);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b);
+    double us = ms * 1000 / 50;
+    printf("%-28s blocks %4d smem %6zu: %7.2f us  %6.0f GB/s  %s\n", name, blocks, smem, us, K * (double)N * 2 / us / 1e3, cudaGetErrorString(cudaGetLastError()));
+}
+int main() {
+    __half *W; float *out;
+    cudaMalloc(&W, (size_t)4 * K * N * 2); cudaMalloc(&out, 4);
+    cudaMemset(W, 0, (size_t)4 * K * N * 2);
+    run<64, 4096, 512, 2, false>("strip64 cp16 512x2", W, out);
+    run<64, 4096, 256, 4, false>("strip64 cp16 256x4", W, out);
+    run<64, 4096, 512, 2, true>("strip64 bulk 512x2", W, out);
+    run<64, 4096, 256, 4, true>("strip64 bulk 256x4", W, out);
+    run<64, 4096, 128, 8, true>("strip64 bulk 128x8", W, out);
+    run<1024, 256, 32, 3, false>("sk1024 cp16 32x3", W, out);
+    run<1024, 256, 32, 3, true>("sk1024 bulk 32x3", W, out);
+    run<1024, 256, 16, 6, true>("sk1024 bulk 16x6", W, out);
+    run<512, 128, 16, 6, true>("sk512x128 bulk 16x6", W, out);
+    run<512, 128, 16, 4, false>("sk512x128 cp16 16x4", W, out);
+    run<6144, 32, 4, 4, true>("rows6144 bulk 4x4", W, out);
+    run<6144, 32, 4, 4, false>("rows6144 cp16 4x4", W, out);
+    return 0;
+}
