@@ -1,3 +1,4 @@
+# program: examples/qknorm_b1.mu
 # QKNorm b=1 (examples/qknorm_b1.mu) fused into GQA's 64-way split of the keys with two grid
 # dims (examples/ugraphs/qknorm_b1.mu uses three): its tiles sum to 264 KB, more than a block may
 # have, but fewer are live at once (at most 104 KB by ir_block_smem) and the planner places them in
