@@ -187,8 +187,9 @@ int64_t ir_block_smem(const ir_graph *b) {
     int n = b->n_nodes;
     int *tgroup = base_calloc((size_t)n + 1, sizeof *tgroup), *uses = base_calloc((size_t)n + 1, sizeof *uses);
     int *last = base_calloc((size_t)n + 1, sizeof *last);
-    if (!tgroup || !uses || !last) {
-        base_free(tgroup), base_free(uses), base_free(last);
+    int64_t *size = base_calloc((size_t)n + 1, sizeof *size);
+    if (!tgroup || !uses || !last || !size) {
+        base_free(tgroup), base_free(uses), base_free(last), base_free(size);
         return -1;
     }
     ir_block_fuse(b, tgroup);
@@ -199,18 +200,19 @@ int64_t ir_block_smem(const ir_graph *b) {
     /* a tile lives from its operator (an iterator's: the start, as the planner loads the
      * tiles before the steps that read them) to its last reader, in node order: the peak of
      * the live bytes (the planner reuses a dead tile's space the same way) */
+    for (int i = 0; i < n; i++) {
+        const ir_node *nd = &b->nodes[i];
+        if (nd->op != IR_OP_CONST && nd->op != IR_OP_SAVE && !in_registers(b, i, tgroup, uses))
+            size[i] = ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
+    }
     int64_t peak = 0;
     for (int p = 0; p < n; p++) {
         int64_t bytes = 0;
-        for (int i = 0; i < n; i++) {
-            const ir_node *nd = &b->nodes[i];
-            if ((i > p && nd->op != IR_OP_ITER) || last[i] < p || nd->op == IR_OP_CONST || nd->op == IR_OP_SAVE || in_registers(b, i, tgroup, uses))
-                continue;
-            bytes += ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
-        }
+        for (int i = 0; i < n; i++)
+            if ((i <= p || b->nodes[i].op == IR_OP_ITER) && last[i] >= p) bytes += size[i];
         if (bytes > peak) peak = bytes;
     }
-    base_free(tgroup), base_free(uses), base_free(last);
+    base_free(tgroup), base_free(uses), base_free(last), base_free(size);
     return peak;
 }
 

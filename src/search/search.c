@@ -1165,7 +1165,8 @@ static void tile(worker *w, int d);
 /* The compound block operator rmsnorm (Mirage's TB_RMS_NORM_OP): x / sqrt(sum(sqr(x), dim) / n)
  * over a dim of size n. It is one operator of the search (rank type SR_RMSNORM, abstract
  * expression rms(n, x)) and five primitives in the block graph, so everything after the
- * search (verifier, planner, code) sees only primitives. */
+ * search (verifier, planner, code) sees only primitives. Its rank type and --ops bit is
+ * SR_RMSNORM (top of this file). */
 
 /* Adds p's nodes to block graph b of kernel depth d with their dim labels: one node, or the
  * primitives of a compound (and the constant it divides by). Returns the last node, or -1
