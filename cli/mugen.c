@@ -74,7 +74,7 @@ static const char *HELP_RUN =
     "  --backend B   gpu, c or auto (default: the GPU if there is one, else C)\n"
     "  --seed N      seed for the inputs (default: from the clock; printed)\n"
     "  --reps N      timed runs, median reported (default 50; 0: no timing)\n"
-    "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize\n"
+    "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize, --no-chain\n"
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
@@ -139,6 +139,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--no-pipeline")) o->run.no_pipeline = 1;
         else if (!strcmp(a, "--no-regacc")) o->run.no_regacc = 1;
         else if (!strcmp(a, "--no-blocksize")) o->run.no_blocksize = 1;
+        else if (!strcmp(a, "--no-chain")) o->run.no_chain = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
         else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
             if (!val) return usage_error("%s needs a value", a);
@@ -545,7 +546,7 @@ int main(int argc, char **argv) {
         (o.tests && strcmp(o.cmd, "verify")) ||
         ((o.backend || o.reps) && strcmp(o.cmd, "run")) ||
         ((o.target || o.compile) && strcmp(o.cmd, "emit")) ||
-        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize) && !gen))
+        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize || o.run.no_chain) && !gen))
         return usage_error("option not valid for '%s'", o.cmd);
     if (o.backend) {
         if (!strcmp(o.backend, "gpu")) o.run.backend = MG_BACKEND_GPU;

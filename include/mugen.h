@@ -226,6 +226,7 @@ typedef struct mg_run_opts {
     int no_pipeline;    /* iterator tiles loaded at each iteration's start, no stages ahead, */
     int no_regacc;      /* summed matmuls through shared memory, not kept in registers, */
     int no_blocksize;   /* the μGraph's own threads per block, not sized to the work */
+    int no_chain;       /* attention's score tile stored in shared memory, not kept in registers */
 } mg_run_opts;
 
 typedef struct mg_run_output {

@@ -634,6 +634,12 @@ static int tc_matmul(const em *E, int j) {
  * within the block, when the matmul has fewer 16x32 tiles than the block has warps and the
  * depth splits into whole k-steps), and T tiles per warp within a group. */
 static void regacc_shape(const em *E, int j, int64_t *T, int *SK) {
+    const op_tensor *h = E->k->t[j].chain_of >= 0 ? &E->k->t[E->k->t[j].chain_of] : NULL;
+    if (h) { /* a chain's: TS strips a warp, each N2 / 32 tiles of 16x32 */
+        *SK = h->chain_sk;
+        *T = h->chain_ts * (E->k->t[j].dim[3] / 32);
+        return;
+    }
     const int64_t *d = E->k->t[j].dim, K = E->g->nodes[E->g->nodes[j].in[0]].shape.d[E->g->nodes[E->g->nodes[j].in[0]].shape.ndim - 1];
     int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->threads / 32;
     int sk = 1;
@@ -652,24 +658,39 @@ static int stored_as(const em *E, int j) {
     return j;
 }
 
+/* How mg_mm_tile reads its operands' fragments (the LA, LB modes of the prelude) for a
+ * product of depth K and width N in the mma's type (bf: bf16, else f16); a may be NULL. */
+static void frag_modes(const op_tensor *a, const op_tensor *b, int bf, int64_t K, int64_t N, int *la, int *lb) {
+    mg_dtype mt = bf ? MG_BF16 : MG_F16;
+    int batch_ok = b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0 && (!a || (a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0));
+    /* fragments by ldmatrix: operands in the mma's type, 16-byte rows, whole k-steps */
+    /* or f16 tiles for a bf16 product: loaded the same way, converted in registers */
+    int cva = a && bf && a->store == MG_F16, cvb = bf && b->store == MG_F16;
+    *la = !a || a->stride[3] != 1 || !batch_ok || K % 16 ? 0
+          : (a->store == mt || cva) && a->stride[2] % 8 == 0 ? (cva ? 3 : 1)
+          : a->store == MG_F32 && a->stride[2] % 2 == 0 ? 2 : 0;
+    *lb = (b->store != mt && !cvb) || !batch_ok || K % 16 ? 0
+          : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? (cvb ? 3 : 1)
+          : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? (cvb ? 4 : 2) : 0;
+}
+
+/* node j's value as the body of a lambda over vr_, the value of node `in` (an epilogue) */
+static void epilogue(em *E, int j, int in) {
+    coord c0 = {"0", "0", "0", "0"};
+    sb_puts(E->sb, "[](float vr_) { return ");
+    E->reg_node = in;
+    expr(E, E->sb, j, c0, 1);
+    E->reg_node = -1;
+    sb_puts(E->sb, "; }");
+}
+
 static int step_matmul_tc(em *E, int j, int out) {
     const ir_node *n = &E->g->nodes[j];
     if (!tc_matmul(E, j)) return 0;
     int ia = stored_as(E, n->in[0]), ib = stored_as(E, n->in[1]);
     const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer;
-    mg_dtype mt = bf ? MG_BF16 : MG_F16;
-    int64_t K = a->dim[3], N = c->dim[3];
-    int batch_ok = a->stride[0] % 8 == 0 && a->stride[1] % 8 == 0 && b->stride[0] % 8 == 0 && b->stride[1] % 8 == 0;
-    /* fragments by ldmatrix: operands in the mma's type, 16-byte rows, whole k-steps */
-    /* or f16 tiles for a bf16 product: loaded the same way, converted in registers */
-    int cva = bf && a->store == MG_F16, cvb = bf && b->store == MG_F16;
-    int la = a->stride[3] != 1 || !batch_ok || K % 16 ? 0
-             : (a->store == mt || cva) && a->stride[2] % 8 == 0 ? (cva ? 3 : 1)
-             : a->store == MG_F32 && a->stride[2] % 2 == 0 ? 2 : 0;
-    int lb = (b->store != mt && !cvb) || !batch_ok || K % 16 ? 0
-             : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? (cvb ? 3 : 1)
-             : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? (cvb ? 4 : 2) : 0;
+    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer, la, lb;
+    frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
     int64_t T;
     int SK;
     regacc_shape(E, j, &T, &SK);
@@ -683,12 +704,8 @@ static int step_matmul_tc(em *E, int j, int out) {
     for (int q = 0; q < (acc >= 0 ? 2 : 3); q++)
         for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, ts[q]->stride[d]);
     if (acc < 0 && out != j) { /* the epilogue: out's expression with the matmul's value as vr_ */
-        coord c0 = {"0", "0", "0", "0"};
-        sb_puts(E->sb, ", [](float vr_) { return ");
-        E->reg_node = j;
-        expr(E, E->sb, out, c0, 1);
-        E->reg_node = -1;
-        sb_puts(E->sb, "; }");
+        sb_puts(E->sb, ", ");
+        epilogue(E, out, j);
     } else if (acc < 0) sb_puts(E->sb, ", mg_idf{}");
     sb_puts(E->sb, ");\n");
     return 1;
@@ -714,6 +731,13 @@ static void store_regacc(em *E, int acc) {
     int64_t T;
     int SK;
     regacc_shape(E, mm, &T, &SK);
+    if (E->k->t[mm].chain_of >= 0) {
+        const op_tensor *h = &E->k->t[E->k->t[mm].chain_of];
+        sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+                  ", mg_idf{});\n", E->k->threads / 32, t->dim[3] / 32, h->chain_ts, h->chain_sk, E->names[acc], E->names[acc], t->dim[2],
+                  t->dim[3], t->stride[2], t->stride[3]);
+        return;
+    }
     sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ", %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, T, SK,
               E->names[acc], E->names[acc], t->dim[0], t->dim[1], t->dim[2], t->dim[3]);
     for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, t->stride[d]);
@@ -757,6 +781,61 @@ static void step_op(em *E, int j) {
     sb_puts(E->sb, "    }\n");
 }
 
+/* Position of node j among the block program's steps, or -1. */
+static int step_pos(const op_kernel *k, int j) {
+    for (int s = 0; s < k->n_steps; s++)
+        if (k->step[s] == j) return s;
+    return -1;
+}
+
+/* A chain (plan.c, find_chains) at the first of its two writers' steps: mg_chain into the
+ * register accumulator, or into local fragments stored right after (mg_chain_put). */
+static void step_chain(em *E, int e) {
+    const op_tensor *h = &E->k->t[e];
+    const ir_node *m1 = &E->g->nodes[h->mm_in], *m2 = &E->g->nodes[h->chain_mm];
+    const op_tensor *a = &E->k->t[stored_as(E, m1->in[0])], *b = &E->k->t[stored_as(E, m1->in[1])];
+    const op_tensor *v = &E->k->t[stored_as(E, m2->in[1])], *o = &E->k->t[h->chain_mm];
+    const op_tensor *w = &E->k->t[h->chain_mw], *r = &E->k->t[h->chain_sw];
+    int bf = !(a->store == MG_F16 && b->store == MG_F16), la, lb, lv, dummy;
+    int64_t M = h->dim[2], N1 = h->dim[3], K1 = a->dim[3], N2 = o->dim[3];
+    frag_modes(a, b, bf, K1, N1, &la, &lb);
+    frag_modes(NULL, v, 1, N1, N2, &dummy, &lv);
+    int acc = o->reg_peer, rs_mode = E->g->nodes[h->chain_sw].op == IR_OP_ACCUM ? 1 : 2;
+    int64_t srm = r->dim[2] == M ? r->stride[2] : r->stride[3];
+    char oname[80];
+    snprintf(oname, sizeof oname, "r_%s", acc >= 0 ? E->names[acc] : "chain");
+    if (acc < 0)
+        sb_printf(E->sb, "    {\n    float r_chain[%d][4][4] = {};\n", (int)(h->chain_ts * (N2 / 32)));
+    sb_printf(E->sb, "    mg_chain<%d, %s, %d, %d, %d, %" PRId64 ", %" PRId64 ", %d, %d, %d>(%s, %s, %" PRId64
+              ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+              ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
+              E->k->threads / 32, bf ? "true" : "false", la, lb, lv, N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk, rs_mode, oname,
+              E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])], E->names[stored_as(E, m1->in[1])],
+              E->names[stored_as(E, m2->in[1])], M, N1, K1, N2, a->stride[2], a->stride[3], b->stride[2],
+              b->stride[3], v->stride[2], v->stride[3]);
+    epilogue(E, e, h->mm_in);
+    sb_puts(E->sb, ");\n");
+    if (acc >= 0) return;
+    sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_chain, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
+              E->k->threads / 32, N2 / 32, h->chain_ts, h->chain_sk, E->names[h->chain_mw], M, N2, w->stride[2], w->stride[3]);
+    if (h->chain_mw == h->chain_mm) sb_puts(E->sb, "mg_idf{}");
+    else epilogue(E, h->chain_mw, h->chain_mm);
+    sb_puts(E->sb, ");\n    }\n");
+}
+
+/* Is step j one of a chain's two writers? It then emits the chain if it comes first, else
+ * nothing. */
+static int chain_writer(em *E, int j) {
+    int e = E->k->t[j].chain_of;
+    if (E->tg != CG_CUDA || e < 0) return 0;
+    const op_tensor *h = &E->k->t[e];
+    if (j != h->chain_mw && j != h->chain_sw) return 0;
+    int other = j == h->chain_mw ? h->chain_sw : h->chain_mw;
+    if (other == j || step_pos(E->k, j) < step_pos(E->k, other)) step_chain(E, e);
+    else sb_puts(E->sb, "    /* (written by the chain above) */\n");
+    return 1;
+}
+
 static void barrier(em *E) {
     if (E->tg == CG_CUDA) sb_puts(E->sb, "    __syncthreads();\n");
 }
@@ -771,8 +850,9 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         const ir_node *n = &E->g->nodes[j];
         if (only && (n->op == IR_OP_ITER) != (only == 1)) continue;
         if (k->sync[s] && only != 1) barrier(E);
-        if (s == k->loop_begin && only == 0 && k->stages) convert_in_place(E, knode, 1);
+        if (s == k->loop_begin && only == 0 && k->stages && convert_in_place(E, knode, 1) && k->cvt_sync) barrier(E);
         comment(E, j, ir_ops[n->op].name);
+        if (chain_writer(E, j)) continue;
         if (n->op == IR_OP_ITER) {
             int x = kg->nodes[knode].in[n->index];
             step_iter(E, j, gn[x], x);
@@ -1005,7 +1085,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
     if (t == CG_CUDA) {
         sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
-        sb_puts(&sb, cg_prelude_cuda_mm4);
+        sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
     } else sb_puts(&sb, cg_prelude_c);
     for (int i = 0; !E.rc && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];

@@ -25,6 +25,9 @@ typedef struct op_opts {
                    * matmul's tile goes through shared memory and the accumulator adds it */
     int threads;  /* the block size follows the work (128 to 512 threads, see plan.c); off:
                    * the block graph's own threads */
+    int chain;    /* attention's exp(Q K) tile, read only by its row sum and a product with V,
+                   * stays in each warp's registers (see find_chains); off: stored in shared
+                   * memory. Tensor-core code only: the C target plans with it off. */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -53,6 +56,14 @@ typedef struct op_tensor {
     int cvt;           /* an f16 iterator tile that only bf16 tensor-core matmuls read, with
                         * store bf16: copied as f16, converted in place before its first
                         * reader's barrier interval (see plan_kernel) */
+    /* A chain (find_chains): on its head, the tile e = f(A B) (mm_in >= 0, never stored),
+     * chain_mm is the matmul e V and chain_sum the row sum of e (-1: none); chain_mw and
+     * chain_sw the steps that write their values (the matmul, its register accumulator's
+     * matmul or its epilogue; the stored sum or the accumulator adding it), both in one
+     * barrier interval, and chain_sk, chain_ts the warp split (SK groups over e's columns,
+     * TS 16-row strips a warp). On chain_mm, chain_mw and chain_sw: chain_of = the head;
+     * else -1. */
+    int chain_of, chain_mm, chain_sum, chain_mw, chain_sw, chain_sk, chain_ts;
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s
@@ -73,6 +84,8 @@ typedef struct op_kernel {
     int threads;       /* threads per block */
     int stages;        /* the pipeline depth of the loop's iterators (0: none pipelined) */
     int post_sync;     /* a barrier after the loop's register accumulators are stored */
+    int cvt_sync;      /* a barrier after the in-loop conversion of pipelined tiles (cvt), which
+                        * the first interval of the loop body reads (a chain's V) */
     int64_t smem;      /* bytes of shared memory the block needs */
 } op_kernel;
 

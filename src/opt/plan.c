@@ -9,7 +9,7 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1, 1, 1, 1};
+const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1};
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
@@ -279,8 +279,12 @@ static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
                 continue;
             }
             int other = m->op == IR_OP_MATMUL ? m->in[1 - a] : -1;
-            while (other >= 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat) other = b->nodes[other].in[0];
-            if (other < 0 || m->dtype == MG_F32 || !k->t[other].mat || k->t[other].store == MG_F16) return 0;
+            while (other >= 0 && k->t[other].chain_mm < 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat)
+                other = b->nodes[other].in[0];
+            /* a chain's scores are bf16 fragments in registers */
+            int chained = other >= 0 && k->t[other].chain_mm >= 0;
+            if (other < 0 || m->dtype == MG_F32 || (!chained && (!k->t[other].mat || k->t[other].store == MG_F16)))
+                return 0;
             /* warps that load each element: the product's 16-row tiles for a B operand, its
              * 32-column tiles for an A; with one, converting in place only adds a pass */
             int64_t M = m->shape.d[m->shape.ndim - 2], N = m->shape.d[m->shape.ndim - 1];
@@ -295,10 +299,17 @@ static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
  * warp's fragments: a pipelined tile in the loop's first barrier interval, which must not
  * read it; a hoisted one after the prologue's barrier, with one barrier of its own. */
 static void convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const int *level) {
-    int has_loop = k->loop_end > k->loop_begin;
-    if (!has_loop) return;
-    int loop_first = level[k->step[k->loop_begin]];
-    int *cv = base_calloc((size_t)b->n_nodes + 1, sizeof *cv);
+    /* the first interval after the prologue: the loop's, or with no loop steps the next */
+    int loop_first = INT_MAX;
+    for (int s = 0; s < k->n_steps && loop_first == INT_MAX; s++)
+        if (ph[k->step[s]] != PH_PRE) loop_first = level[k->step[s]];
+    if (loop_first == INT_MAX) return;
+    /* the barrier interval the in-loop conversion runs in: the first loop step's that is no
+     * pipelined iterator; a tile read there gets a barrier after the conversion (cvt_sync) */
+    int conv = INT_MAX;
+    for (int s = k->loop_begin; s < k->loop_end && conv == INT_MAX; s++)
+        if (!k->t[k->step[s]].stages) conv = level[k->step[s]];
+    int *cv = base_calloc((size_t)b->n_nodes + 1, sizeof *cv), sync = 0;
     if (!cv) return; /* an optimisation only */
     for (int i = 0; i < b->n_nodes; i++) {
         const op_tensor *t = &k->t[i];
@@ -306,10 +317,12 @@ static void convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const 
         int fr = first_read(b, ph, level, i);
         if (t->stages > 0 ? fr > loop_first : ph[i] == PH_PRE && fr >= loop_first && fr != INT_MAX)
             cv[i] = bf16_readers(b, k, i);
+        if (cv[i] && t->stages > 0 && fr <= conv) sync = 1;
     }
     /* applied after every decision: bf16_readers asks whether the other operand is f16 */
     for (int i = 0; i < b->n_nodes; i++)
         if (cv[i]) k->t[i].cvt = 1, k->t[i].store = MG_BF16;
+    k->cvt_sync = sync;
     base_free(cv);
 }
 
@@ -410,7 +423,7 @@ static void pipeline_steps(op_kernel *k) {
     }
     k->n_steps = m, k->loop_begin = begin, k->loop_end = end;
     if (begin < end) k->sync[begin] = 1;
-    k->n_barriers = 2 + k->post_sync;
+    k->n_barriers = 2 + k->post_sync + k->cvt_sync;
     for (int s = 0; s < m; s++) k->n_barriers += k->sync[s];
 }
 
@@ -501,6 +514,107 @@ static void register_accumulators(const ir_graph *b, op_kernel *k, const int *us
     }
 }
 
+/* ---- attention chains ---- */
+
+/* The step that writes sum s: s itself when stored in f32 (*mode 2), or the f32 accumulator
+ * adding it (red_in, *mode 1); -1 otherwise. */
+static int sum_writer(const ir_graph *b, const op_kernel *k, int s, int *mode) {
+    if (k->t[s].mat) {
+        *mode = 2;
+        return k->t[s].red_in < 0 && k->t[s].store == MG_F32 ? s : -1;
+    }
+    for (int u = s + 1; u < b->n_nodes; u++)
+        if (k->t[u].red_in == s) {
+            *mode = 1;
+            return b->nodes[u].op == IR_OP_ACCUM && b->nodes[u].fmap < 0 && k->t[u].mat && k->t[u].store == MG_F32 ? u : -1;
+        }
+    return -1;
+}
+
+/* The step that writes matmul m's value: m (stored, or summed in registers), or the
+ * elementwise step written through it (mm_in); -1 otherwise. */
+static int mm_writer(const ir_graph *b, const op_kernel *k, int m) {
+    if (k->t[m].mat || k->t[m].reg_peer >= 0) return m;
+    for (int u = m + 1; u < b->n_nodes; u++)
+        if (k->t[u].mm_in == m) return u;
+    return -1;
+}
+
+/* Attention's chain (FlashAttention's inner step, Mirage's thread-graph fusion taken to the
+ * warp): a tile e = f(A B) written through its matmul (mm_in) whose only readers are its row
+ * sum and the A operand of one more tensor-core matmul e V. Each warp then computes its
+ * 16-row strips of A B in registers, applies f, sums the rows and multiplies by V from
+ * those registers: e is never stored (no shared memory, no barrier between the three). The
+ * warps split e's columns into SK groups when the block has more warps than strips (their
+ * partial sums meet in shared memory in a fixed order, so the products must be f32 sums
+ * without an epilogue). Whether the two writers share a barrier interval is checked after
+ * scheduling (chains_split). */
+static void find_chains(const ir_graph *b, op_kernel *k, const int *uses, int size_threads) {
+    if (k->threads % 32 || b->threads % 32) return;
+    int chained = 0; /* the first chain sizes the block (size_threads), the others follow */
+    for (int e = 0; e < b->n_nodes; e++) {
+        op_tensor *te = &k->t[e];
+        int m1 = te->mm_in;
+        if (m1 < 0 || !te->mat || uses[e] != 2 || b->nodes[m1].dtype == MG_F32) continue;
+        int64_t M = te->dim[2], N1 = te->dim[3];
+        const ir_shape *as = &b->nodes[b->nodes[m1].in[0]].shape;
+        if (te->dim[0] != 1 || te->dim[1] != 1 || M % 16 || N1 % 32 || as->d[as->ndim - 1] % 16) continue;
+        int s = -1, m2 = -1, bad = 0;
+        for (int j = e + 1; j < b->n_nodes; j++)
+            for (int a = 0; a < b->nodes[j].n_in; a++) {
+                if (b->nodes[j].in[a] != e) continue;
+                const ir_node *r = &b->nodes[j];
+                if (r->op == IR_OP_SUM && a == 0 && r->dim == r->shape.ndim - 1 && s < 0) s = j;
+                else if (r->op == IR_OP_MATMUL && a == 0 && r->dtype != MG_F32 && m2 < 0) m2 = j;
+                else bad = 1;
+            }
+        if (bad || s < 0 || m2 < 0 || ir_numel(&b->nodes[s].shape) != M) continue;
+        const op_tensor *to = &k->t[m2];
+        int v = b->nodes[m2].in[1];
+        while (b->nodes[v].op == IR_OP_ACCUM && !k->t[v].mat) v = b->nodes[v].in[0];
+        if (!k->t[v].mat || to->dim[0] != 1 || to->dim[1] != 1 || to->dim[2] != M || to->dim[3] % 32) continue;
+        int rs_mode, sw = sum_writer(b, k, s, &rs_mode), mw = mm_writer(b, k, m2);
+        if (sw < 0 || mw < 0) continue;
+        /* split groups add partial products: only into f32, with nothing applied after */
+        int split_ok = mw == m2 && (to->reg_peer >= 0 || to->store == MG_F32);
+        int64_t W = k->threads / 32, strips = M / 16, sk = 1, ts;
+        if (size_threads && !chained) {
+            /* the block sized to the chain: two strips a warp (each B fragment serves both)
+             * and at most 64 score columns a warp (registers), up to 16 warps */
+            ts = strips >= 2 ? 2 : 1;
+            while ((strips + ts - 1) / ts > 16) ts++;
+            while (split_ok && N1 / (32 * sk) > 2 && N1 % (64 * sk) == 0 && (strips + ts - 1) / ts * sk * 2 <= 16) sk *= 2;
+            W = (strips + ts - 1) / ts * sk;
+            k->threads = (int)(W < 4 ? 4 : W) * 32;
+        } else {
+            ts = (strips + W - 1) / W;
+            if (strips < W && split_ok) {
+                ts = 1;
+                while (strips * sk * 2 <= W && N1 % (32 * sk * 2) == 0) sk *= 2;
+            }
+        }
+        chained = 1;
+        te->mat = 0;
+        te->chain_mm = m2, te->chain_sum = s, te->chain_mw = mw, te->chain_sw = sw;
+        te->chain_sk = (int)sk, te->chain_ts = (int)ts;
+        k->t[m2].chain_of = k->t[mw].chain_of = k->t[sw].chain_of = e;
+    }
+}
+
+/* Undoes the chains whose two writers landed in different barrier intervals (a step between
+ * them would read a value written too early); 1 if any was undone (the steps change). */
+static int chains_split(op_kernel *k, const int *level) {
+    int undone = 0;
+    for (int e = 0; e < k->body->n_nodes; e++) {
+        op_tensor *te = &k->t[e];
+        if (te->chain_mm < 0 || level[te->chain_mw] == level[te->chain_sw]) continue;
+        k->t[te->chain_mm].chain_of = k->t[te->chain_mw].chain_of = k->t[te->chain_sw].chain_of = -1;
+        te->chain_mm = te->chain_sum = te->chain_mw = te->chain_sw = -1;
+        te->mat = 1, undone = 1;
+    }
+    return undone;
+}
+
 /* Plans block graph b (the body of KERNEL node `knode` of g). */
 static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k) {
     const ir_graph *b = p->g->nodes[knode].body;
@@ -531,6 +645,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         ir_op op = b->nodes[i].op;
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
+        k->t[i].chain_of = k->t[i].chain_mm = k->t[i].chain_sum = k->t[i].chain_mw = k->t[i].chain_sw = -1;
     }
     /* a reshape of a stored tile read element by element by its one consumer is an index
      * mapping inside that consumer, never a copy */
@@ -550,15 +665,19 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     choose_layouts(b, k, kin_store, kin_col, p->opts.layout);
     k->threads = block_threads(b, k, p->opts.threads);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
+    if (p->opts.chain) find_chains(b, k, uses, p->opts.threads);
     for (int i = 0; i < n; i++)
         if (b->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
     /* Tiles that do not move with the loop load once before it (hoist), unless that no longer
      * fits; iterators whose tiles move get the deepest pipeline (up to MAX_STAGES, at most the
      * trip count) that fits. */
     for (int hoist = 1; hoist >= 0; hoist--) {
-        for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, fixed, i, hoist);
-        depths(b, ph, depth);
-        schedule(k, ph, depth, p->opts.depth, level);
+        for (int again = 1; again;) {
+            for (int i = 0; i < n; i++) ph[i] = phase_of(b, k, cls, fixed, i, hoist);
+            depths(b, ph, depth);
+            schedule(k, ph, depth, p->opts.depth, level);
+            again = chains_split(k, level);
+        }
         int has_loop = k->loop_end > k->loop_begin;
         int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
         int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;

@@ -31,7 +31,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1};
+    op_opts o = {reuse, depth, layout, 1, 1, 1, 1};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -61,9 +61,9 @@ static const char *NAMES[] = {"rmsnorm_linear_b1", "rmsnorm_linear_b8", "gated_m
 void test_plan_invariants(void) {
     for (size_t e = 0; e < sizeof NAMES / sizeof *NAMES; e++) {
         ir_graph *g = load_ugraph(NAMES[e]);
-        for (int mask = 0; mask < 32; mask++) {
+        for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -81,7 +81,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1};
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -116,7 +116,7 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1}, noreg = {1, 1, 1, 1, 0, 1};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1}, noreg = {1, 1, 1, 1, 0, 1, 1};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
