@@ -48,9 +48,9 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     best=$(awk -F'\t' -v c="$case" '$1 == c && $2 == "search" && $4 == 0 && $5 != "-" {print $5 "\t" $3}' "$runs" | sort -g | head -1 | cut -f2)
     [ -n "$best" ] && one "$case" recheck "$best"
     # the optimizer's passes, each switched off on the best μGraph (docs/codegen.md)
-    case " ${ABLATE:-rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 qknorm_b1} " in *" $case "*) abl=1 ;; *) abl= ;; esac
+    case " ${ABLATE:-rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 gqa_b8 qknorm_b1} " in *" $case "*) abl=1 ;; *) abl= ;; esac
     if [ -n "$best" ] && [ -n "$abl" ]; then
-        for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize; do
+        for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize --no-chain; do
             one "$case" "ablation$flag" "$best" "$flag"
         done
     fi

@@ -53,7 +53,7 @@ for f in tests/programs/good/*.mu; do
     esac
 done
 # ablations: each optimizer pass off, on the μGraphs with the most structure
-for flag in --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize; do
+for flag in --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize --no-chain; do
     for u in rmsnorm_linear_b1 lora ntrans_b1; do
         "$M" emit --compile $flag "examples/ugraphs/$u.mu" >/dev/null 2>"$T/err" && ok || bad "$u $flag: NVRTC: $(head -c 400 "$T/err")"
         c_runs "examples/$u.mu" "examples/ugraphs/$u.mu" $flag
