@@ -580,10 +580,11 @@ static void find_chains(const ir_graph *b, op_kernel *k, const int *uses, int si
         int64_t W = k->threads / 32, strips = M / 16, sk = 1, ts;
         if (size_threads && !chained) {
             /* the block sized to the chain: two strips a warp (each B fragment serves both)
-             * and at most 64 score columns a warp (registers), up to 16 warps */
+             * and at most 128 score columns a warp (registers), up to 16 warps; split
+             * groups only past that (their partial sums meet through shared memory) */
             ts = strips >= 2 ? 2 : 1;
             while ((strips + ts - 1) / ts > 16) ts++;
-            while (split_ok && N1 / (32 * sk) > 2 && N1 % (64 * sk) == 0 && (strips + ts - 1) / ts * sk * 2 <= 16) sk *= 2;
+            while (split_ok && N1 / (32 * sk) > 4 && N1 % (64 * sk) == 0 && (strips + ts - 1) / ts * sk * 2 <= 16) sk *= 2;
             W = (strips + ts - 1) / ts * sk;
             k->threads = (int)(W < 4 ? 4 : W) * 32;
         } else {

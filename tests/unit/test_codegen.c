@@ -148,6 +148,46 @@ void test_plan_passes(void) {
         CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].cvt);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    /* chains: GQA b=8's exp tile, read only by its row sum and the product with V, is never
+     * stored; the sum's and the product's steps share a barrier interval; two 16-row strips a
+     * warp size the block (256 rows: 8 warps); V, converted in place and read in the loop's
+     * first interval, gets a barrier after its conversion. Off: the tile is stored. */
+    g = load_ugraph("gqa_b8");
+    pb = g->nodes[ir_find(g, "P")].body;
+    ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
+    op_opts nochain = {1, 1, 1, 1, 1, 1, 0};
+    on = plan(g, 1, 1, 1), off = NULL;
+    CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
+    CHECK(ge >= 0 && gv >= 0 && on && off);
+    if (ge >= 0 && gv >= 0 && on && off) {
+        const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
+        const op_tensor *h = &a->t[ge];
+        CHECK(!h->mat && h->chain_mm >= 0 && h->chain_sum >= 0 && h->chain_ts == 2 && h->chain_sk == 1);
+        CHECK(a->threads == 256 && a->t[gv].cvt && a->cvt_sync && a->smem < b->smem);
+        int p1 = -1, p2 = -1;
+        for (int q = 0; q < a->n_steps; q++) {
+            if (a->step[q] == h->chain_mw) p1 = q;
+            if (a->step[q] == h->chain_sw) p2 = q;
+        }
+        CHECK(p1 >= 0 && p2 >= 0 && a->t[h->chain_mw].chain_of == ge && a->t[h->chain_sw].chain_of == ge);
+        for (int q = (p1 < p2 ? p1 : p2) + 1; q <= (p1 < p2 ? p2 : p1) && p1 >= 0 && p2 >= 0; q++) CHECK(!a->sync[q]);
+        CHECK(b->t[ge].mat && b->t[ge].chain_mm < 0 && !b->cvt_sync);
+        mg_ctx c3 = {{0}};
+        cg_program cg;
+        if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
+            CHECK(strstr(cg.src, "mg_chain<8, ") && strstr(cg.src, "mg_chain_put<8, "));
+            int bars = 0; /* kernel 1's planned barriers, the one after V's conversion among them */
+            const char *k1 = strstr(cg.src, "extern \"C\" __global__"), *k2 = k1 ? strstr(k1 + 1, "extern \"C\"") : NULL;
+            for (const char *q = k1; q && (q = strstr(q, "__syncthreads()")) && (!k2 || q < k2); q++) bars++;
+            CHECK_MSG(bars == a->n_barriers, "%d barriers in the code, %d planned", bars, a->n_barriers);
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", c3.msg);
+        if (cg_emit(off, &c3, CG_CUDA, &cg) == MG_OK) {
+            CHECK(!strstr(cg.src, "mg_chain<"));
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", c3.msg);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* buffer layouts: the 64-way split's partials [2 heads, 256, 64, 64 splits] go heads
      * and splits outermost; kernel 2's tiles of them are column-major (64 floats + 4 a row);
      * QKNorm's scores [2, 256, 4096], cut into 64-wide column tiles, stay row-major */
