@@ -187,6 +187,12 @@ static int reduce_lanes(const em *E, const ir_node *n) {
     if (outs * 64 <= T && T % outs == 0 && group >= 8 * (T / outs) && ((T / outs) & (T / outs - 1)) == 0)
         return (int)(T / outs);
     int l = 1;
+    /* lanes of a column reduction (QKNorm's K norm) read down the rows and meet through
+     * shuffles: few of them, at most one round of the block, each summing 8+ elements */
+    if (n->dim != n->shape.ndim - 1) {
+        while (l < 32 && group >= 16 * l && outs * 2 * l <= T) l *= 2;
+        return l;
+    }
     while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * T) l *= 2;
     return l;
 }
@@ -744,6 +750,33 @@ static void store_regacc(em *E, int acc) {
     sb_puts(E->sb, ");\n");
 }
 
+/* An elementwise step (CUDA) whose stored rows are contiguous in whole groups of four: each
+ * thread computes four neighbours and stores them at once (mg_put4), a quarter of the loop
+ * and index arithmetic and of the store instructions (QKNorm's Q / rms(Q)). */
+static int step_elementwise4(em *E, int j) {
+    const op_tensor *t = &E->k->t[j];
+    ir_kind kd = ir_ops[E->g->nodes[j].op].kind;
+    if (E->tg != CG_CUDA || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY) || t->red_in >= 0 || t->mm_in >= 0 ||
+        t->reg_peer >= 0 || t->dim[3] % 4 || t->stride[3] != 1 || t->stride[2] % 4 || t->stride[1] % 4 || t->stride[0] % 4)
+        return 0;
+    int64_t vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / 4};
+    coord c;
+    char cv[8]; /* "c3" */
+    loop_open(E, vd, c);
+    snprintf(cv, sizeof cv, "%.7s", c[3]);
+    snprintf(c[3], CW, "(%s * 4)", cv);
+    sb_printf(E->sb, "        mg_put4(&%s[", E->names[j]);
+    index_expr(E->sb, c, t->stride, 0);
+    sb_puts(E->sb, "]");
+    for (int q = 0; q < 4; q++) {
+        snprintf(c[3], CW, "(%s * 4 + %d)", cv, q);
+        sb_puts(E->sb, ",\n            ");
+        expr(E, E->sb, j, c, 1);
+    }
+    sb_puts(E->sb, ");\n    }\n");
+    return 1;
+}
+
 static void step_op(em *E, int j) {
     const op_tensor *t = &E->k->t[j];
     const ir_node *n = &E->g->nodes[j];
@@ -752,6 +785,7 @@ static void step_op(em *E, int j) {
     coord c;
     int red = t->red_in >= 0 ? t->red_in : ir_ops[n->op].kind == IR_KIND_REDUCE ? j : -1;
     int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1, in = t->red_in >= 0 ? t->red_in : t->mm_in;
+    if (step_elementwise4(E, j)) return;
     loop_open_lanes(E, t->dim, c, lanes);
     if (in >= 0) { /* the reduction or matmul, then this value over it */
         if (red >= 0) compute_reduce(E, &E->g->nodes[red], c);

@@ -147,6 +147,14 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
          * so a reduction along its columns reads 32 banks */
         int col = on && n->shape.ndim >= 2 &&
                   (n->op == IR_OP_ITER ? kin_col[n->index] && (!mm || only_matmul(b, i, 1)) : only_matmul(b, i, 1));
+        /* an elementwise value over a stored tile of its shape keeps that tile's layout: its
+         * threads then read and write along the same rows (QKNorm's K / rms(K), a B operand
+         * over a row-major K tile, transposed in the writing would conflict in banks) */
+        if (col && is_elementwise(n->op))
+            for (int a = 0; a < n->n_in; a++) {
+                const op_tensor *x = &k->t[n->in[a]];
+                if (x->mat && ir_numel(&b->nodes[n->in[a]].shape) == ir_numel(&n->shape) && !x->colmajor) col = 0;
+            }
         layout(t, col, on && (mm || (col && n->op == IR_OP_ITER) || column_reduced(b, k, i)));
     }
 }
