@@ -76,6 +76,8 @@ static const char *HELP_RUN =
     "  --reps N      timed runs, median reported (default 50; 0: no timing)\n"
     "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize, --no-chain\n"
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
+    "  --no-pdl      launch each kernel after the previous one ends (default on the GPU: kernels\n"
+    "                after the first as programmatic dependents, docs/runtime.md)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
 static const char *HELP_EMIT =
@@ -140,6 +142,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--no-regacc")) o->run.no_regacc = 1;
         else if (!strcmp(a, "--no-blocksize")) o->run.no_blocksize = 1;
         else if (!strcmp(a, "--no-chain")) o->run.no_chain = 1;
+        else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
         else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
             if (!val) return usage_error("%s needs a value", a);
@@ -544,7 +547,7 @@ int main(int argc, char **argv) {
         ((o.f64 || o.field || o.n_in) && strcmp(o.cmd, "eval")) ||
         (o.out_dir && strcmp(o.cmd, "eval") && strcmp(o.cmd, "emit")) ||
         (o.tests && strcmp(o.cmd, "verify")) ||
-        ((o.backend || o.reps) && strcmp(o.cmd, "run")) ||
+        ((o.backend || o.reps || o.run.no_pdl) && strcmp(o.cmd, "run")) ||
         ((o.target || o.compile) && strcmp(o.cmd, "emit")) ||
         ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize || o.run.no_chain) && !gen))
         return usage_error("option not valid for '%s'", o.cmd);

@@ -32,6 +32,7 @@ typedef struct job {
     double *ref[MAX_OUT];   /* prog's reference outputs */
     void *host[VF_MAX_IO + MAX_OUT]; /* storage-format copies, by cg buffer (see bufs below) */
     int reps;
+    int pdl; /* !mg_run_opts.no_pdl */
 } job;
 
 static double tol_of(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 2e-2 : 1e-4; }
@@ -161,6 +162,7 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
 /* ---- the GPU backend ---- */
 
 typedef struct gpu_run {
+    int pdl; /* launch dependent kernels programmatically (cg_launch.pdl) */
     rt_gpu *gpu;
     rt_module *mod;
     rt_dptr dev[MAX_SETS][CG_MAX_ARGS * 4]; /* per input set: input buffers own, others shared */
@@ -172,7 +174,8 @@ static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int s
         const cg_launch *L = &cg->launches[l];
         void *params[CG_MAX_ARGS];
         for (int a = 0; a < L->n_args; a++) params[a] = &G->dev[set][L->args[a]];
-        mg_status rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params);
+        mg_status rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
+                                 G->pdl && L->pdl);
         if (rc) return rc;
     }
     return MG_OK;
@@ -235,7 +238,7 @@ static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
 static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     const cg_program *cg = &J->cg;
     const rt_gpu_info *info = rt_gpu_get_info(gpu);
-    gpu_run G = {.gpu = gpu};
+    gpu_run G = {.gpu = gpu, .pdl = J->pdl};
     void *host[CG_MAX_ARGS * 4] = {0};
     void *img = NULL;
     size_t n_img = 0;
@@ -364,6 +367,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     memset(r, 0, sizeof *r);
     job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g};
     J.reps = o->reps == 0 ? 50 : o->reps;
+    J.pdl = !o->no_pdl;
     int on_gpu = 0;
     mg_status rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);

@@ -23,6 +23,9 @@ typedef struct cg_launch {
     int node;          /* the kernel-graph node it computes (for messages) */
     unsigned grid[3], block;
     int64_t smem;
+    int pdl;           /* CUDA: the kernel waits for the previous one itself (griddepcontrol.wait
+                        * before its first instruction that touches memory), so it may be launched
+                        * as a programmatic dependent of it (rt_launch) */
     int n_args;
     int args[CG_MAX_ARGS];
 } cg_launch;

@@ -33,6 +33,23 @@ enum { /* values from cuda.h (CUDA 13.0) */
     DEFAULT_SMEM_LIMIT = 48 * 1024,
 };
 
+/* cuLaunchKernelEx's configuration (cuda.h, CUDA 12+; the layout of CUDA 13.0) */
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int value;
+    } u;
+} CUlaunchAttribute_;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    CUstream stream;
+    CUlaunchAttribute_ *attrs;
+    unsigned n_attrs;
+} CUlaunchConfig_;
+enum { LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+
 typedef struct drv_api {
     CUresult (*init)(unsigned flags);
     CUresult (*device_count)(int *n);
@@ -71,6 +88,8 @@ typedef struct drv_api {
     CUresult (*graph_destroy)(CUgraph graph);
     CUresult (*error_name)(CUresult r, const char **s);
     CUresult (*error_string)(CUresult r, const char **s);
+    /* optional (NULL when the driver lacks it): launches with attributes */
+    CUresult (*launch_ex)(const CUlaunchConfig_ *cfg, CUfunction f, void **params, void **extra);
 } drv_api;
 
 #define SYM(name, field) {name, NULL, offsetof(drv_api, field)}
@@ -242,6 +261,8 @@ static mg_status drv_load(mg_ctx *ctx) {
         rc = ctx_err(ctx, MG_ERR_NO_DEVICE, "CUDA driver too old: %s", why.s ? why.s : "?");
         dlclose(h);
     } else {
+        void *ex = dlsym(h, "cuLaunchKernelEx"); /* optional: plain launches without it */
+        memcpy(&a.launch_ex, &ex, sizeof ex);
         drv = a, drv_lib = h;
     }
     sb_free(&why);
@@ -364,7 +385,7 @@ static mg_status get_function(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *
 }
 
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params) {
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl) {
     mg_status rc = enter(g, ctx);
     if (rc) return rc;
     if (!m || !name || !grid)
@@ -380,6 +401,12 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
         r = drv.func_set_attribute(k->f, FUNC_ATTR_MAX_DYNAMIC_SMEM, (int)smem);
         if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", name, smem);
         k->smem_set = smem;
+    }
+    if (pdl && drv.launch_ex) {
+        CUlaunchAttribute_ at = {.id = LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .u.value = 1};
+        CUlaunchConfig_ cfg = {grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream, &at, 1};
+        r = drv.launch_ex(&cfg, k->f, params, NULL);
+        return r ? fail(g, ctx, r, "cuLaunchKernelEx(%s)", name) : MG_OK;
     }
     r = drv.launch(k->f, grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream,
                    params, NULL);

@@ -70,9 +70,12 @@ void rt_module_free(rt_gpu *g, rt_module *m);
  * `smem` bytes of dynamic shared memory (raises the function's limit when over 48 KB);
  * params[i] points at the i-th kernel parameter. Asynchronous: configuration errors (unknown
  * kernel, too much shared memory, too many threads) come back here as MG_ERR_LAUNCH; faults
- * come back from rt_sync. */
+ * come back from rt_sync. pdl: the kernel itself waits for the previous kernel in the stream
+ * (griddepcontrol.wait), so it is launched as that kernel's programmatic dependent (Hopper:
+ * its launch may overlap the previous kernel's run); a plain launch when the driver lacks
+ * cuLaunchKernelEx. */
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params);
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl);
 /* Waits for the stream. A fault (illegal address, trap, ...) returns MG_ERR_LAUNCH naming the
  * CUDA error. CUDA cannot recover the context in the same process, so every later call on g
  * fails with MG_ERR_LAUNCH (the _free calls stay safe); work that must survive a fault runs
