@@ -183,8 +183,8 @@ void test_plan_passes(void) {
             /* the combining kernel waits for kernel 1 itself: launched as its programmatic
              * dependent; kernel 1 (the first) is launched plainly and does not wait */
             CHECK(cg.n_launches == 2 && !cg.launches[0].pdl && cg.launches[1].pdl);
-            const char *w = strstr(cg.src, "mg_grid_wait();");
-            CHECK(k2 && w && w > k2 && !strstr(w + 1, "mg_grid_wait();"));
+            const char *gw = strstr(cg.src, "mg_grid_wait();");
+            CHECK(k2 && gw && gw > k2 && !strstr(gw + 1, "mg_grid_wait();"));
             cg_program_free(&cg);
         } else CHECK_MSG(0, "%s", c3.msg);
         if (cg_emit(off, &c3, CG_CUDA, &cg) == MG_OK) {
