@@ -193,6 +193,15 @@ void test_plan_passes(void) {
         } else CHECK_MSG(0, "%s", c3.msg);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    /* block size of a streaming loop: RMSNorm+Linear b=1's W tile streams in ahead (cp.async,
+     * two stages) and needs no threads, X's concatenation counts one slice: 128 threads;
+     * without the pipeline the threads load the W tile: 512 */
+    g = load_ugraph("tests/ugraphs/good/rmsnorm_stream_b1.mu");
+    on = plan(g, 1, 1, 1), off = NULL;
+    CHECK(op_plan_new(g, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
+    CHECK(on && off);
+    if (on && off) CHECK(on->kernels[0].threads == 128 && on->kernels[0].stages == 2 && off->kernels[0].threads == 512);
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* buffer layouts: the 64-way split's partials [2 heads, 256, 64, 64 splits] go heads
      * and splits outermost; kernel 2's tiles of them are column-major (64 floats + 4 a row);
      * QKNorm's scores [2, 256, 4096], cut into 64-wide column tiles, stay row-major */

@@ -1,0 +1,20 @@
+# program: examples/rmsnorm_linear_b1.mu
+# RMSNorm+Linear b=1 as the search finds it: W streams in 8 steps of 512 rows (cp.async, 2
+# stages ahead), X's chunks concatenate for the norm after the loop. The block size pass
+# gives it 128 threads (the streamed W tile needs none), 512 without the pipeline.
+input X : f16[2, 4096]
+input W : f16[4096, 6144]
+O = kernel(X, W, grid=[96], forloop=8, threads=128) {
+    t1 = iter(X, fmap=1)
+    t2 = iter(W, imap=[1], fmap=0)
+    t3 = accum(t1, fmap=1)
+    t4 = matmul(t1, t2)
+    t5 = sqr(t3)
+    t6 = accum(t4)
+    t7 = sum(t5, dim=1)
+    t8 = t7 / 4096
+    t9 = sqrt(t8)
+    t10 = t6 / t9
+    save(t10, omap=[1])
+}
+output O
