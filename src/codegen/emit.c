@@ -559,6 +559,30 @@ static int convert_in_place(em *E, int knode, int pipelined) {
  * four elements at a time, or -1. CUDA blocks only; that dim is the tile's last of size > 1,
  * contiguous in the buffer and a multiple of four; every other stride is a multiple of four
  * (each group of four then starts aligned). */
+/* A loop over dims d, dim v taken four at a time, each thread storing four consecutive
+ * elements with one mg_put4(&dst[base index], ...): node's value at each (force: the
+ * operator computed here, as expr()). Closes the loop. Strides st index dst (in a block:
+ * int arithmetic unless base is a device offset, `base_ + `). */
+static void put4_loop(em *E, const int64_t d[4], int v, const char *dst, const char *base, const int64_t st[4],
+                      int node, int force) {
+    int64_t vd[4] = {d[0], d[1], d[2], d[3]};
+    vd[v] /= 4;
+    coord c;
+    char cv[8]; /* "cN" */
+    loop_open(E, vd, c);
+    snprintf(cv, sizeof cv, "%.7s", c[v]);
+    snprintf(c[v], CW, "(%s * 4)", cv);
+    sb_printf(E->sb, "        mg_put4(&%s[%s", dst, base);
+    index_expr(E->sb, c, st, *base != 0);
+    sb_puts(E->sb, "]");
+    for (int q = 0; q < 4; q++) {
+        snprintf(c[v], CW, "(%s * 4 + %d)", cv, q);
+        sb_puts(E->sb, ",\n            ");
+        expr(E, E->sb, node, c, force);
+    }
+    sb_puts(E->sb, ");\n    }\n");
+}
+
 static int vector_save(const em *E, const int64_t td[4], const int64_t fst[4]) {
     int v = 3;
     while (v > 0 && td[v] == 1) v--;
@@ -581,21 +605,8 @@ static void step_save(em *E, int j, const char *gname, int x) {
     coord c;
     int v = vector_save(E, td, fst);
     if (v >= 0) { /* four consecutive elements a thread, one store */
-        int64_t vd[4] = {td[0], td[1], td[2], td[3]};
-        vd[v] /= 4;
-        loop_open(E, vd, c);
-        char cv[8];
-        snprintf(cv, sizeof cv, "%s", c[v]);
-        sb_printf(E->sb, "        mg_put4(&%s[base_ + ", gname);
-        snprintf(c[v], CW, "(%s * 4)", cv);
-        index_expr(E->sb, c, fst, 1);
-        sb_puts(E->sb, "]");
-        for (int q = 0; q < 4; q++) {
-            snprintf(c[v], CW, "(%s * 4 + %d)", cv, q);
-            sb_puts(E->sb, ",\n            ");
-            expr(E, E->sb, n->in[0], c, 0);
-        }
-        sb_puts(E->sb, ");\n    }\n    }\n");
+        put4_loop(E, td, v, gname, "base_ + ", fst, n->in[0], 0);
+        sb_puts(E->sb, "    }\n");
         return;
     }
     loop_open(E, td, c);
@@ -766,21 +777,7 @@ static int step_elementwise4(em *E, int j) {
     if (E->tg != CG_CUDA || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY) || t->red_in >= 0 || t->mm_in >= 0 ||
         t->reg_peer >= 0 || t->dim[3] % 4 || t->stride[3] != 1 || t->stride[2] % 4 || t->stride[1] % 4 || t->stride[0] % 4)
         return 0;
-    int64_t vd[4] = {t->dim[0], t->dim[1], t->dim[2], t->dim[3] / 4};
-    coord c;
-    char cv[8]; /* "c3" */
-    loop_open(E, vd, c);
-    snprintf(cv, sizeof cv, "%.7s", c[3]);
-    snprintf(c[3], CW, "(%s * 4)", cv);
-    sb_printf(E->sb, "        mg_put4(&%s[", E->names[j]);
-    index_expr(E->sb, c, t->stride, 0);
-    sb_puts(E->sb, "]");
-    for (int q = 0; q < 4; q++) {
-        snprintf(c[3], CW, "(%s * 4 + %d)", cv, q);
-        sb_puts(E->sb, ",\n            ");
-        expr(E, E->sb, j, c, 1);
-    }
-    sb_puts(E->sb, ");\n    }\n");
+    put4_loop(E, t->dim, 3, E->names[j], "", t->stride, j, 1);
     return 1;
 }
 
@@ -1074,8 +1071,6 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
     mg_dtype t;
     sb_printf(E->sb, "/* %s = %s (node %d): kernel-level operator */\n", ir_node_label(E->g, j, lb, sizeof lb),
               ir_ops[n->op].name, j);
-    int64_t blocks = (total + 255) / 256;
-    if (blocks > 4096) blocks = 4096;
     signature(E, kname, &ps, 256, E->names, out->n_launches > 0);
     coord c;
     loop_open(E, d, c);
@@ -1083,7 +1078,8 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
     tensor_strides(E, j, st, &t);
     store_to(E, E->names[j], t, st, c, "v");
     sb_puts(E->sb, "    }\n}\n\n");
-    unsigned grid[3] = {(unsigned)blocks, 1, 1};
+    int64_t blocks = (total + 255) / 256;
+    unsigned grid[3] = {(unsigned)(blocks < 4096 ? blocks : 4096), 1, 1};
     record_launch(E, out, kname, j, &ps, grid, 256, 0);
 }
 
