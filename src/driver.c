@@ -54,7 +54,7 @@ static op_opts opts_of(const mg_run_opts *o) {
     if (o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
-        oo.chain = !o->no_chain;
+        oo.chain = !o->no_chain, oo.wgmma = o->wgmma;
     }
     return oo;
 }

@@ -26,6 +26,8 @@ typedef struct em {
     int block;           /* inside a block kernel */
     int reg_node;        /* a node whose value is the variable vr_ here (a fused reduction), or -1 */
     int async;           /* iterator copies go out as cp.async (CUDA), waited for later */
+    int wg;              /* the kernel has wgmma: barriers first order shared-memory writes
+                          * before wgmma's reads (fence.proxy.async) */
     mg_status rc;
     mg_ctx *ctx;
 } em;
@@ -502,6 +504,18 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     sb_puts(E->sb, "    {\n    const long long base_ = ");
     tile_base(E, n, t->dim, fst, E->sb);
     sb_puts(E->sb, ";\n");
+    if (t->wg) { /* core-matrix layout (opt.h): piece e is row k % 8 of block e / 8, so
+                  * eight threads fill one 128-byte block and a warp 512 contiguous bytes */
+        int64_t K = t->dim[2], N = t->dim[3];
+        int as = t->stages || E->async;
+        sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", K * N / 8,
+                  E->k->threads);
+        sb_printf(E->sb, "        const long long k_ = e / %" PRId64 " * 8 + e %% 8, n_ = e / 8 %% %" PRId64 " * 8;\n", N, N / 8);
+        sb_printf(E->sb, as ? "        mg_cp16(&%s[e * 8], &%s[base_ + k_ * %" PRId64 "LL + n_]);\n    }\n    }\n"
+                            : "        *(uint4 *)&%s[e * 8] = *(const uint4 *)&%s[base_ + k_ * %" PRId64 "LL + n_];\n    }\n    }\n",
+                  E->names[j], gname, fst[2]);
+        return;
+    }
     coord c;
     int perm[4] = {0, 1, 2, 3};
     if (vector_iter(E, t, fst)) { /* loop over vectors: the inner dim counted in vectors */
@@ -844,13 +858,20 @@ static void step_chain(em *E, int e) {
     snprintf(oname, sizeof oname, "r_%s", acc >= 0 ? E->names[acc] : "chain");
     if (acc < 0)
         sb_printf(E->sb, "    {\n    float r_chain[%d][4][4] = {};\n", (int)(h->chain_ts * (N2 / 32)));
-    sb_printf(E->sb, "    mg_chain<%d, %s, %d, %d, %d, %" PRId64 ", %" PRId64 ", %d, %d, %d>(%s, %s, %" PRId64
-              ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
+    if (h->chain_wg) /* B and V in the core-matrix layout, read by wgmma */
+        sb_printf(E->sb, "    mg_chain_wg<%d, %s, %d, %s, %" PRId64 ", %" PRId64 ", %d, %d, %d, %" PRId64 ">(%s, %s, %" PRId64
+                  ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
+                  E->k->threads / 32, bf ? "true" : "false", la, h->chain_wg == 2 ? "true" : "false", N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk,
+                  rs_mode, K1 / 16, oname, E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])],
+                  E->names[stored_as(E, m1->in[1])], E->names[stored_as(E, m2->in[1])], M, N1, N2, a->stride[2],
+                  a->stride[3]);
+    else sb_printf(E->sb, "    mg_chain<%d, %s, %d, %d, %d, %" PRId64 ", %" PRId64 ", %d, %d, %d, %" PRId64 ">(%s, %s, %" PRId64
+              ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
               ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
-              E->k->threads / 32, bf ? "true" : "false", la, lb, lv, N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk, rs_mode, oname,
-              E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])], E->names[stored_as(E, m1->in[1])],
-              E->names[stored_as(E, m2->in[1])], M, N1, K1, N2, a->stride[2], a->stride[3], b->stride[2],
-              b->stride[3], v->stride[2], v->stride[3]);
+              E->k->threads / 32, bf ? "true" : "false", la, lb, lv, N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk, rs_mode,
+              K1 / 16, oname, E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])],
+              E->names[stored_as(E, m1->in[1])], E->names[stored_as(E, m2->in[1])], M, N1, N2, a->stride[2], a->stride[3],
+              b->stride[2], b->stride[3], v->stride[2], v->stride[3]);
     epilogue(E, e, h->mm_in);
     sb_puts(E->sb, ");\n");
     if (acc >= 0) return;
@@ -875,7 +896,7 @@ static int chain_writer(em *E, int j) {
 }
 
 static void barrier(em *E) {
-    if (E->tg == CG_CUDA) sb_puts(E->sb, "    __syncthreads();\n");
+    if (E->tg == CG_CUDA) sb_puts(E->sb, E->wg ? "    mg_fence_async();\n    __syncthreads();\n" : "    __syncthreads();\n");
 }
 
 /* The steps of one phase of the block program, with the planned barriers; only iterators
@@ -1025,6 +1046,7 @@ static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *ou
     snprintf(kname, sizeof kname, "k%d_%s", knode, gn[knode] + 2);
     em E = *KE;
     E.g = b, E.k = k, E.block = 1, E.names = c_names(b, a, "s_");
+    for (int i = 0; i < b->n_nodes; i++) E.wg |= k->t[i].chain_wg;
     if (!E.names) {
         KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
         return;
@@ -1124,6 +1146,8 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (t == CG_CUDA) {
         sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
         sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
+        sb_puts(&sb, cg_prelude_cuda_wg), sb_puts(&sb, cg_prelude_cuda_wg1), sb_puts(&sb, cg_prelude_cuda_wg3),
+            sb_puts(&sb, cg_prelude_cuda_wg2);
     } else sb_puts(&sb, cg_prelude_c);
     for (int i = 0; !E.rc && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];

@@ -14,7 +14,8 @@
 
 #include "../ir/ir.h"
 
-/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. */
+/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. wgmma is
+ * off by default: it measured slower than mma.sync on the benchmarks (docs/notes, §18). */
 typedef struct op_opts {
     int reuse;  /* memory planning reuses dead tensors' shared memory; off: one slot each */
     int depth;  /* operators of equal depth share a barrier; off: a barrier after each */
@@ -28,6 +29,10 @@ typedef struct op_opts {
     int chain;    /* attention's exp(Q K) tile, read only by its row sum and a product with V,
                    * stays in each warp's registers (see find_chains); off: stored in shared
                    * memory. Tensor-core code only: the C target plans with it off. */
+    int wgmma;    /* a chain whose B and V tiles only it reads, loaded whole by 16-byte copies,
+                   * multiplies them with sm_90a's warpgroup wgmma from shared memory (tiles in
+                   * its core-matrix layout, see find_chains); off: mma.sync fragments by
+                   * ldmatrix. Needs a chain; off by default (mugen run --wgmma). */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -64,6 +69,13 @@ typedef struct op_tensor {
      * TS 16-row strips a warp). On chain_mm, chain_mw and chain_sw: chain_of = the head;
      * else -1. */
     int chain_of, chain_mm, chain_sum, chain_mw, chain_sw, chain_sk, chain_ts;
+    int chain_wg;      /* on a chain's head: its two products are warpgroup wgmma, with A's
+                        * fragments in registers (1) or A read from shared memory too (2) */
+    int wg;            /* a tile only such a chain reads, [K, N] (k, n) in wgmma's core-matrix
+                        * layout: 8 x 8 blocks of 128 contiguous bytes (row k % 8, column
+                        * n % 8), the N / 8 blocks of eight rows next to each other, then the
+                        * next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8 * 8
+                        * + n % 8. Unpadded; the strides are plain row-major's, unused. */
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s

@@ -9,7 +9,7 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1};
+const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1, 0};
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
@@ -558,6 +558,26 @@ static int mm_writer(const ir_graph *b, const op_kernel *k, int m) {
     return -1;
 }
 
+/* The iterator tile matmul operand x reads (through one-iteration accumulators read in its
+ * place) when that product is its only reader; else -1. */
+static int lone_iter(const ir_graph *b, const op_kernel *k, const int *uses, int x) {
+    while (b->nodes[x].op == IR_OP_ACCUM && !k->t[x].mat && uses[x] == 1) x = b->nodes[x].in[0];
+    return b->nodes[x].op == IR_OP_ITER && k->t[x].mat && uses[x] == 1 ? x : -1;
+}
+
+/* May iterator tile x, a chain product's [K, N] operand, take wgmma's core-matrix layout
+ * (op_tensor.wg): one row-major matrix of a 16-bit type, K a multiple of 16 and N of 8,
+ * copied in 16-byte pieces (its source's rows contiguous and 16-byte aligned)? */
+static int wg_tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
+    const op_tensor *t = &k->t[x];
+    const int64_t *fst = p->kst[p->g->nodes[knode].in[b->nodes[x].index]];
+    if (x < 0 || t->colmajor || base_dtype_size(t->store) != 2 || t->dim[0] != 1 || t->dim[1] != 1) return 0;
+    if (t->dim[2] % 16 || t->dim[3] % 8 || fst[3] != 1) return 0;
+    for (int d = 0; d < 3; d++)
+        if (t->dim[d] > 1 && fst[d] % 8) return 0;
+    return 1;
+}
+
 /* Attention's chain (FlashAttention's inner step, Mirage's thread-graph fusion taken to the
  * warp): a tile e = f(A B) written through its matmul (mm_in) whose only readers are its row
  * sum and the A operand of one more tensor-core matmul e V. Each warp then computes its
@@ -567,9 +587,10 @@ static int mm_writer(const ir_graph *b, const op_kernel *k, int m) {
  * partial sums meet in shared memory in a fixed order, so the products must be f32 sums
  * without an epilogue). Whether the two writers share a barrier interval is checked after
  * scheduling (chains_split). */
-static void find_chains(const ir_graph *b, op_kernel *k, const int *uses, int size_threads) {
+static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses, int size_threads) {
     if (k->threads % 32 || b->threads % 32) return;
     int chained = 0; /* the first chain sizes the block (size_threads), the others follow */
+    int wg_taken = 0; /* one chain a kernel takes wgmma (wg_undo) */
     for (int e = 0; e < b->n_nodes; e++) {
         op_tensor *te = &k->t[e];
         int m1 = te->mm_in;
@@ -612,11 +633,46 @@ static void find_chains(const ir_graph *b, op_kernel *k, const int *uses, int si
                 while (strips * sk * 2 <= W && N1 % (32 * sk * 2) == 0) sk *= 2;
             }
         }
+        /* wgmma: warpgroups of four warps hold four consecutive strips (G a multiple of
+         * 4); B and V only the chain reads, whole tiles the copies lay out for it */
+        int tb = lone_iter(b, k, uses, b->nodes[m1].in[1]), tv = lone_iter(b, k, uses, b->nodes[m2].in[1]);
+        if (p->opts.wgmma && !wg_taken && (k->threads / 32 / sk) % 4 == 0 && tb >= 0 && tv >= 0 && wg_tile_ok(p, knode, b, k, tb) &&
+            wg_tile_ok(p, knode, b, k, tv)) {
+            te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1;
+            layout(&k->t[tb], 0, 0), layout(&k->t[tv], 0, 0);
+            /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
+            int ta = lone_iter(b, k, uses, b->nodes[m1].in[0]);
+            if (ta >= 0 && M % 64 == 0 && wg_tile_ok(p, knode, b, k, ta) && k->t[ta].dim[2] == M)
+                te->chain_wg = 2, k->t[ta].wg = 1, layout(&k->t[ta], 0, 0);
+        }
         chained = 1;
         te->mat = 0;
         te->chain_mm = m2, te->chain_sum = s, te->chain_mw = mw, te->chain_sw = sw;
         te->chain_sk = (int)sk, te->chain_ts = (int)ts;
         k->t[m2].chain_of = k->t[mw].chain_of = k->t[sw].chain_of = e;
+    }
+}
+
+/* Takes chain e's products off wgmma: its tiles keep their unpadded row-major layout. */
+static void wg_undo(const ir_graph *b, op_kernel *k, int e) {
+    if (!k->t[e].chain_wg) return;
+    k->t[e].chain_wg = 0;
+    for (int i = 0; i < b->n_nodes; i++) k->t[i].wg = 0; /* one chain a kernel takes wgmma */
+}
+
+/* Keeps wgmma only where the tiles' final types are the products' (known once the in-place
+ * conversions are): V bf16 (P is bf16), B the type of the A B product. */
+static void wg_check(const ir_graph *b, op_kernel *k, const int *uses) {
+    for (int e = 0; e < b->n_nodes; e++) {
+        const op_tensor *te = &k->t[e];
+        if (!te->chain_wg) continue;
+        const ir_node *m1 = &b->nodes[te->mm_in], *m2 = &b->nodes[te->chain_mm];
+        int a = m1->in[0];
+        while (b->nodes[a].op == IR_OP_ACCUM && !k->t[a].mat) a = b->nodes[a].in[0];
+        mg_dtype ta = k->t[a].store, tb = k->t[lone_iter(b, k, uses, m1->in[1])].store;
+        mg_dtype tv = k->t[lone_iter(b, k, uses, m2->in[1])].store;
+        int bf = !(ta == MG_F16 && tb == MG_F16);
+        if (tv != MG_BF16 || (bf && tb != MG_BF16)) wg_undo(b, k, e);
     }
 }
 
@@ -630,6 +686,7 @@ static int chains_split(op_kernel *k, const int *level) {
         k->t[te->chain_mm].chain_of = k->t[te->chain_mw].chain_of = k->t[te->chain_sw].chain_of = -1;
         te->chain_mm = te->chain_sum = te->chain_mw = te->chain_sw = -1;
         te->mat = 1, undone = 1;
+        wg_undo(k->body, k, e);
     }
     return undone;
 }
@@ -665,6 +722,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
         k->t[i].chain_of = k->t[i].chain_mm = k->t[i].chain_sum = k->t[i].chain_mw = k->t[i].chain_sw = -1;
+        k->t[i].chain_wg = k->t[i].wg = 0;
     }
     /* a reshape of a stored tile read element by element by its one consumer is an index
      * mapping inside that consumer, never a copy */
@@ -684,7 +742,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     choose_layouts(b, k, kin_store, kin_col, p->opts.layout);
     k->threads = block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
-    if (p->opts.chain) find_chains(b, k, uses, p->opts.threads);
+    if (p->opts.chain) find_chains(p, knode, b, k, uses, p->opts.threads);
     for (int i = 0; i < n; i++)
         if (b->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
     /* Tiles that do not move with the loop load once before it (hoist), unless that no longer
@@ -717,6 +775,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         if (k->smem < 0 || k->smem <= dev->smem_per_block) break;
     }
     if (k->smem >= 0 && p->opts.layout) convert_tiles(b, k, ph, level);
+    wg_check(b, k, uses);
     base_free(tmp);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (k->stages) pipeline_steps(k);

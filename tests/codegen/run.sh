@@ -59,6 +59,11 @@ for flag in --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blo
         c_runs "examples/$u.mu" "examples/ugraphs/$u.mu" $flag
     done
 done
+# wgmma (opt-in): the attention chains' warpgroup code compiles for sm_90a
+for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/gqa_b8.mu bench/searched/gqa_b1/ugraph-1.mu bench/searched/gqa_b8/ugraph-1.mu; do
+    if "$M" emit --compile --wgmma "$u" >"$T/out" 2>"$T/err" && grep -q "mg_chain_wg<" "$T/out"; then ok
+    else bad "$u --wgmma: $(head -c 400 "$T/err")"; fi
+done
 # without reuse, GQA's first kernel needs more shared memory and keeps fewer pipeline stages
 with=$("$M" emit examples/ugraphs/gqa_b1.mu 2>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)
 without=$("$M" emit --no-reuse examples/ugraphs/gqa_b1.mu 2>>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)

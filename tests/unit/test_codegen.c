@@ -31,7 +31,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1};
+    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -63,7 +63,7 @@ void test_plan_invariants(void) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -81,7 +81,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0};
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -116,7 +116,7 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1}, noreg = {1, 1, 1, 1, 0, 1, 1};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0}, noreg = {1, 1, 1, 1, 0, 1, 1, 0};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
@@ -155,7 +155,7 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0};
+    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0};
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
@@ -193,6 +193,56 @@ void test_plan_passes(void) {
         } else CHECK_MSG(0, "%s", c3.msg);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    /* wgmma (opt-in): GQA b=8's chain takes it with Q, K and V all in the core-matrix layout
+     * (unpadded, copied piece e to element 8e), A read from shared memory (256 rows: whole
+     * warpgroups); every barrier first fences the async proxy. Off: none of it. QKNorm's K is
+     * computed in the kernel, so its chain keeps mma.sync. */
+    g = load_ugraph("gqa_b8");
+    pb = g->nodes[ir_find(g, "P")].body;
+    ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
+    int gq = ir_find(pb, "q");
+    gk = ir_find(pb, "k");
+    op_opts wg = op_opts_default;
+    wg.wgmma = 1;
+    on = off = NULL;
+    CHECK(op_plan_new(g, &c2, &ir_device_h100, &wg, &on) == MG_OK);
+    CHECK(op_plan_new(g, &c2, &ir_device_h100, &op_opts_default, &off) == MG_OK);
+    CHECK(ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off);
+    if (ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off) {
+        const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
+        CHECK(a->t[ge].chain_wg == 2 && a->t[gq].wg && a->t[gk].wg && a->t[gv].wg && a->t[gv].store == MG_BF16);
+        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && b->t[gk].stride[2] > b->t[gk].dim[3]); /* unpadded */
+        CHECK(!b->t[ge].chain_wg && !b->t[gq].wg && !b->t[gk].wg && !b->t[gv].wg && b->t[ge].chain_mm >= 0);
+        mg_ctx c3 = {{0}};
+        cg_program cg;
+        if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
+            CHECK(strstr(cg.src, "    mg_chain_wg<8, false, 1, true, ") && !strstr(cg.src, "    mg_chain<"));
+            CHECK(strstr(cg.src, "mg_cp16(&s_k[e * 8], &g_K[base_ + k_ * 4096LL + n_]);"));
+            int bars = 0, fences = 0; /* in kernel 1's text */
+            const char *k1 = strstr(cg.src, "extern \"C\" __global__"), *k2 = k1 ? strstr(k1 + 1, "extern \"C\"") : NULL;
+            for (const char *q = k1; q && (q = strstr(q, "__syncthreads();")) && (!k2 || q < k2); q++) bars++;
+            for (const char *q = k1; q && (q = strstr(q, "    mg_fence_async();\n    __syncthreads();")) && (!k2 || q < k2); q++)
+                fences++;
+            CHECK_MSG(bars == a->n_barriers && fences == bars, "%d barriers in kernel 1 (%d planned), %d fenced", bars,
+                      a->n_barriers, fences);
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", c3.msg);
+        if (cg_emit(off, &c3, CG_CUDA, &cg) == MG_OK) {
+            CHECK(!strstr(cg.src, "    mg_chain_wg<") && !strstr(cg.src, "    mg_fence_async();"));
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", c3.msg);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    g = load_ugraph("bench/searched/qknorm_b8/ugraph-1.mu");
+    on = NULL;
+    CHECK(g && op_plan_new(g, &c2, &ir_device_h100, &wg, &on) == MG_OK);
+    if (on) {
+        int chains = 0, wgs = 0;
+        for (int i = 0; i < on->kernels[0].body->n_nodes; i++)
+            chains += on->kernels[0].t[i].chain_mm >= 0, wgs += on->kernels[0].t[i].chain_wg;
+        CHECK(chains == 1 && wgs == 0);
+    }
+    op_plan_free(on), ir_graph_free(g);
     /* a chain whose two writers would fall in different barrier intervals is undone: with
      * V squared first (a step of its own), the product e w comes one interval after the row
      * sum of e; with V itself both share one and the chain stays */
