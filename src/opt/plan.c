@@ -617,7 +617,17 @@ static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kerne
         /* split groups add partial products: only into f32, with nothing applied after */
         int split_ok = mw == m2 && (to->reg_peer >= 0 || to->store == MG_F32);
         int64_t W = k->threads / 32, strips = M / 16, sk = 1, ts;
-        if (size_threads && !chained) {
+        /* wgmma: warpgroups of four warps hold four consecutive strips (G a multiple of
+         * 4); B and V only the chain reads, whole tiles the copies lay out for it */
+        int tb = lone_iter(b, k, uses, b->nodes[m1].in[1]), tv = lone_iter(b, k, uses, b->nodes[m2].in[1]);
+        int wg = p->opts.wgmma && !wg_taken && tb >= 0 && tv >= 0 && wg_tile_ok(p, knode, b, k, tb) &&
+                 wg_tile_ok(p, knode, b, k, tv);
+        if (size_threads && !chained && wg && strips % 4 == 0 && strips <= 8) {
+            /* one strip a warp up to 8 warps: B is read once a warpgroup, so more warps cost
+             * no more shared-memory reads (16 warps leave 128 registers a thread: spills) */
+            ts = 1, W = strips;
+            k->threads = (int)W * 32;
+        } else if (size_threads && !chained) {
             /* the block sized to the chain: two strips a warp (each B fragment serves both)
              * and at most 128 score columns a warp (registers), up to 16 warps; split
              * groups only past that (their partial sums meet through shared memory) */
@@ -633,11 +643,7 @@ static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kerne
                 while (strips * sk * 2 <= W && N1 % (32 * sk * 2) == 0) sk *= 2;
             }
         }
-        /* wgmma: warpgroups of four warps hold four consecutive strips (G a multiple of
-         * 4); B and V only the chain reads, whole tiles the copies lay out for it */
-        int tb = lone_iter(b, k, uses, b->nodes[m1].in[1]), tv = lone_iter(b, k, uses, b->nodes[m2].in[1]);
-        if (p->opts.wgmma && !wg_taken && (k->threads / 32 / sk) % 4 == 0 && tb >= 0 && tv >= 0 && wg_tile_ok(p, knode, b, k, tb) &&
-            wg_tile_ok(p, knode, b, k, tv)) {
+        if (wg && (k->threads / 32 / sk) % 4 == 0) {
             te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1;
             layout(&k->t[tb], 0, 0), layout(&k->t[tv], 0, 0);
             /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
