@@ -628,10 +628,11 @@ static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kerne
             ts = 1, W = strips;
             k->threads = (int)W * 32;
         } else if (size_threads && !chained) {
-            /* the block sized to the chain: two strips a warp (each B fragment serves both)
+            /* the block sized to the chain: two strips a warp (each B fragment serves both;
+             * with fewer than 8 strips one, so no warp of the four holds only clamped rows)
              * and at most 128 score columns a warp (registers), up to 16 warps; split
              * groups only past that (their partial sums meet through shared memory) */
-            ts = strips >= 2 ? 2 : 1;
+            ts = strips >= 8 ? 2 : 1; /* two only where that still leaves four warps */
             while ((strips + ts - 1) / ts > 16) ts++;
             while (split_ok && N1 / (32 * sk) > 4 && N1 % (64 * sk) == 0 && (strips + ts - 1) / ts * sk * 2 <= 16) sk *= 2;
             W = (strips + ts - 1) / ts * sk;
