@@ -193,6 +193,19 @@ void test_plan_passes(void) {
         } else CHECK_MSG(0, "%s", c3.msg);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    /* four strips a block (64 rows): one strip a warp on the four warps, not two on two
+     * (which left two warps multiplying clamped rows) */
+    g = load_ugraph("tests/ugraphs/good/gqa_b1_q4.mu");
+    on = plan(g, 1, 1, 1);
+    CHECK(on != NULL);
+    if (on) {
+        const op_kernel *a = &on->kernels[0];
+        int ts = 0;
+        for (int i = 0; i < a->body->n_nodes; i++)
+            if (a->t[i].chain_mm >= 0) ts = a->t[i].chain_ts;
+        CHECK_MSG(ts == 1 && a->threads == 128, "%d strips a warp, %d threads", ts, a->threads);
+    }
+    op_plan_free(on), ir_graph_free(g);
     /* wgmma (opt-in): GQA b=8's chain takes it with Q, K and V all in the core-matrix layout
      * (unpadded, copied piece e to element 8e), A read from shared memory (256 rows: whole
      * warpgroups); every barrier first fences the async proxy. Off: none of it. QKNorm's K is
