@@ -1146,8 +1146,8 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (t == CG_CUDA) {
         sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
         sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
-        sb_puts(&sb, cg_prelude_cuda_wg), sb_puts(&sb, cg_prelude_cuda_wg1), sb_puts(&sb, cg_prelude_cuda_wg3),
-            sb_puts(&sb, cg_prelude_cuda_wg2);
+        sb_puts(&sb, cg_prelude_cuda_wg), sb_puts(&sb, cg_prelude_cuda_wg1), sb_puts(&sb, cg_prelude_cuda_wg2),
+            sb_puts(&sb, cg_prelude_cuda_wg3);
     } else sb_puts(&sb, cg_prelude_c);
     for (int i = 0; !E.rc && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];

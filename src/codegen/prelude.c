@@ -437,7 +437,7 @@ const char cg_prelude_cuda_wg1[] =
     "#endif\n"
     ;
 
-const char cg_prelude_cuda_wg3[] =
+const char cg_prelude_cuda_wg2[] =
     "#if defined(__CUDA_ARCH_FEAT_SM90_ALL)\n"
     "#define MG_WGS32(T) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %18, 0;\\nwgmma.mma_async.sync.aligned.m64n32k16.f32.\" T \".\" T \" {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, %16, %17, p, 1, 1, 0, 1;\\n}\\n\" : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]), \"+f\"(d[4]), \"+f\"(d[5]), \"+f\"(d[6]), \"+f\"(d[7]), \"+f\"(d[8]), \"+f\"(d[9]), \"+f\"(d[10]), \"+f\"(d[11]), \"+f\"(d[12]), \"+f\"(d[13]), \"+f\"(d[14]), \"+f\"(d[15]) : \"l\"(a), \"l\"(b), \"r\"(add) : \"memory\")\n"
     "#define MG_WGS64(T) asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %34, 0;\\nwgmma.mma_async.sync.aligned.m64n64k16.f32.\" T \".\" T \" {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 1;\\n}\\n\" : \"+f\"(d[0]), \"+f\"(d[1]), \"+f\"(d[2]), \"+f\"(d[3]), \"+f\"(d[4]), \"+f\"(d[5]), \"+f\"(d[6]), \"+f\"(d[7]), \"+f\"(d[8]), \"+f\"(d[9]), \"+f\"(d[10]), \"+f\"(d[11]), \"+f\"(d[12]), \"+f\"(d[13]), \"+f\"(d[14]), \"+f\"(d[15]), \"+f\"(d[16]), \"+f\"(d[17]), \"+f\"(d[18]), \"+f\"(d[19]), \"+f\"(d[20]), \"+f\"(d[21]), \"+f\"(d[22]), \"+f\"(d[23]), \"+f\"(d[24]), \"+f\"(d[25]), \"+f\"(d[26]), \"+f\"(d[27]), \"+f\"(d[28]), \"+f\"(d[29]), \"+f\"(d[30]), \"+f\"(d[31]) : \"l\"(a), \"l\"(b), \"r\"(add) : \"memory\")\n"
@@ -459,7 +459,7 @@ const char cg_prelude_cuda_wg3[] =
     "#endif\n"
     ;
 
-const char cg_prelude_cuda_wg2[] =
+const char cg_prelude_cuda_wg3[] =
     "/* mg_chain on wgmma: each warpgroup's four warps hold four consecutive strips (G a multiple\n"
     " * of 4); A (fragments in registers, or SA: a descriptor), B and V (core-matrix layout) are\n"
     " * read by the warpgroup's products, up to 128 columns wide. The columns go in NH parts,\n"
