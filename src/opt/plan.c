@@ -569,9 +569,10 @@ static int lone_iter(const ir_graph *b, const op_kernel *k, const int *uses, int
  * (op_tensor.wg): one row-major matrix of a 16-bit type, K a multiple of 16 and N of 8,
  * copied in 16-byte pieces (its source's rows contiguous and 16-byte aligned)? */
 static int wg_tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
+    if (x < 0) return 0;
     const op_tensor *t = &k->t[x];
     const int64_t *fst = p->kst[p->g->nodes[knode].in[b->nodes[x].index]];
-    if (x < 0 || t->colmajor || base_dtype_size(t->store) != 2 || t->dim[0] != 1 || t->dim[1] != 1) return 0;
+    if (t->colmajor || base_dtype_size(t->store) != 2 || t->dim[0] != 1 || t->dim[1] != 1) return 0;
     if (t->dim[2] % 16 || t->dim[3] % 8 || fst[3] != 1) return 0;
     for (int d = 0; d < 3; d++)
         if (t->dim[d] > 1 && fst[d] % 8) return 0;
