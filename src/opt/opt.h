@@ -131,7 +131,8 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
 void op_plan_free(op_plan *p);
 /* Pads a shape on the left to 4 dims with 1s (shared with codegen). */
 void op_pad4(const ir_shape *s, int64_t d[4]);
-/* 1 if block-graph node i is fused into its one consumer (thread graph, Mirage §4.2). */
-int op_inlined(const ir_graph *b, int i, const int *uses, const int *user);
+/* 1 if block-graph node i is computed inside its consumers instead of stored (thread graph,
+ * Mirage §4.2): one consumer, or with `recompute` a few cheap recomputations (plan.c). */
+int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int recompute);
 
 #endif

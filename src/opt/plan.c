@@ -24,17 +24,51 @@ static int is_elementwise(ir_op op) {
     return ir_ops[op].kind == IR_KIND_UNARY || ir_ops[op].kind == IR_KIND_BINARY;
 }
 
+/* Cost of computing block-graph node i (inside node self's recomputation) in place of a load:
+ * its elementwise operators, through one-iteration accumulators; exp, silu and sqrt count 4. -1 when it reaches a leaf other than
+ * an iterator, a constant or a value it broadcasts (a row's norm): a reduction or matmul of
+ * its size could itself be fused into one reader (fuse_reductions) and is not recomputed. */
+static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, const int *uses, const int *user) {
+    const ir_node *n = &b->nodes[i];
+    if (n->op == IR_OP_ITER || n->op == IR_OP_CONST || ir_numel(&n->shape) < numel) return 0;
+    int c;
+    if (n->op == IR_OP_ACCUM && b->forloop == 1) c = 0;
+    else if (is_elementwise(n->op) && (i == self || op_inlined(b, i, uses, user, 1)))
+        c = n->op == IR_OP_EXP || n->op == IR_OP_SILU || n->op == IR_OP_SQRT ? 4 : 1;
+    else return -1;
+    for (int a = 0; a < n->n_in; a++) {
+        int x = recompute_cost(b, n->in[a], self, numel, uses, user);
+        if (x < 0) return -1;
+        c += x;
+    }
+    return c;
+}
+
 /* A thread graph (Mirage §4.2) as codegen sees it: an elementwise operator with one consumer
  * that reads its operands element by element (elementwise, reduction, accumulator, saver),
  * and does not broadcast it, is computed inside that consumer, in registers, and never
- * stored. */
-int op_inlined(const ir_graph *b, int i, const int *uses, const int *user) {
-    if (!is_elementwise(b->nodes[i].op) || uses[i] != 1) return 0;
-    /* a value its consumer broadcasts (a row's norm) is computed once, not once per read */
-    if (ir_numel(&b->nodes[i].shape) < ir_numel(&b->nodes[user[i]].shape)) return 0;
-    ir_op c = b->nodes[user[i]].op;
-    return is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE || c == IR_OP_ACCUM ||
-           c == IR_OP_SAVE;
+ * stored. With `recompute`, in a one-iteration block so is a cheap one (recompute_cost at
+ * most 8) with up to 3 such consumers: each computes it again, which costs a few operations
+ * where storing it costs a barrier (nTrans's x - h and its normalised sum: 3.3 -> 2.8 us
+ * measured by hand, bench/micro/small.cu). */
+int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int recompute) {
+    if (!is_elementwise(b->nodes[i].op)) return 0;
+    if (uses[i] > 1 && (!recompute || b->forloop != 1 || uses[i] > 3)) return 0;
+    int64_t numel = ir_numel(&b->nodes[i].shape), seen = 0;
+    for (int j = i + 1; j < b->n_nodes; j++)
+        for (int a = 0; a < b->nodes[j].n_in; a++) {
+            if (b->nodes[j].in[a] != i) continue;
+            ir_op c = b->nodes[j].op;
+            /* a value its consumer broadcasts (a row's norm) is computed once, not once per read */
+            if (numel < ir_numel(&b->nodes[j].shape)) return 0;
+            if (!is_elementwise(c) && ir_ops[c].kind != IR_KIND_REDUCE && c != IR_OP_ACCUM && c != IR_OP_SAVE)
+                return 0;
+            seen++;
+        }
+    if (seen != uses[i]) return 0; /* an output of the block graph */
+    if (uses[i] == 1) return 1;
+    int cost = recompute_cost(b, i, i, numel, uses, user);
+    return cost >= 0 && cost <= 8;
 }
 
 static void count_uses(const ir_graph *g, int *uses, int *user) {
@@ -487,7 +521,7 @@ static void fuse_accum_reductions(const ir_graph *b, op_kernel *k, const int *us
 
 /* Threads per block: the block graph's own, or (opts.threads) enough that the widest step has
  * about 8 elements per thread (an iterator's tile counted in 16-byte vectors, a reduction by
- * what it reads in a loop's iteration), a power of two from 128 to 512: a block that works alone on an SM (nTrans:
+ * what it reads in a loop's iteration or when it computes its operand in place), a power of two from 128 to 512: a block that works alone on an SM (nTrans:
  * one row of 4096) then has 16 warps to hide latency instead of 4. In a streaming loop the
  * iterations' steps count: tiles that stream in ahead (cp.async, `pipelined`) need no threads
  * of their own, an accumulator concatenating the iterations writes one slice a step, and
@@ -499,7 +533,7 @@ static int block_threads(const ir_graph *b, const op_kernel *k, const int *cls, 
     int64_t widest = 0, F = b->forloop;
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
-        int red = F > 1 && cls[i] == IR_LOOP && ir_ops[n->op].kind == IR_KIND_REDUCE;
+        int red = ir_ops[n->op].kind == IR_KIND_REDUCE && ((F > 1 && cls[i] == IR_LOOP) || !k->t[n->in[0]].mat);
         if (!k->t[i].mat && n->op != IR_OP_MATMUL && !red) continue;
         if (pipelined && n->op == IR_OP_ITER && n->fmap >= 0 && F > 1) continue;
         int64_t el = ir_numel(red ? &b->nodes[n->in[0]].shape : &n->shape);
@@ -727,7 +761,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     }
     for (int i = 0; i < n; i++) {
         ir_op op = b->nodes[i].op;
-        k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user);
+        k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user, p->opts.depth);
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
         k->t[i].chain_of = k->t[i].chain_mm = k->t[i].chain_sum = k->t[i].chain_mw = k->t[i].chain_sw = -1;
         k->t[i].chain_wg = k->t[i].wg = 0;

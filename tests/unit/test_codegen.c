@@ -334,6 +334,26 @@ void test_plan_passes(void) {
         if (vt >= 0) CHECK(!on->kernels[1].t[vt].cvt && on->kernels[1].t[vt].store == MG_F16);
     }
     op_plan_free(on), ir_graph_free(g);
+    /* recompute (operator scheduling): nTrans's d = h - x and y, each read by a sum of
+     * squares and one more elementwise reader, are computed by both in a one-iteration block
+     * instead of stored behind a barrier; the block keeps 512 threads for its reductions'
+     * 4096 reads. With depth scheduling off both are stored. */
+    g = load_ugraph("ntrans_b1");
+    on = plan(g, 1, 1, 1), off = plan(g, 1, 0, 1);
+    if (on && off) {
+        const ir_graph *b = g->nodes[ir_find(g, "O")].body;
+        int d = ir_find(b, "d"), y = ir_find(b, "y");
+        CHECK(d >= 0 && y >= 0);
+        if (d >= 0 && y >= 0) {
+            CHECK(!on->kernels[0].t[d].mat && !on->kernels[0].t[y].mat);
+            CHECK(off->kernels[0].t[d].mat && off->kernels[0].t[y].mat);
+        }
+        CHECK_MSG(on->kernels[0].threads == 512 && on->kernels[0].n_barriers + 2 <= off->kernels[0].n_barriers,
+                  "%d threads, %d barriers against %d", on->kernels[0].threads, on->kernels[0].n_barriers,
+                  off->kernels[0].n_barriers);
+        check_plan(&on->kernels[0]);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
 }
 
 /* The CUDA text: one kernel per graph-defined operator, a comment per step naming its node,
