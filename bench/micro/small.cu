@@ -9,7 +9,7 @@
 #include <cuda_runtime.h>
 #include <algorithm>
 #include <vector>
-#include SRC
+#include SRC // with -DVARS: ntrans_variants.cu, which includes the generated nt1.cu
 
 #define CK(x) do { cudaError_t e_ = (x); if (e_) { printf("%s: %s\n", #x, cudaGetErrorString(e_)); return 1; } } while (0)
 
