@@ -189,7 +189,10 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
                 const op_tensor *x = &k->t[n->in[a]];
                 if (x->mat && ir_numel(&b->nodes[n->in[a]].shape) == ir_numel(&n->shape) && !x->colmajor) col = 0;
             }
-        layout(t, col, on && (mm || (col && n->op == IR_OP_ITER) || column_reduced(b, k, i)));
+        /* padded: matmul operands (ldmatrix reads 8 rows), tiles reduced down their columns,
+         * and matmul results, which mma fragments write 8 rows at a time (register
+         * accumulators get the same once known: planner after find_chains) */
+        layout(t, col, on && (mm || n->op == IR_OP_MATMUL || (col && n->op == IR_OP_ITER) || column_reduced(b, k, i)));
     }
 }
 
@@ -785,6 +788,12 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     k->threads = block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
     if (p->opts.chain) find_chains(p, knode, b, k, uses, p->opts.threads);
+    /* a register accumulator's tile is written from mma fragments after the loop (rows g and
+     * g + 8 of each 16-row strip, two columns a lane): rows a multiple of 128 bytes apart put
+     * a warp's eight rows in the same banks, 8-way; padded like a matmul result, 2-way */
+    for (int i = 0; i < n && p->opts.layout; i++)
+        if (b->nodes[i].op == IR_OP_ACCUM && k->t[i].reg_peer >= 0 && k->t[i].mat && !k->t[i].colmajor)
+            layout(&k->t[i], 0, 1);
     for (int i = 0; i < n; i++)
         if (b->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
     /* Tiles that do not move with the loop load once before it (hoist), unless that no longer

@@ -334,6 +334,32 @@ void test_plan_passes(void) {
         if (vt >= 0) CHECK(!on->kernels[1].t[vt].cvt && on->kernels[1].t[vt].store == MG_F16);
     }
     op_plan_free(on), ir_graph_free(g);
+    /* layout: tiles written by mma fragments (eight rows a warp) get padded rows: GQA b=8's
+     * register accumulator p [256, 64] f32 (256-byte rows: 8-way bank conflicts unpadded)
+     * and LoRA's result of matmul(z, v); unpadded with the layout pass off */
+    g = load_ugraph("gqa_b8");
+    on = plan(g, 1, 1, 1), off = plan(g, 1, 1, 0);
+    if (on && off) {
+        const ir_graph *b = g->nodes[ir_find(g, "P")].body;
+        int pa = ir_find(b, "p");
+        CHECK(pa >= 0);
+        if (pa >= 0) {
+            CHECK(on->kernels[0].t[pa].reg_peer >= 0);
+            CHECK_MSG(on->kernels[0].t[pa].stride[2] == 68 && off->kernels[0].t[pa].stride[2] == 64, "row strides %lld, %lld",
+                      (long long)on->kernels[0].t[pa].stride[2], (long long)off->kernels[0].t[pa].stride[2]);
+        }
+        check_plan(&on->kernels[0]);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
+    g = load_ugraph("tests/ugraphs/good/lora_cols32.mu"); /* t4 = X W: f32 [16, 32] */
+    on = plan(g, 1, 1, 1), off = plan(g, 1, 1, 0);
+    if (on && off) {
+        const ir_graph *b = g->nodes[ir_find(g, "O")].body;
+        int t4 = ir_find(b, "t4");
+        CHECK(t4 >= 0 && b->nodes[t4].op == IR_OP_MATMUL);
+        if (t4 >= 0) CHECK(on->kernels[0].t[t4].stride[2] == 36 && off->kernels[0].t[t4].stride[2] == 32);
+    }
+    op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* recompute (operator scheduling): nTrans's d = h - x and y, each read by a sum of
      * squares and one more elementwise reader, are computed by both in a one-iteration block
      * instead of stored behind a barrier; the block keeps 512 threads for its reductions'
