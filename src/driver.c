@@ -63,7 +63,7 @@ static op_opts opts_of(const mg_run_opts *o) {
 static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, op_plan **plan,
                           cg_program *cg) {
     op_opts oo = opts_of(o);
-    if (t == CG_C) oo.chain = 0; /* chains are tensor-core fragments (opt.h) */
+    if (t == CG_C) oo.chain = 0, oo.swizzle = 0; /* tensor-core fragments and ldmatrix (opt.h) */
     mg_status rc = op_plan_new(g, ctx, &ir_device_h100, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;

@@ -525,10 +525,15 @@ static void step_iter(em *E, int j, const char *gname, int x) {
         vd[inner] /= v;
         if (inner == 2) perm[2] = 3, perm[3] = 2;
         loop_open_perm(E, vd, c, perm);
+        coord cs; /* the destination's coordinates: 16-byte piece c3 of row c2 at c3 ^ swizzle */
         if (vd[inner] > 1) snprintf(c[inner], CW, "(c3 * %" PRId64 ")", v); /* inner is counted fastest */
+        memcpy(cs, c, sizeof cs);
+        if (t->swz && vd[inner] > 1)
+            snprintf(cs[inner], CW, t->swz == 1 ? "((c3 ^ (%s & 7)) * %" PRId64 ")" : "((c3 ^ ((%s >> 1) & 3)) * %" PRId64 ")",
+                     c[2], v);
         int as = t->stages || E->async;
         sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
-        index_expr(E->sb, c, t->stride, 0);
+        index_expr(E->sb, cs, t->stride, 0);
         sb_printf(E->sb, as ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
         index_expr(E->sb, c, fst, 1);
         sb_puts(E->sb, as ? "]);\n    }\n    }\n" : "];\n    }\n    }\n");
@@ -710,6 +715,8 @@ static void frag_modes(const op_tensor *a, const op_tensor *b, int bf, int64_t K
     *lb = (b->store != mt && !cvb) || !batch_ok || K % 16 ? 0
           : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? (cvb ? 3 : 1)
           : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? (cvb ? 4 : 2) : 0;
+    /* a swizzled tile (op_tensor.swz) is read by ldmatrix.trans only: mode | swz << 4 */
+    if (b->swz) *lb = *lb == 1 || *lb == 3 ? *lb | b->swz << 4 : -1;
 }
 
 /* node j's value as the body of a lambda over vr_, the value of node `in` (an epilogue) */
@@ -729,6 +736,7 @@ static int step_matmul_tc(em *E, int j, int out) {
     const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
     int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer, la, lb;
     frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
+    if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
     int SK;
     regacc_shape(E, j, &T, &SK);
@@ -852,6 +860,7 @@ static void step_chain(em *E, int e) {
     int64_t M = h->dim[2], N1 = h->dim[3], K1 = a->dim[3], N2 = o->dim[3];
     frag_modes(a, b, bf, K1, N1, &la, &lb);
     frag_modes(NULL, v, 1, N1, N2, &dummy, &lv);
+    if ((lb < 0 || lv < 0) && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int acc = o->reg_peer, rs_mode = E->g->nodes[h->chain_sw].op == IR_OP_ACCUM ? 1 : 2;
     int64_t srm = r->dim[2] == M ? r->stride[2] : r->stride[3];
     char oname[80];
@@ -937,7 +946,7 @@ static void block_decls(em *E) {
                   t->stages ? "_st" : "", ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
                   t->colmajor ? "column-major" : "row-major",
                   (t->colmajor ? t->stride[3] != t->dim[2] && t->dim[3] > 1 : t->stride[2] != t->dim[3] && t->dim[2] > 1)
-                      ? ", padded rows" : "");
+                      ? ", padded rows" : t->swz ? ", 16-byte pieces swizzled" : "");
         if (t->stages) sb_printf(E->sb, "; %d stages %" PRId64 " elements apart", t->stages, t->stage_elems);
         sb_puts(E->sb, " */\n");
     }

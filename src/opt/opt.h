@@ -33,6 +33,9 @@ typedef struct op_opts {
                    * multiplies them with sm_90a's warpgroup wgmma from shared memory (tiles in
                    * its core-matrix layout, see find_chains); off: mma.sync fragments by
                    * ldmatrix. Needs a chain; off by default (mugen run --wgmma). */
+    int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled (op_tensor
+                   * .swz) rather than padded. Tensor-core code only: the C target plans with
+                   * it off (its loads follow the strides). */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -76,6 +79,12 @@ typedef struct op_tensor {
                         * n % 8), the N / 8 blocks of eight rows next to each other, then the
                         * next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8 * 8
                         * + n % 8. Unpadded; the strides are plain row-major's, unused. */
+    int swz;           /* an iterator tile that tensor-core matmuls alone read, as their B
+                        * operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled within each
+                        * row instead of padded rows (ldmatrix's 8 rows then hit 8 different
+                        * bank groups, and the copies write whole 128-byte lines): chunk c of
+                        * row k at c ^ (k & 7) (swz 1: rows a multiple of 128 bytes) or
+                        * c ^ ((k >> 1) & 3) (swz 2: 64-byte rows); 0: none */
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s

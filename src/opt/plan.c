@@ -9,7 +9,7 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1, 0};
+const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1, 0, 1};
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
@@ -154,7 +154,7 @@ static int bf16_tile(const ir_graph *b, const op_kernel *k, int i) {
 }
 
 static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_store, const int *kin_col,
-                           int on) {
+                           int on, int swizzle) {
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         op_tensor *t = &k->t[i];
@@ -189,6 +189,18 @@ static void choose_layouts(const ir_graph *b, op_kernel *k, const mg_dtype *kin_
                 const op_tensor *x = &k->t[n->in[a]];
                 if (x->mat && ir_numel(&b->nodes[n->in[a]].shape) == ir_numel(&n->shape) && !x->colmajor) col = 0;
             }
+        /* a row-major 16-bit iterator tile read only as a B operand (ldmatrix.trans, 8 rows of
+         * 16 bytes at a time) is swizzled instead of padded: padded rows cost its copies
+         * a second 128-byte line each (measured on the weight stream: 19.8 us unpadded, 22.1
+         * padded, bench/micro/stream.cu) */
+        int64_t rb = t->dim[3] * (int64_t)base_dtype_size(t->store);
+        t->swz = 0;
+        if (on && swizzle && n->op == IR_OP_ITER && !col && t->store != MG_F32 && only_matmul(b, i, 1) &&
+            t->dim[2] % 16 == 0 && (rb % 128 == 0 || rb == 64)) {
+            t->swz = rb == 64 ? 2 : 1;
+            layout(t, 0, 0);
+            continue;
+        }
         /* padded: matmul operands (ldmatrix reads 8 rows), tiles reduced down their columns,
          * and matmul results, which mma fragments write 8 rows at a time (register
          * accumulators get the same once known: planner after find_chains) */
@@ -530,10 +542,16 @@ static void fuse_accum_reductions(const ir_graph *b, op_kernel *k, const int *us
  * of their own, an accumulator concatenating the iterations writes one slice a step, and
  * work done once after the loop counts once per iteration's share (RMSNorm+Linear b=1: 23.4
  * us at 128 threads, 25.4 at 512; b=8 sums its X tile's squares in every iteration and
- * keeps 512). Only block graphs written for whole warps change. */
+ * keeps 512). A loop streaming a swizzled tile to tensor cores (a weight stream) takes 256:
+ * its copies' issue needs warps, and the rest of the step does not need more (measured
+ * with swizzled W: RMSNorm+Linear b=1 23.5 us at 256, 24.8 at 128; b=8 23.6 at 256, 24.7 at
+ * 512; bench/micro/stream.cu alone: 19.8 at 256, 25.1 at 128). Only block graphs written
+ * for whole warps change. */
 static int block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined) {
     if (!on || b->threads % 32 || b->threads > 512) return b->threads;
     int64_t widest = 0, F = b->forloop;
+    for (int i = 0; i < b->n_nodes && pipelined && F > 1 && b->threads <= 256; i++)
+        if (b->nodes[i].op == IR_OP_ITER && b->nodes[i].fmap >= 0 && k->t[i].swz) return 256;
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int red = ir_ops[n->op].kind == IR_KIND_REDUCE && ((F > 1 && cls[i] == IR_LOOP) || !k->t[n->in[0]].mat);
@@ -683,15 +701,21 @@ static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kerne
             }
         }
         if (wg && (k->threads / 32 / sk) % 4 == 0) {
-            te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1;
+            te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1, k->t[tb].swz = k->t[tv].swz = 0;
             layout(&k->t[tb], 0, 0), layout(&k->t[tv], 0, 0);
             /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
             int ta = lone_iter(b, k, uses, b->nodes[m1].in[0]);
             if (ta >= 0 && M % 64 == 0 && wg_tile_ok(p, knode, b, k, ta) && k->t[ta].dim[2] == M)
-                te->chain_wg = 2, k->t[ta].wg = 1, layout(&k->t[ta], 0, 0);
+                te->chain_wg = 2, k->t[ta].wg = 1, k->t[ta].swz = 0, layout(&k->t[ta], 0, 0);
         }
         chained = 1;
         te->mat = 0;
+        /* a chain's K and V keep padded rows: swizzled, GQA b=8 measured 25.4 -> 27.1 us
+         * (both; 186 -> 254 registers) and 26.6 (V alone) */
+        int kb = b->nodes[m1].in[1];
+        while (b->nodes[kb].op == IR_OP_ACCUM && !k->t[kb].mat) kb = b->nodes[kb].in[0];
+        if (k->t[kb].swz) k->t[kb].swz = 0, layout(&k->t[kb], 0, 1);
+        if (k->t[v].swz) k->t[v].swz = 0, layout(&k->t[v], 0, 1);
         te->chain_mm = m2, te->chain_sum = s, te->chain_mw = mw, te->chain_sw = sw;
         te->chain_sk = (int)sk, te->chain_ts = (int)ts;
         k->t[m2].chain_of = k->t[mw].chain_of = k->t[sw].chain_of = e;
@@ -767,7 +791,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         k->t[i].mat = op != IR_OP_CONST && op != IR_OP_SAVE && !op_inlined(b, i, uses, user, p->opts.depth);
         k->t[i].reg_peer = k->t[i].red_in = k->t[i].mm_in = -1;
         k->t[i].chain_of = k->t[i].chain_mm = k->t[i].chain_sum = k->t[i].chain_mw = k->t[i].chain_sw = -1;
-        k->t[i].chain_wg = k->t[i].wg = 0;
+        k->t[i].chain_wg = k->t[i].wg = k->t[i].swz = 0;
     }
     /* a reshape of a stored tile read element by element by its one consumer is an index
      * mapping inside that consumer, never a copy */
@@ -784,7 +808,7 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
         if (b->nodes[i].op == IR_OP_ACCUM && (k->t[b->nodes[i].in[0]].mat || !some_matmul(b, i))) k->t[i].mat = 0;
     fuse_reductions(b, k, uses);
     fuse_accum_reductions(b, k, uses);
-    choose_layouts(b, k, kin_store, kin_col, p->opts.layout);
+    choose_layouts(b, k, kin_store, kin_col, p->opts.layout, p->opts.swizzle);
     k->threads = block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
     if (p->opts.chain) find_chains(p, knode, b, k, uses, p->opts.threads);

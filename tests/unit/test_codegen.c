@@ -31,7 +31,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0};
+    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -63,7 +63,7 @@ void test_plan_invariants(void) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -81,7 +81,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1};
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -107,24 +107,35 @@ void test_plan_passes(void) {
         CHECK(a->colmajor && !b->colmajor);
     }
     op_plan_free(on), op_plan_free(off);
-    /* padding: RMSNorm+Linear's W tile has 256-byte rows: 16 bytes of padding per row */
+    /* swizzle: RMSNorm+Linear's W tile (256-byte rows), read only as the matmul's B operand,
+     * keeps unpadded rows with its 16-byte pieces swizzled; without swizzling (the C target)
+     * 16 bytes of padding per row; with the layout pass off, neither */
     on = plan(r, 1, 1, 1), off = plan(r, 1, 1, 0);
+    op_opts nosw = op_opts_default;
+    nosw.swizzle = 0;
+    op_plan *pad = NULL;
+    mg_ctx c1 = {{0}};
+    CHECK(op_plan_new(r, &c1, &ir_device_h100, &nosw, &pad) == MG_OK);
     int w = ir_find(r->nodes[ir_find(r, "O")].body, "w");
-    CHECK(w >= 0 && on && off);
-    if (w >= 0 && on && off) CHECK(on->kernels[0].t[w].stride[2] == 136 && off->kernels[0].t[w].stride[2] == 128);
-    op_plan_free(on), op_plan_free(off);
+    CHECK(w >= 0 && on && off && pad);
+    if (w >= 0 && on && off && pad) {
+        CHECK(on->kernels[0].t[w].swz == 1 && on->kernels[0].t[w].stride[2] == 128);
+        CHECK(!pad->kernels[0].t[w].swz && pad->kernels[0].t[w].stride[2] == 136);
+        CHECK(!off->kernels[0].t[w].swz && off->kernels[0].t[w].stride[2] == 128);
+    }
+    op_plan_free(on), op_plan_free(off), op_plan_free(pad);
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0}, noreg = {1, 1, 1, 1, 0, 1, 1, 0};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
     CHECK(w >= 0 && m >= 0 && on && off);
     if (w >= 0 && m >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->stages == 4 && a->t[w].stages == 4 && a->t[w].bytes == 4 * 64 * 136 * 2 && a->n_loads == 2);
-        CHECK(b->stages == 1 && b->t[w].bytes == 64 * 136 * 2);
+        CHECK(a->stages == 4 && a->t[w].stages == 4 && a->t[w].bytes == 4 * 64 * 128 * 2 && a->n_loads == 2);
+        CHECK(b->stages == 1 && b->t[w].bytes == 64 * 128 * 2);
         int mm = r->nodes[ir_find(r, "O")].body->nodes[m].in[0];
         CHECK(a->t[m].reg_peer == mm && a->t[mm].reg_peer == m && !a->t[mm].mat && a->post_sync);
     }
@@ -155,7 +166,7 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0};
+    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1};
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
@@ -224,7 +235,9 @@ void test_plan_passes(void) {
     if (ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
         CHECK(a->t[ge].chain_wg == 2 && a->t[gq].wg && a->t[gk].wg && a->t[gv].wg && a->t[gv].store == MG_BF16);
-        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && b->t[gk].stride[2] > b->t[gk].dim[3]); /* unpadded */
+        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && !a->t[gk].swz); /* unpadded, unswizzled */
+        /* mma.sync: the chain's K and V keep padded rows, not swizzled */
+        CHECK(!b->t[gv].swz && !b->t[gk].swz && b->t[gk].stride[2] > b->t[gk].dim[3] && b->t[gv].stride[2] > b->t[gv].dim[3]);
         CHECK(!b->t[ge].chain_wg && !b->t[gq].wg && !b->t[gk].wg && !b->t[gv].wg && b->t[ge].chain_mm >= 0);
         mg_ctx c3 = {{0}};
         cg_program cg;
@@ -284,13 +297,13 @@ void test_plan_passes(void) {
         op_plan_free(on), ir_graph_free(g);
     }
     /* block size of a streaming loop: RMSNorm+Linear b=1's W tile streams in ahead (cp.async,
-     * two stages) and needs no threads, X's concatenation counts one slice: 128 threads;
-     * without the pipeline the threads load the W tile: 512 */
+     * two stages), swizzled for the tensor cores: 256 threads (X's concatenation alone would
+     * ask 128); without the pipeline the threads load the W tile: 512 */
     g = load_ugraph("tests/ugraphs/good/rmsnorm_stream_b1.mu");
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     CHECK(on && off);
-    if (on && off) CHECK(on->kernels[0].threads == 128 && on->kernels[0].stages == 2 && off->kernels[0].threads == 512);
+    if (on && off) CHECK(on->kernels[0].threads == 256 && on->kernels[0].stages == 2 && off->kernels[0].threads == 512);
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* buffer layouts: the 64-way split's partials [2 heads, 256, 64, 64 splits] go heads
      * and splits outermost; kernel 2's tiles of them are column-major (64 floats + 4 a row);
@@ -391,10 +404,11 @@ void test_emit_readable(void) {
     cg_program cg;
     CHECK(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK);
     if (p && cg.src) {
-        CHECK(cg.n_launches == 1 && cg.launches[0].grid[0] == 48 && cg.launches[0].block == 128);
+        CHECK(cg.n_launches == 1 && cg.launches[0].grid[0] == 48 && cg.launches[0].block == 256);
         CHECK(strstr(cg.src, "/* iter, pipelined: x = iter (node 0) */") && strstr(cg.src, "/* accum: s = accum"));
-        CHECK(strstr(cg.src, "mg_mm_acc<false, 1, 1, 1, 1>(r_s_m, s_x, s_w")); /* ldmatrix for both, 1 tile a warp */
-        CHECK(strstr(cg.src, "mg_cp16(&s_w[") && strstr(cg.src, "mg_cp_wait<3>()"));
+        /* ldmatrix for both (W swizzled: mode 1 | 1 << 4), 1 tile a warp, depth split in 2 */
+        CHECK(strstr(cg.src, "mg_mm_acc<false, 1, 17, 1, 2>(r_s_m, s_x, s_w"));
+        CHECK(strstr(cg.src, "mg_cp16(&s_w[") && strstr(cg.src, "((c3 ^ (") && strstr(cg.src, "mg_cp_wait<3>()"));
         int bars = 0;
         const char *body = strstr(cg.src, "extern \"C\" __global__"); /* the prelude's own do not count */
         for (const char *s = body; s && (s = strstr(s, "__syncthreads()")); s++) bars++;
