@@ -15,9 +15,11 @@ __device__ __forceinline__ void bulk(void *dst, const void *src, unsigned bytes,
     asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
                  ::"r"(sa(dst)), "l"(src), "r"(bytes), "r"(sa(b)) : "memory"); }
 __device__ __forceinline__ void cp16(void *s, const void *g) { asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(sa(s)), "l"(g) : "memory"); }
-// block tile: rows [r0, r0+RB) x cols [c0, c0+CB); stage = SR rows; ST stages
-template <int CB, int RB, int SR, int ST, bool BULK>
+// block tile: rows [r0, r0+RB) x cols [c0, c0+CB); stage = SR rows; ST stages; shared-memory
+// rows PAD elements longer than CB (the generated kernels pad 128-byte rows by 16 bytes)
+template <int CB, int RB, int SR, int ST, bool BULK, int PAD = 0>
 __global__ void __launch_bounds__(256) stream(const __half *W, float *out) {
+    constexpr int RS = CB + PAD; /* shared-memory row stride */
     extern __shared__ __align__(128) unsigned char sm[];
     __half *buf = (__half *)sm;
     __shared__ unsigned long long bar[ST];
@@ -26,18 +28,18 @@ __global__ void __launch_bounds__(256) stream(const __half *W, float *out) {
     if (BULK && threadIdx.x == 0) for (int s = 0; s < ST; s++) mbar_init(&bar[s], 1);
     __syncthreads();
     auto issue = [&](int it) {
-        __half *dst = buf + (it % ST) * SR * CB;
+        __half *dst = buf + (it % ST) * SR * RS;
         const __half *src = W + (size_t)(r0 + it * SR) * N + c0;
         if (BULK) {
             if (threadIdx.x < 32) {
                 if (threadIdx.x == 0) mbar_expect(&bar[it % ST], SR * CB * 2);
                 __syncwarp();
-                for (int r = threadIdx.x; r < SR; r += 32) bulk(dst + r * CB, src + (size_t)r * N, CB * 2, &bar[it % ST]);
+                for (int r = threadIdx.x; r < SR; r += 32) bulk(dst + r * RS, src + (size_t)r * N, CB * 2, &bar[it % ST]);
             }
         } else {
             for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
                 int r = e / (CB / 8), c = e % (CB / 8) * 8;
-                cp16(dst + r * CB + c, src + (size_t)r * N + c);
+                cp16(dst + r * RS + c, src + (size_t)r * N + c);
             }
             asm volatile("cp.async.commit_group;" ::: "memory");
         }
@@ -50,25 +52,25 @@ __global__ void __launch_bounds__(256) stream(const __half *W, float *out) {
         if (BULK) mbar_wait(&bar[it % ST], (it / ST) & 1);
         else { asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1) : "memory"); }
         __syncthreads();
-        const __half *b = buf + (it % ST) * SR * CB;
+        const __half *b = buf + (it % ST) * SR * RS;
         for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
-            uint4 v = ((const uint4 *)b)[e];
+            uint4 v = *(const uint4 *)(b + e / (CB / 8) * RS + e % (CB / 8) * 8);
             acc += __half2float(((__half *)&v)[0]) + __half2float(((__half *)&v)[7]);
         }
         __syncthreads();
     }
     if (acc == 12345.f) out[0] = acc;
 }
-template <int CB, int RB, int SR, int ST, bool BULK>
-void run(const char *name, const __half *W, float *out) {
+template <int CB, int RB, int SR, int ST, bool BULK, int PAD = 0>
+void run(const char *name, const __half *W, float *out, int threads = 256) {
     int blocks = (N / CB) * (K / RB);
-    size_t smem = (size_t)ST * SR * CB * 2;
-    auto k = stream<CB, RB, SR, ST, BULK>;
+    size_t smem = (size_t)ST * SR * (CB + PAD) * 2;
+    auto k = stream<CB, RB, SR, ST, BULK, PAD>;
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
-    for (int i = 0; i < 5; i++) k<<<blocks, 256, smem>>>(W, out);
+    for (int i = 0; i < 5; i++) k<<<blocks, threads, smem>>>(W, out);
     cudaEventRecord(a);
-    for (int i = 0; i < 50; i++) k<<<blocks, 256, smem>>>(W + (size_t)(i % 4) * K * N, out);
+    for (int i = 0; i < 50; i++) k<<<blocks, threads, smem>>>(W + (size_t)(i % 4) * K * N, out);
     cudaEventRecord(b); cudaEventSynchronize(b);
     float ms; cudaEventElapsedTime(&ms, a, b);
     double us = ms * 1000 / 50;
@@ -89,6 +91,11 @@ int main(int argc, char **argv) {
     if (argc > 1) { fill<<<1024, 256>>>(W, (size_t)4 * K * N); cudaDeviceSynchronize(); printf("W random\n"); }
     else printf("W zeros (run with an argument for random data)\n");
     run<64, 4096, 512, 2, false>("strip64 cp16 512x2", W, out);
+    run<64, 4096, 512, 2, false>("strip64 cp16 512x2 t128", W, out, 128);
+    run<64, 4096, 512, 2, false, 8>("strip64 cp16 512x2 pad8", W, out);
+    run<64, 4096, 512, 2, false, 8>("strip64 cp16 512x2 pad8 t128", W, out, 128);
+    run<64, 4096, 512, 3, false, 8>("strip64 cp16 512x3 pad8 t128", W, out, 128);
+    if (argc > 2) return 0;
     run<64, 4096, 256, 4, false>("strip64 cp16 256x4", W, out);
     run<64, 4096, 512, 2, true>("strip64 bulk 512x2", W, out);
     run<64, 4096, 256, 4, true>("strip64 bulk 256x4", W, out);
