@@ -8,6 +8,7 @@
 #   - near-miss μGraphs (wrong on purpose) run and are caught as mismatches (exit 3);
 #   - planted failures (compile error, fault) come back as errors, and the process goes on;
 #   - --backend gpu without a GPU is a clear error.
+# The compile-and-run list runs on two workers (NVRTC is single-threaded: 343 -> 271 s here).
 # Usage: sh tests/codegen/run.sh BUILD_DIR. Ends with "N passed, N failed".
 B=${1:-build}
 M=$B/mugen
@@ -20,37 +21,52 @@ bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 seed=$(date +%s)
 
 cuda_compiles() { # file
-    if "$M" emit --compile "$1" >"$T/out.cu" 2>"$T/err"; then ok; else bad "$1: NVRTC: $(head -c 600 "$T/err")"; fi
+    if "$M" emit --compile "$1" >"$W/out.cu" 2>"$W/err"; then ok; else bad "$1: NVRTC: $(head -c 600 "$W/err")"; fi
 }
 c_runs() { # program [ugraph] [flags...]
     seed=$((seed + 1))
-    if "$M" run --backend c --reps 0 --seed "$seed" "$@" >"$T/out" 2>"$T/err"; then ok
-    else bad "mugen run --backend c --seed $seed $*: $(cat "$T/out" "$T/err" | head -c 800)"; fi
+    if "$M" run --backend c --reps 0 --seed "$seed" "$@" >"$W/out" 2>"$W/err"; then ok
+    else bad "mugen run --backend c --seed $seed $*: $(cat "$W/out" "$W/err" | head -c 800)"; fi
 }
+W=$T
 
-for f in examples/*.mu; do cuda_compiles "$f"; c_runs "$f"; done
-for u in examples/ugraphs/*.mu; do
-    cuda_compiles "$u"
-    c_runs "examples/$(basename "$u")" "$u"
-done
+# The compile-and-run list (program, μGraph or none), shared out over two workers (NVRTC is
+# single-threaded; each worker has its own files and compile cache); their counts and
+# failures are added up after.
+list=$T/list
+for f in examples/*.mu; do echo "$f -"; done >"$list"
+for u in examples/ugraphs/*.mu; do echo "examples/$(basename "$u") $u"; done >>"$list"
 # the searched μGraphs make bench times on the GPU (bench/searched/CASE/)
-for u in bench/searched/*/ugraph-*.mu; do
-    cuda_compiles "$u"
-    c_runs "examples/$(basename "$(dirname "$u")").mu" "$u"
-done
-for u in tests/ugraphs/good/*.mu; do
-    prog=$(sed -n 's/^# program: //p' "$u")
-    cuda_compiles "$u"
-    c_runs "$prog" "$u"
-done
-for f in tests/programs/good/*.mu; do
-    cuda_compiles "$f"
-    case $f in
-    */limits.mu) # terabyte tensors: refused by name, not attempted
-        if "$M" run --backend c --reps 0 "$f" >/dev/null 2>"$T/err"; then bad "$f ran"
-        elif grep -q "over the limit" "$T/err"; then ok; else bad "$f: $(cat "$T/err")"; fi ;;
-    *) c_runs "$f" ;;
-    esac
+for u in bench/searched/*/ugraph-*.mu; do echo "examples/$(basename "$(dirname "$u")").mu $u"; done >>"$list"
+for u in tests/ugraphs/good/*.mu; do echo "$(sed -n 's/^# program: //p' "$u") $u"; done >>"$list"
+for f in tests/programs/good/*.mu; do echo "$f -"; done >>"$list"
+worker() { # k: lines k, k + 2, ...
+    W=$T/w$1 pass=0 fail=0 seed=$((seed + 100000 * $1))
+    mkdir -p "$W"
+    export MUGEN_CACHE_DIR=$W/cache
+    awk -v k="$1" 'NR % 2 == k' "$list" | while read -r prog u; do
+        if [ "$u" = - ]; then
+            cuda_compiles "$prog"
+            case $prog in
+            */limits.mu) # terabyte tensors: refused by name, not attempted
+                if "$M" run --backend c --reps 0 "$prog" >/dev/null 2>"$W/err"; then bad "$prog ran"
+                elif grep -q "over the limit" "$W/err"; then ok; else bad "$prog: $(cat "$W/err")"; fi ;;
+            *) c_runs "$prog" ;;
+            esac
+        else
+            cuda_compiles "$u"
+            c_runs "$prog" "$u"
+        fi
+        echo "$pass $fail" >"$W/count"
+    done
+}
+worker 0 >"$T/fails0" &
+worker 1 >"$T/fails1" &
+wait
+for k in 0 1; do
+    cat "$T/fails$k"
+    read -r p f <"$T/w$k/count" || { p=0 f=1; echo "FAIL worker $k reported nothing"; }
+    pass=$((pass + p)) fail=$((fail + f))
 done
 # ablations: each optimizer pass off, on the μGraphs with the most structure
 for flag in --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize --no-chain; do
