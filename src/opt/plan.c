@@ -24,10 +24,11 @@ static int is_elementwise(ir_op op) {
     return ir_ops[op].kind == IR_KIND_UNARY || ir_ops[op].kind == IR_KIND_BINARY;
 }
 
-/* Cost of computing block-graph node i (inside node self's recomputation) in place of a load:
- * its elementwise operators, through one-iteration accumulators; exp, silu and sqrt count 4. -1 when it reaches a leaf other than
- * an iterator, a constant or a value it broadcasts (a row's norm): a reduction or matmul of
- * its size could itself be fused into one reader (fuse_reductions) and is not recomputed. */
+/* Cost of computing block-graph node i (inside node self's recomputation) in place of a
+ * load: its elementwise operators, through one-iteration accumulators; exp, silu and sqrt
+ * count 4. -1 when it reaches a leaf other than an iterator, a constant or a value it
+ * broadcasts (a row's norm): a reduction or matmul of its size could itself be fused into
+ * one reader (fuse_reductions) and is not recomputed. */
 static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, const int *uses, const int *user) {
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER || n->op == IR_OP_CONST || ir_numel(&n->shape) < numel) return 0;
@@ -536,8 +537,9 @@ static void fuse_accum_reductions(const ir_graph *b, op_kernel *k, const int *us
 
 /* Threads per block: the block graph's own, or (opts.threads) enough that the widest step has
  * about 8 elements per thread (an iterator's tile counted in 16-byte vectors, a reduction by
- * what it reads in a loop's iteration or when it computes its operand in place), a power of two from 128 to 512: a block that works alone on an SM (nTrans:
- * one row of 4096) then has 16 warps to hide latency instead of 4. In a streaming loop the
+ * what it reads in a loop's iteration or when it computes its operand in place), a power of
+ * two from 128 to 512: a block that works alone on an SM (nTrans: one row of 4096) then has
+ * 16 warps to hide latency instead of 4. In a streaming loop the
  * iterations' steps count: tiles that stream in ahead (cp.async, `pipelined`) need no threads
  * of their own, an accumulator concatenating the iterations writes one slice a step, and
  * work done once after the loop counts once per iteration's share (RMSNorm+Linear b=1: 23.4
@@ -700,22 +702,22 @@ static void find_chains(const op_plan *p, int knode, const ir_graph *b, op_kerne
                 while (strips * sk * 2 <= W && N1 % (32 * sk * 2) == 0) sk *= 2;
             }
         }
-        if (wg && (k->threads / 32 / sk) % 4 == 0) {
-            te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1, k->t[tb].swz = k->t[tv].swz = 0;
-            layout(&k->t[tb], 0, 0), layout(&k->t[tv], 0, 0);
-            /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
-            int ta = lone_iter(b, k, uses, b->nodes[m1].in[0]);
-            if (ta >= 0 && M % 64 == 0 && wg_tile_ok(p, knode, b, k, ta) && k->t[ta].dim[2] == M)
-                te->chain_wg = 2, k->t[ta].wg = 1, k->t[ta].swz = 0, layout(&k->t[ta], 0, 0);
-        }
-        chained = 1;
-        te->mat = 0;
         /* a chain's K and V keep padded rows: swizzled, GQA b=8 measured 25.4 -> 27.1 us
          * (both; 186 -> 254 registers) and 26.6 (V alone) */
         int kb = b->nodes[m1].in[1];
         while (b->nodes[kb].op == IR_OP_ACCUM && !k->t[kb].mat) kb = b->nodes[kb].in[0];
         if (k->t[kb].swz) k->t[kb].swz = 0, layout(&k->t[kb], 0, 1);
         if (k->t[v].swz) k->t[v].swz = 0, layout(&k->t[v], 0, 1);
+        if (wg && (k->threads / 32 / sk) % 4 == 0) {
+            te->chain_wg = wg_taken = 1, k->t[tb].wg = k->t[tv].wg = 1;
+            layout(&k->t[tb], 0, 0), layout(&k->t[tv], 0, 0);
+            /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
+            int ta = lone_iter(b, k, uses, b->nodes[m1].in[0]);
+            if (ta >= 0 && M % 64 == 0 && wg_tile_ok(p, knode, b, k, ta) && k->t[ta].dim[2] == M)
+                te->chain_wg = 2, k->t[ta].wg = 1, layout(&k->t[ta], 0, 0);
+        }
+        chained = 1;
+        te->mat = 0;
         te->chain_mm = m2, te->chain_sum = s, te->chain_mw = mw, te->chain_sw = sw;
         te->chain_sk = (int)sk, te->chain_ts = (int)ts;
         k->t[m2].chain_of = k->t[mw].chain_of = k->t[sw].chain_of = e;
