@@ -54,7 +54,7 @@ static op_opts opts_of(const mg_run_opts *o) {
     if (o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
-        oo.chain = !o->no_chain, oo.wgmma = o->wgmma;
+        oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist;
     }
     return oo;
 }
@@ -63,7 +63,7 @@ static op_opts opts_of(const mg_run_opts *o) {
 static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, op_plan **plan,
                           cg_program *cg) {
     op_opts oo = opts_of(o);
-    if (t == CG_C) oo.chain = 0, oo.swizzle = 0; /* tensor-core fragments and ldmatrix (opt.h) */
+    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0; /* CUDA only (opt.h) */
     mg_status rc = op_plan_new(g, ctx, &ir_device_h100, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
@@ -92,13 +92,14 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed) {
     return ev_float(J->prog, ctx, 0, (const double *const *)J->in, J->ref);
 }
 
-/* Host buffers in storage format: inputs filled, everything else poisoned with 0xFF bytes
- * (NaN in f16, bf16 and f32), so an element the code never writes cannot pass. */
+/* Host buffers in storage format: inputs filled, a persistent launch's counters zeroed,
+ * everything else poisoned with 0xFF bytes (NaN in f16, bf16 and f32), so an element the
+ * code never writes cannot pass. */
 static mg_status host_buffers(job *J, mg_ctx *ctx, void **bufs) {
     const cg_program *cg = &J->cg;
     for (int b = 0; b < cg->n_bufs; b++) {
         if (!(bufs[b] = base_alloc((size_t)cg->buf_bytes[b]))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        memset(bufs[b], 0xFF, (size_t)cg->buf_bytes[b]);
+        memset(bufs[b], b == cg->sync_buf ? 0 : 0xFF, (size_t)cg->buf_bytes[b]);
     }
     int ni = 0;
     for (int i = 0; i < J->ug->n_nodes; i++) {

@@ -39,7 +39,7 @@ for f in examples/*.mu examples/ugraphs/*.mu; do
 done
 # ablations: each optimizer pass off (docs/codegen.md)
 for u in rmsnorm_linear_b1 rmsnorm_linear_b8 gated_mlp lora ntrans_b1 gqa_b1 gqa_b8; do
-    for flag in "" --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize --no-chain --wgmma; do
+    for flag in "" --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize --no-chain --wgmma --persist; do
         echo "== ablation $u $flag" >>"$log"
         "$B/mugen" run --backend gpu --reps 100 $flag "examples/$u.mu" "examples/ugraphs/$u.mu" >>"$log" 2>&1
         t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')

@@ -42,6 +42,8 @@ typedef struct cg_program {
     int64_t *buf_bytes;
     int *in_buf, *out_buf;
     int n_in, n_out;
+    int sync_buf;      /* a persistent launch's counters (emit.c): a buffer the runtime zeroes
+                        * before the first launch (each launch leaves it zeroed); -1: none */
 } cg_program;
 
 /* Writes plan p as target t into *out (free with cg_program_free; NULL ok). MG_ERR_NOMEM, or

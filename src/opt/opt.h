@@ -14,8 +14,8 @@
 
 #include "../ir/ir.h"
 
-/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. wgmma is
- * off by default: it measured slower than mma.sync on the benchmarks (docs/notes, §18). */
+/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. wgmma and
+ * persist are off by default: each measured slower on the benchmarks (docs/notes, §18, §22). */
 typedef struct op_opts {
     int reuse;  /* memory planning reuses dead tensors' shared memory; off: one slot each */
     int depth;  /* operators of equal depth share a barrier; off: a barrier after each */
@@ -36,6 +36,11 @@ typedef struct op_opts {
     int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled (op_tensor
                    * .swz) rather than padded. Tensor-core code only: the C target plans with
                    * it off (its loads follow the strides). */
+    int persist;  /* a kernel graph of several graph-defined kernels runs as one launch: each
+                   * block takes the next task (a block of one of the kernels, in order) and a
+                   * task waits for the kernels before it to finish (op_plan.fused). Off by
+                   * default: measured slower on every attention case (docs/notes, §22);
+                   * `mugen run --persist`. CUDA only: the C target plans with it off. */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -129,6 +134,9 @@ typedef struct op_plan {
     int *kern;         /* per node: index into kernels[] for the KERNEL node owning a body, or -1 */
     op_kernel *kernels;
     int n_kernels;
+    int fused;         /* opts.persist applied: every launch is one of kernels[] (n_kernels >= 2),
+                        * all with the same threads, and they run as one persistent launch */
+    int n_sm;          /* the device's multiprocessors (the persistent launch's blocks) */
     op_opts opts;
 } op_plan;
 

@@ -9,7 +9,7 @@
 
 #include "opt.h"
 
-const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1, 0, 1};
+const op_opts op_opts_default = {1, 1, 1, 1, 1, 1, 1, 0, 1, 0};
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
 
@@ -762,8 +762,9 @@ static int chains_split(op_kernel *k, const int *level) {
     return undone;
 }
 
-/* Plans block graph b (the body of KERNEL node `knode` of g). */
-static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k) {
+/* Plans block graph b (the body of KERNEL node `knode` of g), with `threads` a block when > 0
+ * (else the block-size pass decides). */
+static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k, int threads) {
     const ir_graph *b = p->g->nodes[knode].body;
     int n = b->n_nodes;
     k->body = b;
@@ -811,9 +812,9 @@ static mg_status plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int 
     fuse_reductions(b, k, uses);
     fuse_accum_reductions(b, k, uses);
     choose_layouts(b, k, kin_store, kin_col, p->opts.layout, p->opts.swizzle);
-    k->threads = block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
+    k->threads = threads > 0 ? threads : block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) register_accumulators(b, k, uses, user);
-    if (p->opts.chain) find_chains(p, knode, b, k, uses, p->opts.threads);
+    if (p->opts.chain) find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
     /* a register accumulator's tile is written from mma fragments after the loop (rows g and
      * g + 8 of each 16-row strip, two columns a lane): rows a multiple of 128 bytes apart put
      * a warp's eight rows in the same banks, 8-way; padded like a matmul result, 2-way */
@@ -919,6 +920,39 @@ static void plan_buffers(op_plan *p, const int *uses, const int *user) {
     }
 }
 
+/* Persistent launch (opts.persist): several graph-defined kernels, and nothing else to launch,
+ * become one launch whose blocks take the kernels' blocks in order as tasks (codegen: a
+ * ticket each, and completion counters a task waits on). What it saves is a launch and its
+ * ramp a kernel: the attention cases' combining kernel starts as the last chain block ends.
+ * One block size for all: the first kernel's (attention's chain, sized to its registers);
+ * a kernel planned with another is planned again with it. Not fused when that fails or the
+ * largest shared memory plus the ticket's 16 bytes does not fit a block. */
+static void plan_fused(op_plan *p, const ir_device *dev) {
+    const ir_graph *g = p->g;
+    if (p->n_kernels < 2) return;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op != IR_OP_INPUT && g->nodes[i].op != IR_OP_KERNEL && !p->inl[i]) return;
+    int T = p->kernels[0].threads;
+    int64_t smem = 0;
+    op_kernel *k = arena_alloc(&p->mem, (size_t)p->n_kernels * sizeof *k);
+    if (!k) return; /* a plan without fusion is still whole */
+    for (int q = 0; q < p->n_kernels; q++) {
+        k[q] = p->kernels[q];
+        if (k[q].threads != T) {
+            int knode = 0;
+            while (p->kern[knode] != q) knode++;
+            mg_ctx c = {{0}}; /* a failed try is no error: the kernels launch one by one */
+            memset(&k[q], 0, sizeof k[q]);
+            if (plan_kernel(p, &c, dev, knode, &k[q], T) || k[q].threads != T) return;
+        }
+        if (k[q].smem > smem) smem = k[q].smem;
+    }
+    if (smem + 16 > dev->smem_per_block) return;
+    memcpy(p->kernels, k, (size_t)p->n_kernels * sizeof *k);
+    p->fused = 1;
+    return;
+}
+
 mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
                       op_plan **out) {
     op_plan *p = base_calloc(1, sizeof *p);
@@ -929,7 +963,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
     arena_init(&p->mem);
-    p->g = g, p->opts = o ? *o : op_opts_default;
+    p->g = g, p->opts = o ? *o : op_opts_default, p->n_sm = dev->n_sm;
     p->buf = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->inl = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->kern = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
@@ -946,8 +980,9 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
     for (int i = 0; !rc && i < n; i++)
         if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0) {
             p->kern[i] = p->n_kernels;
-            rc = plan_kernel(p, ctx, dev, i, &p->kernels[p->n_kernels++]);
+            rc = plan_kernel(p, ctx, dev, i, &p->kernels[p->n_kernels++], 0);
         }
+    if (!rc && p->opts.persist) plan_fused(p, dev);
     base_free(uses);
     if (rc) {
         op_plan_free(p);

@@ -80,6 +80,12 @@ for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/gqa_b8.mu bench/searched/gq
     if "$M" emit --compile --wgmma "$u" >"$T/out" 2>"$T/err" && grep -q "mg_chain_wg<" "$T/out"; then ok
     else bad "$u --wgmma: $(head -c 400 "$T/err")"; fi
 done
+# persistent launch (opt-in): every two-kernel attention μGraph the search kept compiles as
+# one launch of tasks
+for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched/gqa_b1/ugraph-*.mu bench/searched/qknorm_b1/ugraph-*.mu; do
+    if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_done(g_sync_ + 2);" "$T/out"; then ok
+    else bad "$u --persist: $(head -c 400 "$T/err")"; fi
+done
 # without reuse, GQA's first kernel needs more shared memory and keeps fewer pipeline stages
 with=$("$M" emit examples/ugraphs/gqa_b1.mu 2>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)
 without=$("$M" emit --no-reuse examples/ugraphs/gqa_b1.mu 2>>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)

@@ -12,6 +12,7 @@
 void test_plan_invariants(void);
 void test_plan_passes(void);
 void test_emit_readable(void);
+void test_persist(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -31,7 +32,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1};
+    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1, 0};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -63,7 +64,7 @@ void test_plan_invariants(void) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1, mask & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -81,7 +82,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1, 1};
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -127,7 +128,7 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1, 1}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1, 1};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
@@ -166,7 +167,7 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1};
+    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1, 1};
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
@@ -418,4 +419,63 @@ void test_emit_readable(void) {
     }
     op_plan_free(p);
     ir_graph_free(g);
+}
+
+/* The persistent launch (op_opts.persist, opt-in): GQA b=1's two kernels become one launch with a
+ * task per block of each at the first kernel's block size (the combining kernel, sized
+ * otherwise alone, planned again), with a zeroed counter buffer as its last argument; kernel 1's tasks wait
+ * for none, the combine's for all of kernel 1's blocks. Off: two launches. One kernel (RMSNorm
+ * + Linear): nothing to fuse. The C target writes the same plan as separate functions. */
+void test_persist(void) {
+    ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1");
+    mg_ctx ctx = {{0}};
+    op_plan *on = NULL, *off = NULL, *one = NULL;
+    op_opts yes = op_opts_default;
+    yes.persist = 1;
+    CHECK(op_plan_new(g, &ctx, &ir_device_h100, &yes, &on) == MG_OK);
+    CHECK(op_plan_new(g, &ctx, &ir_device_h100, &op_opts_default, &off) == MG_OK);
+    CHECK(op_plan_new(r, &ctx, &ir_device_h100, &yes, &one) == MG_OK);
+    if (on && off && one) {
+        CHECK(on->fused && !off->fused && !one->fused && on->n_kernels == 2);
+        int T = off->kernels[0].threads;
+        CHECK_MSG(on->kernels[0].threads == T && on->kernels[1].threads == T && off->kernels[1].threads != T,
+                  "threads %d, %d (alone %d, %d)", on->kernels[0].threads, on->kernels[1].threads, T, off->kernels[1].threads);
+        int64_t smem = on->kernels[0].smem > on->kernels[1].smem ? on->kernels[0].smem : on->kernels[1].smem;
+        unsigned n0 = 1, n1 = 1;
+        for (int d = 0; d < 3; d++) n0 *= (unsigned)on->kernels[0].body->grid[d], n1 *= (unsigned)on->kernels[1].body->grid[d];
+        cg_program cg;
+        char want[96];
+        if (cg_emit(on, &ctx, CG_CUDA, &cg) == MG_OK) {
+            const cg_launch *l = &cg.launches[0];
+            /* as many blocks as kernel 1's on 132 multiprocessors (one each), taking n0 + n1 tasks */
+            unsigned want_blocks = 132 * ((n0 > n1 ? n0 : n1) + 131) / 132;
+            want_blocks = want_blocks < n0 + n1 ? want_blocks : n0 + n1;
+            CHECK_MSG(cg.n_launches == 1 && l->grid[0] == want_blocks && l->grid[1] == 1 && l->block == (unsigned)T && !l->pdl,
+                      "%u blocks of %u", l->grid[0], l->block);
+            snprintf(want, sizeof want, "if (t_ >= %u) {", n0 + n1);
+            CHECK(strstr(cg.src, want));
+            CHECK(l->smem == smem + 16 && cg.sync_buf == cg.n_bufs - 1 && cg.buf_bytes[cg.sync_buf] == 16);
+            CHECK(l->n_args > 0 && l->args[l->n_args - 1] == cg.sync_buf);
+            snprintf(want, sizeof want, "mg_task_after(g_sync_ + 1, %uu);", n0);
+            const char *k = strstr(cg.src, "__global__"), *w = strstr(cg.src, want);
+            CHECK(k && w && !strstr(w + 1, "mg_task_after(g_sync_") && !strstr(k, "mg_grid_wait();"));
+            CHECK(k && strstr(k, "mg_task_done(g_sync_ + 1);") && strstr(k, "mg_task_done(g_sync_ + 2);") && strstr(k, "mg_leave(g_sync_, 2);"));
+            CHECK(k && !strstr(k + 1, "__global__")); /* one kernel */
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", ctx.msg);
+        if (cg_emit(off, &ctx, CG_CUDA, &cg) == MG_OK) {
+            CHECK(cg.n_launches == 2 && cg.sync_buf == -1 && !strstr(cg.src, "mg_task_after(g_sync_"));
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", ctx.msg);
+        op_opts c = yes; /* the C target's plan (driver.c) but fused */
+        c.chain = c.swizzle = 0;
+        op_plan_free(off), off = NULL;
+        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &c, &off) == MG_OK && off->fused);
+        if (off && cg_emit(off, &ctx, CG_C, &cg) == MG_OK) {
+            CHECK(cg.n_launches == 2 && cg.sync_buf == -1);
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", ctx.msg);
+    }
+    op_plan_free(on), op_plan_free(off), op_plan_free(one);
+    ir_graph_free(g), ir_graph_free(r);
 }
