@@ -78,6 +78,8 @@ static const char *HELP_RUN =
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
     "  --wgmma       attention chains multiply with sm_90a's wgmma (opt-in: slower so far)\n"
     "  --persist     several kernels run as one persistent launch of tasks (opt-in: slower so far)\n"
+    "  --cluster     an attention split's combining kernel runs inside the splits' thread-block\n"
+    "                clusters, after a cluster barrier (opt-in: slower so far)\n"
     "  --no-pdl      launch each kernel after the previous one ends (default on the GPU: kernels\n"
     "                after the first as programmatic dependents, docs/runtime.md)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
@@ -145,6 +147,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--no-blocksize")) o->run.no_blocksize = 1;
         else if (!strcmp(a, "--no-chain")) o->run.no_chain = 1;
         else if (!strcmp(a, "--persist")) o->run.persist = 1;
+        else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
@@ -553,7 +556,7 @@ int main(int argc, char **argv) {
         (o.tests && strcmp(o.cmd, "verify")) ||
         ((o.backend || o.reps || o.run.no_pdl) && strcmp(o.cmd, "run")) ||
         ((o.target || o.compile) && strcmp(o.cmd, "emit")) ||
-        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize || o.run.no_chain || o.run.persist || o.run.wgmma) && !gen))
+        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize || o.run.no_chain || o.run.persist || o.run.cluster || o.run.wgmma) && !gen))
         return usage_error("option not valid for '%s'", o.cmd);
     if (o.backend) {
         if (!strcmp(o.backend, "gpu")) o.run.backend = MG_BACKEND_GPU;

@@ -54,7 +54,7 @@ static op_opts opts_of(const mg_run_opts *o) {
     if (o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
-        oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist;
+        oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist, oo.cluster = o->cluster;
     }
     return oo;
 }
@@ -63,7 +63,7 @@ static op_opts opts_of(const mg_run_opts *o) {
 static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, op_plan **plan,
                           cg_program *cg) {
     op_opts oo = opts_of(o);
-    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0; /* CUDA only (opt.h) */
+    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
     mg_status rc = op_plan_new(g, ctx, &ir_device_h100, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
@@ -176,7 +176,7 @@ static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int s
         void *params[CG_MAX_ARGS];
         for (int a = 0; a < L->n_args; a++) params[a] = &G->dev[set][L->args[a]];
         mg_status rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
-                                 G->pdl && L->pdl);
+                                 G->pdl && L->pdl, L->cluster);
         if (rc) return rc;
     }
     return MG_OK;

@@ -37,6 +37,22 @@ for f in examples/*.mu examples/ugraphs/*.mu; do
     e=$(grep -o 'rel err [0-9.e+-]*' "$log" | tail -1)
     printf '%-32s %-4s %10s us  %s\n' "$f" "$r" "$t" "$e" | tee -a "$OUTD/summary.txt"
 done
+# the opt-in launch forms on the attention μGraphs they apply to: correct (timings in the log)
+for f in tests/ugraphs/good/gqa_b1_q4.mu bench/searched/gqa_b8/ugraph-1.mu bench/searched/qknorm_b8/ugraph-1.mu; do
+    prog=$(sed -n 's/^# program: //p' "$f")
+    [ -n "$prog" ] || prog=examples/$(basename "$(dirname "$f")").mu
+    for flag in --cluster --persist; do
+        seed=$((seed + 1))
+        echo "== mugen run --backend gpu --seed $seed $flag $prog $f" >>"$log"
+        if "$B/mugen" run --backend gpu --reps 100 --seed "$seed" $flag "$prog" "$f" >>"$log" 2>&1; then
+            pass=$((pass + 1)); r=ok
+        else
+            failn=$((failn + 1)); r=FAIL
+        fi
+        t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
+        printf '%-32s %-10s %-4s %10s us\n' "$(basename "$(dirname "$f")")/$(basename "$f")" "$flag" "$r" "$t" | tee -a "$OUTD/summary.txt"
+    done
+done
 # ablations: each optimizer pass off (docs/codegen.md)
 for u in rmsnorm_linear_b1 rmsnorm_linear_b8 gated_mlp lora ntrans_b1 gqa_b1 gqa_b8; do
     for flag in "" --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize --no-chain --wgmma --persist; do

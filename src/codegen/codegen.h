@@ -26,6 +26,7 @@ typedef struct cg_launch {
     int pdl;           /* CUDA: the kernel waits for the previous one itself (griddepcontrol.wait
                         * before its first instruction that touches memory), so it may be launched
                         * as a programmatic dependent of it (rt_launch) */
+    unsigned cluster[3]; /* CUDA: blocks a thread-block cluster spans along x, y, z; 0: no clusters */
     int n_args;
     int args[CG_MAX_ARGS];
 } cg_launch;

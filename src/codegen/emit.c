@@ -1129,26 +1129,34 @@ static void arg_list(em *E, const params *ps) {
     for (int i = 0; i < ps->n; i++) sb_printf(E->sb, "%s, ", E->names[ps->node[i]]);
 }
 
+/* The parameters of one kernel running several block kernels: every kernel's outputs, then
+ * what they read besides; *first, *last: the first and last KERNEL node, *nk their number. */
+static void union_params(const op_plan *p, params *ps, int *first, int *last, int *nk) {
+    const ir_graph *kg = p->g;
+    *first = *last = -1, *nk = 0;
+    for (int i = 0; i < kg->n_nodes; i++)
+        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
+            params one = {0};
+            block_params(p, i, &one);
+            for (int q = 0; q < one.n_out; q++) add_param(ps, one.node[q]);
+            *first = *first < 0 ? i : *first, *last = i, ++*nk;
+        }
+    ps->n_out = ps->n;
+    for (int i = 0; i < kg->n_nodes; i++)
+        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
+            params one = {0};
+            block_params(p, i, &one);
+            for (int q = one.n_out; q < one.n; q++) add_param(ps, one.node[q]);
+        }
+}
+
 static void emit_fused(em *KE, cg_program *out, arena *a) {
     const op_plan *p = KE->p;
     const ir_graph *kg = p->g;
     const char **gn = KE->names;
     params ps = {0};
-    int first = -1, last = -1, nk = 0;
-    for (int i = 0; i < kg->n_nodes; i++) /* every kernel's outputs, then what they read besides */
-        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
-            params one = {0};
-            block_params(p, i, &one);
-            for (int q = 0; q < one.n_out; q++) add_param(&ps, one.node[q]);
-            first = first < 0 ? i : first, last = i, nk++;
-        }
-    ps.n_out = ps.n;
-    for (int i = 0; i < kg->n_nodes; i++)
-        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
-            params one = {0};
-            block_params(p, i, &one);
-            for (int q = one.n_out; q < one.n; q++) add_param(&ps, one.node[q]);
-        }
+    int first, last, nk;
+    union_params(p, &ps, &first, &last, &nk);
     const op_kernel *k0 = &p->kernels[p->kern[first]];
     int64_t smem = 0, total = 0, widest = 1;
     for (int q = 0; q < p->n_kernels; q++) {
@@ -1216,6 +1224,57 @@ static void emit_fused(em *KE, cg_program *out, arena *a) {
     out->sync_buf = out->n_bufs++;
     out->buf_bytes[out->sync_buf] = 4 * (nk + 2);
     l->args[l->n_args++] = out->sync_buf;
+}
+
+/* ---- cluster fusion (op_plan.clustered, CUDA) ----
+ * One kernel: kernel 1's block program, a cluster barrier (mg_cluster_sync: kernel 1's stores
+ * of the whole cluster are visible after it, global memory included), then kernel 2's block
+ * program for block cluster_map[i] (a table in the source, i the block's linear index), which
+ * reads only what its own cluster wrote (plan_cluster checked it). Launched over kernel 1's
+ * grid in clusters (cg_launch.cluster). Both bodies share shared memory from offset 0: the
+ * barrier also ends kernel 1's use of it. */
+static void emit_clustered(em *KE, cg_program *out, arena *a) {
+    const op_plan *p = KE->p;
+    const ir_graph *kg = p->g;
+    const char **gn = KE->names;
+    params ps = {0};
+    int k1, k2, nk;
+    union_params(p, &ps, &k1, &k2, &nk);
+    const int *g1 = kg->nodes[k1].body->grid, *g2 = kg->nodes[k2].body->grid;
+    int n = g1[0] * g1[1] * g1[2];
+    int64_t smem = p->kernels[0].smem > p->kernels[1].smem ? p->kernels[0].smem : p->kernels[1].smem;
+    char kname[64];
+    snprintf(kname, sizeof kname, "kc%d_%s", k2, gn[k2] + 2);
+    sb_printf(KE->sb, "/* which block of kernel %d each block runs after the cluster barrier */\n"
+                      "static __device__ const unsigned short %s_map[%d] = {", k2, kname, n);
+    for (int i = 0; i < n; i++) sb_printf(KE->sb, "%s%d", i ? (i % 32 ? ", " : ",\n    ") : "", p->cluster_map[i]);
+    sb_puts(KE->sb, "};\n");
+    sb_printf(KE->sb, "/* kernels %d and %d as one: clusters of [%d, %d, %d] blocks */\n", k1, k2, p->cluster[0],
+              p->cluster[1], p->cluster[2]);
+    sb_printf(KE->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", p->kernels[0].threads, kname);
+    param_list(KE, gn, &ps, 1);
+    sb_puts(KE->sb, ") {\n    extern __shared__ __align__(16) unsigned char smem[];\n");
+    for (int q = 0; q < 2 && !KE->rc; q++) {
+        int knode = q ? k2 : k1;
+        em E;
+        if (block_em(KE, knode, a, &E)) return;
+        params kp = {0};
+        block_params(p, knode, &kp);
+        block_comment(&E, knode);
+        if (!q) sb_puts(E.sb, "    {\n    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
+        else
+            sb_printf(E.sb, "    mg_cluster_sync(); /* the cluster's results of kernel %d */\n    {\n"
+                            "    const int t_ = %s_map[blockIdx.x + %d * (blockIdx.y + %d * blockIdx.z)];\n"
+                            "    const int bx = t_ %% %d, by = t_ / %d %% %d, bz = t_ / %d;\n",
+                      k1, kname, g1[0], g1[1], g2[0], g2[0], g2[1], g2[0] * g2[1]);
+        block_body(&E, gn, knode, &kp);
+        sb_puts(E.sb, "    }\n");
+        if (E.rc) KE->rc = E.rc;
+    }
+    sb_puts(KE->sb, "}\n\n");
+    unsigned grid[3] = {(unsigned)g1[0], (unsigned)g1[1], (unsigned)g1[2]};
+    record_launch(KE, out, kname, k2, &ps, grid, (unsigned)p->kernels[0].threads, smem);
+    for (int d = 0; d < 3; d++) out->launches[out->n_launches - 1].cluster[d] = (unsigned)p->cluster[d];
 }
 
 /* ---- kernel-level operators: one element loop over the grid ---- */
@@ -1291,8 +1350,9 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
             sb_puts(&sb, cg_prelude_cuda_wg3), sb_puts(&sb, cg_prelude_cuda_task);
     } else sb_puts(&sb, cg_prelude_c);
     out->sync_buf = -1;
-    if (!E.rc && p->fused && t == CG_CUDA) emit_fused(&E, out, &a);
-    for (int i = 0; !E.rc && !(p->fused && t == CG_CUDA) && i < g->n_nodes; i++) {
+    int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
+    if (!E.rc && one) p->clustered ? emit_clustered(&E, out, &a) : emit_fused(&E, out, &a);
+    for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         if (n->op == IR_OP_INPUT || p->inl[i] || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
         if (n->op == IR_OP_KERNEL) emit_block_kernel(&E, i, E.names, out, &a);

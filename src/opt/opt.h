@@ -14,8 +14,9 @@
 
 #include "../ir/ir.h"
 
-/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. wgmma and
- * persist are off by default: each measured slower on the benchmarks (docs/notes, §18, §22). */
+/* Ablation switches: 1 = the pass runs (defaults), 0 = its simplest replacement. wgmma,
+ * persist and cluster are off by default: each measured slower on the benchmarks (docs/notes,
+ * §18, §22, §23). */
 typedef struct op_opts {
     int reuse;  /* memory planning reuses dead tensors' shared memory; off: one slot each */
     int depth;  /* operators of equal depth share a barrier; off: a barrier after each */
@@ -41,6 +42,12 @@ typedef struct op_opts {
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
                    * default: measured slower on every attention case (docs/notes, §22);
                    * `mugen run --persist`. CUDA only: the C target plans with it off. */
+    int cluster;  /* two kernels where each block of the second reads only what one thread-block
+                   * cluster of the first wrote (an attention split's combine) run as one kernel:
+                   * the first's blocks in clusters along the split, a cluster barrier, then each
+                   * block runs one block of the second (op_plan.clustered). Off by default: the
+                   * H100 keeps 15 clusters of 8 one-block-a-multiprocessor blocks resident, the
+                   * b=8 attention grids need 16 (docs/notes §23); `mugen run --cluster`. CUDA only. */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -137,6 +144,12 @@ typedef struct op_plan {
     int fused;         /* opts.persist applied: every launch is one of kernels[] (n_kernels >= 2),
                         * all with the same threads, and they run as one persistent launch */
     int n_sm;          /* the device's multiprocessors (the persistent launch's blocks) */
+    /* opts.cluster applied (plan_cluster): kernels[0] launches in clusters of cluster[] blocks
+     * (one dim > 1, at most 16), then each of its blocks, linear index i, runs block
+     * cluster_map[i] (linear) of kernels[1]; both at kernels[0]'s threads. 0: not applied. */
+    int clustered;
+    int cluster[3];
+    int *cluster_map;
     op_opts opts;
 } op_plan;
 

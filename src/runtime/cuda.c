@@ -29,6 +29,7 @@ enum { /* values from cuda.h (CUDA 13.0) */
     ATTR_CC_MINOR = 76,
     ATTR_SMEM_OPTIN = 97,
     FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
+    FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
     CAPTURE_MODE_THREAD_LOCAL = 1,
     DEFAULT_SMEM_LIMIT = 48 * 1024,
 };
@@ -40,6 +41,7 @@ typedef struct {
     union {
         char pad[64];
         int value;
+        unsigned dim[3]; /* clusterDim */
     } u;
 } CUlaunchAttribute_;
 typedef struct {
@@ -48,7 +50,7 @@ typedef struct {
     CUlaunchAttribute_ *attrs;
     unsigned n_attrs;
 } CUlaunchConfig_;
-enum { LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
+enum { LAUNCH_ATTR_CLUSTER_DIMENSION = 4, LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION = 6 };
 
 typedef struct drv_api {
     CUresult (*init)(unsigned flags);
@@ -154,6 +156,7 @@ typedef struct kernel_fn {
     char *name;
     CUfunction f;
     size_t smem_set; /* dynamic shared memory limit raised to, 0 if never */
+    int nonportable; /* clusters of more than 8 blocks allowed */
 } kernel_fn;
 
 struct rt_module {
@@ -379,13 +382,14 @@ static mg_status get_function(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *
     }
     kernel_fn *k = &m->fn[m->n_fn];
     if (!(k->name = base_strdup(name))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    k->f = f, k->smem_set = 0;
+    k->f = f, k->smem_set = 0, k->nonportable = 0;
     m->n_fn++;
     return *out = k, MG_OK;
 }
 
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl) {
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
+                    const unsigned cluster[3]) {
     mg_status rc = enter(g, ctx);
     if (rc) return rc;
     if (!m || !name || !grid)
@@ -402,9 +406,24 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
         if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", name, smem);
         k->smem_set = smem;
     }
-    if (pdl && drv.launch_ex) {
-        CUlaunchAttribute_ at = {.id = LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, .u.value = 1};
-        CUlaunchConfig_ cfg = {grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream, &at, 1};
+    int clustered = cluster && cluster[0] * cluster[1] * cluster[2] > 1;
+    if (clustered && !drv.launch_ex)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: thread-block clusters need cuLaunchKernelEx (CUDA 12+)", name);
+    if (clustered && cluster[0] * cluster[1] * cluster[2] > 8 && !k->nonportable) {
+        r = drv.func_set_attribute(k->f, FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
+        if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, non-portable cluster size)", name);
+        k->nonportable = 1;
+    }
+    if ((pdl || clustered) && drv.launch_ex) {
+        CUlaunchAttribute_ at[2];
+        unsigned n_at = 0;
+        memset(at, 0, sizeof at);
+        if (pdl) at[n_at].id = LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, at[n_at++].u.value = 1;
+        if (clustered) {
+            at[n_at].id = LAUNCH_ATTR_CLUSTER_DIMENSION;
+            memcpy(at[n_at++].u.dim, cluster, 3 * sizeof(unsigned));
+        }
+        CUlaunchConfig_ cfg = {grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream, at, n_at};
         r = drv.launch_ex(&cfg, k->f, params, NULL);
         return r ? fail(g, ctx, r, "cuLaunchKernelEx(%s)", name) : MG_OK;
     }

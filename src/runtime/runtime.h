@@ -73,9 +73,12 @@ void rt_module_free(rt_gpu *g, rt_module *m);
  * come back from rt_sync. pdl: the kernel itself waits for the previous kernel in the stream
  * (griddepcontrol.wait), so it is launched as that kernel's programmatic dependent (Hopper:
  * its launch may overlap the previous kernel's run); a plain launch when the driver lacks
+ * cuLaunchKernelEx. cluster (NULL: none): blocks of a thread-block cluster along x, y, z
+ * (over 8 in all: the non-portable sizes Hopper allows up to 16); MG_ERR_LAUNCH without
  * cuLaunchKernelEx. */
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl);
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
+                    const unsigned cluster[3]);
 /* Waits for the stream. A fault (illegal address, trap, ...) returns MG_ERR_LAUNCH naming the
  * CUDA error. CUDA cannot recover the context in the same process, so every later call on g
  * fails with MG_ERR_LAUNCH (the _free calls stay safe); work that must survive a fault runs

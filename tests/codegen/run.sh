@@ -86,6 +86,12 @@ for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched
     if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_done(g_sync_ + 2);" "$T/out"; then ok
     else bad "$u --persist: $(head -c 400 "$T/err")"; fi
 done
+# cluster fusion (opt-in): the designs whose combine fits the splits' clusters compile as one
+# kernel with a cluster barrier (16 splits: clusters of 16)
+for u in tests/ugraphs/good/gqa_b1_q4.mu bench/searched/gqa_b8/ugraph-1.mu bench/searched/qknorm_b8/ugraph-1.mu; do
+    if "$M" emit --compile --cluster "$u" >"$T/out" 2>"$T/err" && grep -q "    mg_cluster_sync();" "$T/out"; then ok
+    else bad "$u --cluster: $(head -c 400 "$T/err")"; fi
+done
 # without reuse, GQA's first kernel needs more shared memory and keeps fewer pipeline stages
 with=$("$M" emit examples/ugraphs/gqa_b1.mu 2>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)
 without=$("$M" emit --no-reuse examples/ugraphs/gqa_b1.mu 2>>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)

@@ -72,12 +72,12 @@ static void check_smem(state *s) {
     unsigned grid[3] = {1, 1, 1};
     void *params[] = {&s->y};
     mg_status rc = rt_launch(s->g, &s->ctx, s->m, "k_smem", grid, SMEM_THREADS,
-                             (size_t)in->smem_optin + 1024, params, 0);
+                             (size_t)in->smem_optin + 1024, params, 0, NULL);
     report(rc == MG_ERR_LAUNCH && strstr(s->ctx.msg, "opt-in"),
            "smem = optin + 1 KB -> MG_ERR_LAUNCH", s->ctx.msg);
     int bad = 0;
     rc = rt_fill(s->g, &s->ctx, s->y, 0xFF, SMEM_THREADS * sizeof(float));
-    if (!rc) rc = rt_launch(s->g, &s->ctx, s->m, "k_smem", grid, SMEM_THREADS, 64 * 1024, params, 0);
+    if (!rc) rc = rt_launch(s->g, &s->ctx, s->m, "k_smem", grid, SMEM_THREADS, 64 * 1024, params, 0, NULL);
     if (!rc) rc = rt_sync(s->g, &s->ctx);
     if (!rc) rc = rt_download(s->g, &s->ctx, s->hy, s->y, SMEM_THREADS * sizeof(float));
     for (int i = 0; !rc && i < SMEM_THREADS; i++) bad += s->hy[i] != (float)(SMEM_THREADS - 1 - i);
@@ -89,7 +89,7 @@ static void check_smem(state *s) {
 static void check_fault(state *s) {
     unsigned grid[3] = {1, 1, 1};
     void *params[] = {&s->y};
-    mg_status rc = rt_launch(s->g, &s->ctx, s->m, "k_fault", grid, 32, 0, params, 0);
+    mg_status rc = rt_launch(s->g, &s->ctx, s->m, "k_fault", grid, 32, 0, params, 0, NULL);
     if (rc) {
         report(0, "faulting kernel launches", s->ctx.msg);
         return;
@@ -127,7 +127,7 @@ static mg_status launch_affine(state *s) {
     unsigned grid[3] = {(N + BLOCK - 1) / BLOCK, 1, 1};
     int n = N;
     void *params[] = {&s->x, &s->y, &n};
-    return rt_launch(s->g, &s->ctx, s->m, "k_affine", grid, BLOCK, 0, params, 0);
+    return rt_launch(s->g, &s->ctx, s->m, "k_affine", grid, BLOCK, 0, params, 0, NULL);
 }
 
 /* (4) after the fault the same handle refuses work cleanly: CUDA cannot recover the context

@@ -13,6 +13,7 @@ void test_plan_invariants(void);
 void test_plan_passes(void);
 void test_emit_readable(void);
 void test_persist(void);
+void test_cluster(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -32,7 +33,7 @@ static ir_graph *load_ugraph(const char *name) {
 
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1, 0};
+    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1, 0, 0};
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
@@ -64,7 +65,7 @@ void test_plan_invariants(void) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1, mask & 1};
+            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1, mask & 1, (mask >> 1) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
@@ -82,7 +83,7 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1, 1};
+    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0};
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -128,7 +129,7 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1, 1}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1, 1};
+    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 0};
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
@@ -167,7 +168,7 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1, 1};
+    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0};
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
@@ -478,4 +479,56 @@ void test_persist(void) {
     }
     op_plan_free(on), op_plan_free(off), op_plan_free(one);
     ir_graph_free(g), ir_graph_free(r);
+}
+
+/* Cluster fusion (op_opts.cluster, opt-in): GQA b=8's combine reads, per block, one head's 8
+ * key splits, so the chain kernel launches in clusters of [1, 8, 1] and block (h, s) then runs
+ * the combine's block (h, s) (the identity map); GQA b=1 over 16 splits (tests/ugraphs/good/
+ * gqa_b1_q4.mu) takes clusters of 16 along z and a map where each combine block lands in the
+ * cluster of its own head and 64-row block, every combine block once. The 32-split design and
+ * a one-kernel graph are left alone, and so is everything with the option off. */
+void test_cluster(void) {
+    op_opts on = op_opts_default;
+    on.cluster = 1;
+    const char *files[] = {"bench/searched/gqa_b8/ugraph-1.mu", "tests/ugraphs/good/gqa_b1_q4.mu",
+                           "bench/searched/gqa_b1/ugraph-43.mu", "rmsnorm_linear_b1"};
+    for (int f = 0; f < 4; f++) {
+        ir_graph *g = load_ugraph(files[f]);
+        mg_ctx ctx = {{0}};
+        op_plan *p = NULL, *off = NULL;
+        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &on, &p) == MG_OK);
+        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &op_opts_default, &off) == MG_OK);
+        if (!p || !off) continue;
+        CHECK_MSG(p->clustered == (f < 2) && !off->clustered, "%s: clustered %d", files[f], p->clustered);
+        if (f < 2 && p->clustered) {
+            const int *g1 = p->kernels[0].body->grid, *g2 = p->kernels[1].body->grid;
+            int n = g1[0] * g1[1] * g1[2], seen[1024] = {0}, want[3] = {1, f == 0 ? 8 : 1, f == 0 ? 1 : 16};
+            CHECK(p->cluster[0] == want[0] && p->cluster[1] == want[1] && p->cluster[2] == want[2]);
+            CHECK(p->kernels[1].threads == p->kernels[0].threads);
+            for (int i = 0; i < n; i++) {
+                int j = p->cluster_map[i];
+                CHECK(j >= 0 && j < n && !seen[j]);
+                if (j < 0 || j >= n) continue;
+                seen[j] = 1;
+                int b1[3] = {i % g1[0], i / g1[0] % g1[1], i / (g1[0] * g1[1])};
+                int b2[3] = {j % g2[0], j / g2[0] % g2[1], j / (g2[0] * g2[1])};
+                if (f == 0) CHECK(j == i);
+                else CHECK_MSG(b2[0] == b1[0] && b2[1] / 8 == b1[1], "block %d (%d %d %d) runs %d (%d %d %d)", i, b1[0],
+                               b1[1], b1[2], j, b2[0], b2[1], b2[2]);
+            }
+            cg_program cg;
+            if (cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK) {
+                const cg_launch *l = &cg.launches[0];
+                int64_t smem = p->kernels[0].smem > p->kernels[1].smem ? p->kernels[0].smem : p->kernels[1].smem;
+                CHECK(cg.n_launches == 1 && l->grid[0] == (unsigned)g1[0] && l->grid[1] == (unsigned)g1[1] &&
+                      l->grid[2] == (unsigned)g1[2] && l->smem == smem && !l->pdl);
+                CHECK(l->cluster[0] == (unsigned)want[0] && l->cluster[1] == (unsigned)want[1] && l->cluster[2] == (unsigned)want[2]);
+                const char *s1 = strstr(cg.src, "    mg_cluster_sync();");
+                CHECK(s1 && !strstr(s1 + 1, "    mg_cluster_sync();") && strstr(cg.src, "_map[blockIdx.x + "));
+                cg_program_free(&cg);
+            } else CHECK_MSG(0, "%s", ctx.msg);
+        }
+        op_plan_free(p), op_plan_free(off);
+        ir_graph_free(g);
+    }
 }
