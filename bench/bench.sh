@@ -50,7 +50,7 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     # the optimizer's passes, each switched off on the best μGraph (docs/codegen.md)
     case " ${ABLATE:-rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 gqa_b8 qknorm_b1} " in *" $case "*) abl=1 ;; *) abl= ;; esac
     if [ -n "$best" ] && [ -n "$abl" ]; then
-        for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize --no-chain --wgmma --persist; do
+        for flag in --no-layout --no-depth --no-reuse --no-pipeline --no-regacc --no-blocksize --no-chain --wgmma --persist --cluster; do
             one "$case" "ablation$flag" "$best" "$flag"
         done
     fi
