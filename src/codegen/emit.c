@@ -1111,20 +1111,9 @@ static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *ou
     if (E.rc) KE->rc = E.rc;
 }
 
-/* ---- a persistent launch (op_plan.fused, CUDA) ----
- * One kernel runs every graph-defined kernel. Each block takes tickets (mg_ticket: the next
- * number, in the order asked) until they run out; ticket t is task t: a block of kernel 0
- * for the first tickets, of kernel 1 for the next, ... A task of kernel q waits for every
- * block of kernels 0..q-1 to finish (mg_task_after) and counts itself done (mg_task_done).
- * No deadlock whatever the number of resident blocks: a waiting task waits only for tasks
- * with smaller tickets, taken by blocks already running, and kernel 0's tasks wait for none.
- * Blocks: as many a multiprocessor as the widest kernel alone would put on one (GQA: 128
- * chain blocks, so one each on 132), so no two blocks of kernel 0 share a multiprocessor
- * that another has to itself (192 blocks, one a task, put two chains on some: GQA b=1 15.6
- * against 9.8 us unfused). The counters live in a buffer of their own
- * (cg_program.sync_buf), zeroed by the runtime once and by the last block to leave. Buffers
- * a later task reads lose __restrict__, so no load of them takes the read-only path, which
- * does not see writes made during the launch. */
+/* ---- one kernel for several block kernels (persistent launch, cluster fusion) ---- */
+
+/* The call arguments of ps, each followed by ", ". */
 static void arg_list(em *E, const params *ps) {
     for (int i = 0; i < ps->n; i++) sb_printf(E->sb, "%s, ", E->names[ps->node[i]]);
 }
@@ -1150,6 +1139,20 @@ static void union_params(const op_plan *p, params *ps, int *first, int *last, in
         }
 }
 
+/* ---- a persistent launch (op_plan.fused, CUDA) ----
+ * One kernel runs every graph-defined kernel. Each block takes tickets (mg_ticket: the next
+ * number, in the order asked) until they run out; ticket t is task t: a block of kernel 0
+ * for the first tickets, of kernel 1 for the next, ... A task of kernel q waits for every
+ * block of kernels 0..q-1 to finish (mg_task_after) and counts itself done (mg_task_done).
+ * No deadlock whatever the number of resident blocks: a waiting task waits only for tasks
+ * with smaller tickets, taken by blocks already running, and kernel 0's tasks wait for none.
+ * Blocks: as many a multiprocessor as the widest kernel alone would put on one (GQA: 128
+ * chain blocks, so one each on 132), so no two blocks of kernel 0 share a multiprocessor
+ * that another has to itself (192 blocks, one a task, put two chains on some: GQA b=1 15.6
+ * against 9.8 us unfused). The counters live in a buffer of their own
+ * (cg_program.sync_buf), zeroed by the runtime once and by the last block to leave. Buffers
+ * a later task reads lose __restrict__, so no load of them takes the read-only path, which
+ * does not see writes made during the launch. */
 static void emit_fused(em *KE, cg_program *out, arena *a) {
     const op_plan *p = KE->p;
     const ir_graph *kg = p->g;
