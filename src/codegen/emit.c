@@ -26,6 +26,7 @@ typedef struct em {
     int block;           /* inside a block kernel */
     int reg_node;        /* a node whose value is the variable vr_ here (a fused reduction), or -1 */
     int async;           /* iterator copies go out as cp.async (CUDA), waited for later */
+    int mm_w0;           /* the warp the next mg_mm_tc's first tile goes to (0 after a barrier) */
     int wg;              /* the kernel has wgmma: barriers first order shared-memory writes
                           * before wgmma's reads (fence.proxy.async) */
     mg_status rc;
@@ -750,7 +751,15 @@ static int step_matmul_tc(em *E, int j, int out) {
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
-    else sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->names[out]);
+    else {
+        /* the tiles start on the warp after the previous matmul's in this barrier interval:
+         * independent small matmuls (LoRA's X W and X A, each a few long-K tiles) then run on
+         * different warps side by side instead of one after another on warp 0 */
+        const int64_t *d = c->dim;
+        int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->threads / 32;
+        sb_printf(E->sb, "    mg_mm_tc<%s, %d, %d, %d>(%s, ", bf ? "true" : "false", la, lb, E->mm_w0, E->names[out]);
+        E->mm_w0 = (int)((E->mm_w0 + tiles) % (warps > 0 ? warps : 1));
+    }
     sb_printf(E->sb, "%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, E->names[ia],
               E->names[ib], c->dim[0], c->dim[1], c->dim[2], c->dim[3], a->dim[3]);
     const op_tensor *ts[3] = {a, b, c};
@@ -912,6 +921,7 @@ static int chain_writer(em *E, int j) {
 }
 
 static void barrier(em *E) {
+    E->mm_w0 = 0;
     if (E->tg == CG_CUDA) sb_puts(E->sb, E->wg ? "    mg_fence_async();\n    __syncthreads();\n" : "    __syncthreads();\n");
 }
 
