@@ -920,14 +920,18 @@ static void plan_buffers(op_plan *p, const int *uses, const int *user) {
     }
 }
 
+/* 1 if every launch of p is a graph-defined kernel (every other node an input or inlined) */
+static int kernels_only(const op_plan *p) {
+    for (int i = 0; i < p->g->n_nodes; i++)
+        if (p->g->nodes[i].op != IR_OP_INPUT && p->g->nodes[i].op != IR_OP_KERNEL && !p->inl[i]) return 0;
+    return 1;
+}
+
 /* The kernels planned again at kernels[0]'s block size where theirs differs, into a new array
- * (the arena's), or NULL when one fails: a kernel graph of graph-defined kernels only (every
- * other node an input or inlined), two or more. *smem: the largest shared memory. */
+ * (the arena's), or NULL when one fails: a kernel graph of graph-defined kernels only, two or
+ * more. *smem: the largest shared memory. */
 static op_kernel *same_threads(op_plan *p, const ir_device *dev, int64_t *smem) {
-    const ir_graph *g = p->g;
-    if (p->n_kernels < 2) return NULL;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op != IR_OP_INPUT && g->nodes[i].op != IR_OP_KERNEL && !p->inl[i]) return NULL;
+    if (p->n_kernels < 2 || !kernels_only(p)) return NULL;
     int T = p->kernels[0].threads;
     op_kernel *k = arena_alloc(&p->mem, (size_t)p->n_kernels * sizeof *k);
     if (!k) return NULL; /* a plan without fusion is still whole */
@@ -1017,7 +1021,7 @@ static int depends(const op_plan *p, int k1, int k2, const int b1[3], const int 
  * blocks' tiles (at most 1024 blocks). */
 static void plan_cluster(op_plan *p, const ir_device *dev) {
     const ir_graph *kg = p->g;
-    if (p->n_kernels != 2) return;
+    if (p->n_kernels != 2 || !kernels_only(p)) return;
     int k1 = -1, k2 = -1;
     for (int i = 0; i < kg->n_nodes; i++)
         if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
@@ -1026,12 +1030,10 @@ static void plan_cluster(op_plan *p, const ir_device *dev) {
         }
     const int *g1 = kg->nodes[k1].body->grid, *g2 = kg->nodes[k2].body->grid;
     int n = g1[0] * g1[1] * g1[2];
-    for (int i = 0; i < kg->n_nodes; i++) /* graph-defined kernels and inputs only */
-        if (kg->nodes[i].op != IR_OP_INPUT && kg->nodes[i].op != IR_OP_KERNEL && !p->inl[i]) return;
     if (n != g2[0] * g2[1] * g2[2] || n > 1024) return;
     int *map = arena_alloc(&p->mem, (size_t)n * sizeof(int)), *fill = base_calloc((size_t)n, sizeof(int));
     for (int g = 0; g < 3 && map && fill; g++) {
-        int S = g1[g], ok = S >= 2 && S <= 16;
+        int S = g1[g], ok = S >= 2 && S <= 16, stride = g == 0 ? 1 : g == 1 ? g1[0] : g1[0] * g1[1];
         memset(fill, 0, (size_t)n * sizeof(int));
         /* cluster of kernel-1 block i: its coordinates but g's; rank: its coordinate along g */
         for (int j = 0; j < n && ok; j++) {
@@ -1040,7 +1042,7 @@ static void plan_cluster(op_plan *p, const ir_device *dev) {
             for (int i = 0; i < n && ok; i++) {
                 block_coord(g1, i, b1);
                 if (!depends(p, k1, k2, b1, b2)) continue;
-                int ci = i - b1[g] * (g == 0 ? 1 : g == 1 ? g1[0] : g1[0] * g1[1]);
+                int ci = i - b1[g] * stride;
                 ok = c < 0 || c == ci, c = ci;
             }
             if (!ok || c < 0 || fill[c] >= S) {
@@ -1048,7 +1050,7 @@ static void plan_cluster(op_plan *p, const ir_device *dev) {
                 break;
             }
             /* the fill[c]-th kernel-2 block of cluster c runs on its block of rank fill[c] */
-            map[c + fill[c]++ * (g == 0 ? 1 : g == 1 ? g1[0] : g1[0] * g1[1])] = j;
+            map[c + fill[c]++ * stride] = j;
         }
         if (!ok) continue;
         int64_t smem;
