@@ -76,6 +76,68 @@ void run(const char *name, const __half *W, float *out, int threads = 256) {
     double us = ms * 1000 / 50;
     printf("%-28s blocks %4d smem %6zu: %7.2f us  %6.0f GB/s  %s\n", name, blocks, smem, us, K * (double)N * 2 / us / 1e3, cudaGetErrorString(cudaGetLastError()));
 }
+
+// Balanced forms (session 9): P blocks walk units (a 64-column strip x SR rows) either taken
+// from an atomic counter (DYN: a block that streams fast takes more) or in equal contiguous
+// ranges (static stream-K). The next unit's tiles are issued ST - 1 steps ahead either way.
+template <int SR, int ST, bool DYN>
+__global__ void __launch_bounds__(256) walk(const __half *W, float *out, unsigned *ctr) {
+    constexpr int CB = 64, U = (N / CB) * (K / SR);
+    extern __shared__ __align__(128) unsigned char sm[];
+    __half *buf = (__half *)sm;
+    __shared__ int ids[ST + 1];
+    const int lo = (int)((long long)blockIdx.x * U / gridDim.x), hi = (int)((long long)(blockIdx.x + 1) * U / gridDim.x);
+    auto next = [&](int k) { return DYN ? (int)atomicAdd(ctr, 1u) : lo + k < hi ? lo + k : U; };
+    if (threadIdx.x == 0) for (int k = 0; k < ST; k++) ids[k] = next(k);
+    __syncthreads();
+    auto issue = [&](int it) {
+        int u = ids[it % (ST + 1)];
+        if (u < U) {
+            __half *dst = buf + (it % ST) * SR * CB;
+            const __half *src = W + (size_t)(u % (K / SR)) * SR * N + (u / (K / SR)) * CB;
+            for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
+                int r = e / (CB / 8), c = e % (CB / 8) * 8;
+                cp16(dst + r * CB + c, src + (size_t)r * N + c);
+            }
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    };
+    for (int it = 0; it < ST - 1; it++) issue(it);
+    float acc = 0;
+    for (int it = 0;; it++) {
+        if (ids[it % (ST + 1)] >= U) break;
+        issue(it + ST - 1);
+        asm volatile("cp.async.wait_group %0;" ::"n"(ST - 1) : "memory");
+        if (threadIdx.x == 0) ids[(it + ST) % (ST + 1)] = next(it + ST);
+        __syncthreads();
+        const __half *b = buf + (it % ST) * SR * CB;
+        for (int e = threadIdx.x; e < SR * CB / 8; e += blockDim.x) {
+            uint4 v = *(const uint4 *)(b + e * 8);
+            acc += __half2float(((__half *)&v)[0]) + __half2float(((__half *)&v)[7]);
+        }
+        __syncthreads();
+    }
+    if (acc == 12345.f) out[0] = acc;
+}
+template <int SR, int ST, bool DYN>
+void runw(const char *name, const __half *W, float *out, int blocks) {
+    size_t smem = (size_t)ST * SR * 64 * 2;
+    auto k = walk<SR, ST, DYN>;
+    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    unsigned *ctr;
+    cudaMalloc(&ctr, 64 * 4);
+    cudaMemset(ctr, 0, 64 * 4);
+    for (int i = 0; i < 5; i++) k<<<blocks, 256, smem>>>(W, out, ctr + i);
+    cudaDeviceSynchronize();
+    cudaEvent_t a, b; cudaEventCreate(&a); cudaEventCreate(&b);
+    cudaEventRecord(a);
+    for (int i = 0; i < 50; i++) k<<<blocks, 256, smem>>>(W + (size_t)(i % 4) * K * N, out, ctr + 8 + i);
+    cudaEventRecord(b); cudaEventSynchronize(b);
+    float ms; cudaEventElapsedTime(&ms, a, b);
+    double us = ms * 1000 / 50;
+    printf("%-28s blocks %4d smem %6zu: %7.2f us  %6.0f GB/s  %s\n", name, blocks, smem, us, K * (double)N * 2 / us / 1e3, cudaGetErrorString(cudaGetLastError()));
+    cudaFree(ctr);
+}
 // random halves in [-1, 1): zeros can read faster than real data (METHOD.md)
 __global__ void fill(__half *w, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
@@ -95,6 +157,21 @@ int main(int argc, char **argv) {
     run<64, 4096, 512, 2, false, 8>("strip64 cp16 512x2 pad8", W, out);
     run<64, 4096, 512, 2, false, 8>("strip64 cp16 512x2 pad8 t128", W, out, 128);
     run<64, 4096, 512, 3, false, 8>("strip64 cp16 512x3 pad8 t128", W, out, 128);
+    if (argc > 2 && argv[2][0] == 'w') {
+        int sms; cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+        run<64, 4096, 512, 2, false>("strip64 cp16 512x2", W, out);
+        runw<512, 2, true>("dyn 512x2", W, out, sms);
+        runw<256, 4, true>("dyn 256x4", W, out, sms);
+        runw<128, 8, true>("dyn 128x8", W, out, sms);
+        runw<256, 3, true>("dyn 256x3 x2", W, out, 2 * sms);
+        runw<128, 4, true>("dyn 128x4 x2", W, out, 2 * sms);
+        runw<128, 6, true>("dyn 128x6 x2", W, out, 2 * sms);
+        runw<512, 2, false>("static 512x2", W, out, sms);
+        runw<256, 4, false>("static 256x4", W, out, sms);
+        runw<128, 4, false>("static 128x4 x2", W, out, 2 * sms);
+        run<64, 4096, 512, 2, false>("strip64 cp16 512x2", W, out);
+        return 0;
+    }
     if (argc > 2) return 0;
     run<64, 4096, 256, 4, false>("strip64 cp16 256x4", W, out);
     run<64, 4096, 512, 2, true>("strip64 bulk 512x2", W, out);
