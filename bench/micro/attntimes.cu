@@ -21,7 +21,7 @@ static __device__ __forceinline__ unsigned mg_smid() {
     return r;
 }
 #define MG_MARK(k) do { if (threadIdx.x == 0) { const int b_ = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z); \
-    mg_tl_[k][b_] = mg_now(); if (k == 0 || k == 4) mg_sm_[k / 4][b_] = mg_smid(); } } while (0)
+    mg_tl_[k][b_] = mg_now(); if (k == 0 || k == 5) mg_sm_[k / 5][b_] = mg_smid(); } } while (0)
 #include SRC
 #ifndef QN
 #define QN (2 * 256 * 64)
@@ -71,29 +71,22 @@ int main() {
         printf("%-22s min %6.2f  p10 %6.2f  median %6.2f  p90 %6.2f  max %6.2f us\n", n, v[0], v[v.size() / 10],
                v[v.size() / 2], v[v.size() * 9 / 10], v.back());
     };
-    std::vector<double> st, ld, ch, sv, en, s2, w2, e2, c2;
-    for (int i = 0; i < n1; i++) {
-        st.push_back((t[0][i] - t0) / 1e3), ld.push_back((t[1][i] - t[0][i]) / 1e3), ch.push_back((t[2][i] - t[1][i]) / 1e3);
-        sv.push_back((t[3][i] - t[2][i]) / 1e3), en.push_back((t[3][i] - t0) / 1e3);
-    }
-    for (int i = 0; i < n2; i++)
-        s2.push_back((t[4][i] - t0) / 1e3 - 0.0), w2.push_back((t[5][i] - t0) / 1e3), c2.push_back((t[6][i] - t[5][i]) / 1e3),
-            e2.push_back((t[6][i] - t0) / 1e3);
+    auto span = [&](const char *n, int from, int to, int cnt, int off) {
+        std::vector<double> v;
+        for (int i = 0; i < cnt; i++) v.push_back(((double)t[to][i] - (double)(from < 0 ? t0 : t[from][i])) / 1e3);
+        (void)off;
+        pr(n, v);
+    };
     printf("%s: graph replay median %.2f us per pair (%d pairs)\n", NAME, reps[reps.size() / 2], sets);
-    pr("k1 start", st), pr("k1 loads", ld), pr("k1 chain", ch), pr("k1 save", sv), pr("k1 end (abs)", en);
-    pr("k2 start (abs)", s2), pr("k2 wait done (abs)", w2), pr("k2 work", c2), pr("k2 end (abs)", e2);
+    span("k1 start (abs)", -1, 0, n1, 0), span("k1 prologue", 0, 1, n1, 0), span("k1 loop", 1, 2, n1, 0);
+    span("k1 after loop", 2, 3, n1, 0), span("k1 saves", 3, 4, n1, 0), span("k1 end (abs)", -1, 4, n1, 0);
+    span("k2 start (abs)", -1, 5, n2, 0), span("k2 wait done (abs)", -1, 6, n2, 0), span("k2 loads", 6, 7, n2, 0);
+    span("k2 compute", 7, 8, n2, 0), span("k2 saves", 8, 9, n2, 0), span("k2 end (abs)", -1, 9, n2, 0);
     for (int k = 0; k < 2; k++) {
         int used[1024] = {0}, n = k ? n2 : n1, d = 0, two = 0;
         for (int i = 0; i < n; i++) used[sm[k][i]]++;
         for (int i = 0; i < 1024; i++) d += used[i] > 0, two += used[i] > 1;
         printf("kernel %d: %d blocks on %d multiprocessors (%d with more than one)\n", k + 1, n, d, two);
     }
-    std::vector<double> l2;
-    for (int i = 0; i < n2; i++) l2.push_back((t[7][i] - t[5][i]) / 1e3);
-    pr("k2 loads (7 - 5)", l2);
-    std::vector<double> a8, a9, a6;
-    for (int i = 0; i < n2; i++)
-        a8.push_back((t[8][i] - t[7][i]) / 1e3), a9.push_back((t[9][i] - t[8][i]) / 1e3), a6.push_back((t[6][i] - t[9][i]) / 1e3);
-    pr("k2 8 - 7", a8), pr("k2 9 - 8", a9), pr("k2 6 - 9", a6);
     printf("%s\n", cudaGetErrorString(cudaGetLastError()));
 }
