@@ -434,9 +434,11 @@ static void collect_inputs(const op_plan *p, int j, params *ps) {
     }
 }
 
-/* The opening of a kernel. CUDA: a kernel after the first waits for its predecessor's results
- * itself (griddepcontrol.wait; a no-op when launched plainly), so the runtime may launch it
- * as a programmatic dependent: its launch then overlaps the predecessor's end. (Letting it
+/* The opening of a kernel. CUDA: every kernel, the program's first included, waits for its
+ * predecessor's results itself (griddepcontrol.wait; a no-op when launched plainly), so the
+ * runtime may launch it as a programmatic dependent: its launch then overlaps the end of the
+ * kernel before it in the stream, whichever program that was (session 9: nTrans 2.9 -> 2.7,
+ * LoRA 3.7 -> 3.4, GQA b=1 9.2 -> 8.8 us, notes §27). (Letting it
  * launch earlier, griddepcontrol.launch_dependents at the predecessor's start, measured
  * slower: GQA b=1 12.5 against 10.5 us.) */
 /* Parameter list of ps, without the parentheses: outputs writable, inputs const, all
@@ -463,7 +465,7 @@ static void record_launch(const em *E, cg_program *out, const char *kname, int n
     cg_launch *l = &out->launches[out->n_launches++];
     snprintf(l->name, sizeof l->name, "%s", kname);
     l->node = node, l->block = block, l->smem = smem, l->n_args = ps->n;
-    l->pdl = E->tg == CG_CUDA && out->n_launches > 1; /* signature() made it wait */
+    l->pdl = E->tg == CG_CUDA && !E->p->fused && !E->p->clustered; /* signature() made it wait */
     memcpy(l->grid, grid, sizeof l->grid);
     for (int i = 0; i < ps->n; i++) l->args[i] = E->p->buf[ps->node[i]];
 }
@@ -1106,7 +1108,7 @@ static void emit_block_kernel(em *KE, int knode, const char **gn, cg_program *ou
     if (block_em(KE, knode, a, &E)) return;
     const op_kernel *k = E.k;
     block_comment(&E, knode);
-    signature(&E, kname, &ps, E.tg == CG_CUDA ? k->threads : 1, gn, out->n_launches > 0);
+    signature(&E, kname, &ps, E.tg == CG_CUDA ? k->threads : 1, gn, 1);
     if (E.tg == CG_CUDA) {
         sb_puts(E.sb, "    extern __shared__ __align__(16) unsigned char smem[];\n"
                       "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
@@ -1313,7 +1315,7 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
     mg_dtype t;
     sb_printf(E->sb, "/* %s = %s (node %d): kernel-level operator */\n", ir_node_label(E->g, j, lb, sizeof lb),
               ir_ops[n->op].name, j);
-    signature(E, kname, &ps, 256, E->names, out->n_launches > 0);
+    signature(E, kname, &ps, 256, E->names, 1);
     coord c;
     loop_open(E, d, c);
     compute(E, j, c);

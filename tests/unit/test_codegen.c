@@ -194,11 +194,11 @@ void test_plan_passes(void) {
             const char *k1 = strstr(cg.src, "extern \"C\" __global__"), *k2 = k1 ? strstr(k1 + 1, "extern \"C\"") : NULL;
             for (const char *q = k1; q && (q = strstr(q, "__syncthreads()")) && (!k2 || q < k2); q++) bars++;
             CHECK_MSG(bars == a->n_barriers, "%d barriers in the code, %d planned", bars, a->n_barriers);
-            /* the combining kernel waits for kernel 1 itself: launched as its programmatic
-             * dependent; kernel 1 (the first) is launched plainly and does not wait */
-            CHECK(cg.n_launches == 2 && !cg.launches[0].pdl && cg.launches[1].pdl);
-            const char *gw = strstr(cg.src, "mg_grid_wait();");
-            CHECK(k2 && gw && gw > k2 && !strstr(gw + 1, "mg_grid_wait();"));
+            /* each kernel waits for its predecessor itself, the first included (whatever ran
+             * before the program): both launched as programmatic dependents */
+            CHECK(cg.n_launches == 2 && cg.launches[0].pdl && cg.launches[1].pdl);
+            const char *gw = strstr(cg.src, "mg_grid_wait();"), *gw2 = gw ? strstr(gw + 1, "mg_grid_wait();") : NULL;
+            CHECK(k2 && gw && gw > k1 && gw < k2 && gw2 && gw2 > k2 && !strstr(gw2 + 1, "mg_grid_wait();"));
             cg_program_free(&cg);
         } else CHECK_MSG(0, "%s", c3.msg);
         if (cg_emit(off, &c3, CG_CUDA, &cg) == MG_OK) {
