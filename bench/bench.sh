@@ -7,7 +7,8 @@
 #      reference, timed (median of REPS CUDA-graph replays over rotating input sets);
 #   2. the fastest correct search μGraph runs again on new random inputs (a second check),
 #      and once with each optimizer pass switched off (the ablations; the cases in $ABLATE,
-#      by default the six benchmarks at b = 1);
+#      by default the six benchmarks at b = 1), and, every case, once launched plainly
+#      (--no-pdl: no kernel a programmatic dependent of the one before it);
 #   3. PyTorch eager and torch.compile on the same cases, in the same run (bench/torch_ref.py);
 #   4. bench/table.py joins them with the floors: table.md, and a summary on stdout.
 # Everything goes to ${OUT:-bench/results/bench-DATE}.
@@ -47,6 +48,8 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     one "$case" hand "examples/ugraphs/$case.mu"
     best=$(awk -F'\t' -v c="$case" '$1 == c && $2 == "search" && $4 == 0 && $5 != "-" {print $5 "\t" $3}' "$runs" | sort -g | head -1 | cut -f2)
     [ -n "$best" ] && one "$case" recheck "$best"
+    # every case: the best μGraph with no kernel launched as a programmatic dependent
+    [ -n "$best" ] && one "$case" ablation--no-pdl "$best" --no-pdl
     # the optimizer's passes, each switched off on the best μGraph (docs/codegen.md)
     case " ${ABLATE:-rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 gqa_b8 qknorm_b1} " in *" $case "*) abl=1 ;; *) abl= ;; esac
     if [ -n "$best" ] && [ -n "$abl" ]; then

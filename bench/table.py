@@ -67,6 +67,12 @@ def main():
           f"cases within 1.5x of the floor: "
           f"{sum(1 for c in cases if _within(runs, torch, c))} of {rows}")
     print(f"every case correct (search's best and its recheck on new inputs): {'yes' if all_ok else 'NO'}")
+    # the same best μGraphs launched plainly: no kernel a programmatic dependent (docs/runtime.md)
+    plain = [(next((r for r in runs if r["case"] == c and r["kind"] == "ablation--no-pdl"), None),
+              torch.get(c, {}).get("best_us")) for c in cases]
+    if plain and all(r and r["ok"] and r["us"] and bt for r, bt in plain):
+        gp = math.exp(sum(math.log(bt / r["us"]) for r, bt in plain) / len(plain))
+        print(f"geometric mean with every kernel launched plainly (--no-pdl): {gp:.2f}x")
     flags = list(dict.fromkeys(r["kind"][len("ablation"):] for r in runs if r["kind"].startswith("ablation")))
     if flags:
         print("\nAblations: the search's best μGraph with one optimizer pass off, µs (its time with all on "
