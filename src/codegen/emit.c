@@ -693,20 +693,7 @@ static int tc_matmul(const em *E, int j) {
 /* A register accumulator's layout: SK groups of warps each sum a slice of the depth (split-K
  * within the block, when the matmul has fewer 16x32 tiles than the block has warps and the
  * depth splits into whole k-steps), and T tiles per warp within a group. */
-static void regacc_shape(const em *E, int j, int64_t *T, int *SK) {
-    const op_tensor *h = E->k->t[j].chain_of >= 0 ? &E->k->t[E->k->t[j].chain_of] : NULL;
-    if (h) { /* a chain's: TS strips a warp, each N2 / 32 tiles of 16x32 */
-        *SK = h->chain_sk;
-        *T = h->chain_ts * (E->k->t[j].dim[3] / 32);
-        return;
-    }
-    const int64_t *d = E->k->t[j].dim, K = E->g->nodes[E->g->nodes[j].in[0]].shape.d[E->g->nodes[E->g->nodes[j].in[0]].shape.ndim - 1];
-    int64_t tiles = d[0] * d[1] * ((d[2] + 15) / 16) * ((d[3] + 31) / 32), warps = E->k->threads / 32;
-    int sk = 1;
-    while (tiles * sk * 2 <= warps && K % (16 * sk * 2) == 0) sk *= 2;
-    *SK = sk;
-    *T = (tiles + warps / sk - 1) / (warps / sk);
-}
+static void regacc_shape(const em *E, int j, int64_t *T, int *SK) { op_regacc_split(E->g, E->k, j, T, SK); }
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
  * epilogue of node `out` when out != j, as mm_in), or, for a register accumulator, added to
@@ -809,8 +796,10 @@ static void store_regacc(em *E, int acc) {
                   t->dim[3], t->stride[2], t->stride[3]);
         return;
     }
-    sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ", %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, T, SK,
-              E->names[acc], E->names[acc], t->dim[0], t->dim[1], t->dim[2], t->dim[3]);
+    char scratch[48] = "(float *)0";
+    if (SK > 1 && E->k->acc_scratch >= 0) snprintf(scratch, sizeof scratch, "(float *)(smem + %" PRId64 ")", E->k->acc_scratch);
+    sb_printf(E->sb, "    mg_mm_acc_store<%" PRId64 ", %d>(%s, r_%s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64, T, SK,
+              E->names[acc], E->names[acc], scratch, t->dim[0], t->dim[1], t->dim[2], t->dim[3]);
     for (int d = 0; d < 4; d++) sb_printf(E->sb, ", %" PRId64, t->stride[d]);
     sb_puts(E->sb, ");\n");
 }
@@ -1367,7 +1356,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
     if (t == CG_CUDA) {
         sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
-        sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
+        sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm7), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
         sb_puts(&sb, cg_prelude_cuda_wg), sb_puts(&sb, cg_prelude_cuda_wg1), sb_puts(&sb, cg_prelude_cuda_wg2),
             sb_puts(&sb, cg_prelude_cuda_wg3), sb_puts(&sb, cg_prelude_cuda_task);
     } else sb_puts(&sb, cg_prelude_c);

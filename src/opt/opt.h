@@ -120,6 +120,9 @@ typedef struct op_kernel {
     int cvt_sync;      /* a barrier after the in-loop conversion of pipelined tiles (cvt), which
                         * the first interval of the loop body reads (a chain's V) */
     int64_t smem;      /* bytes of shared memory the block needs */
+    int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
+                        * accumulators (op_regacc_split, SK > 1) put their sums side by side
+                        * before one pass adds them; -1: none (the groups add one at a time) */
 } op_kernel;
 
 /* The plan of a kernel graph. Every node is one of: a program input (a buffer), a constant
@@ -159,6 +162,10 @@ typedef struct op_plan {
 mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
                       op_plan **out);
 void op_plan_free(op_plan *p);
+/* How a register-accumulated matmul (node mm of k's body b, op_tensor.reg_peer) shares out
+ * over the block's warps (codegen's mg_mm_acc): *SK groups of warps each sum a slice of the
+ * depth, and a warp holds *T of the 16x32 tiles; a chain's (chain_of >= 0) follow its split. */
+void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, int *SK);
 /* Pads a shape on the left to 4 dims with 1s (shared with codegen). */
 void op_pad4(const ir_shape *s, int64_t d[4]);
 /* 1 if block-graph node i is computed inside its consumers instead of stored (thread graph,
