@@ -15,6 +15,7 @@ void test_emit_readable(void);
 void test_persist(void);
 void test_cluster(void);
 void test_matmul_warps(void);
+void test_acc_scratch(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -552,5 +553,36 @@ void test_matmul_warps(void) {
         cg_program_free(&cg);
     }
     op_plan_free(p);
+    ir_graph_free(g);
+}
+
+/* The split-K groups of a register accumulator store side by side: RMSNorm+Linear b=1's X W
+ * (two 16x32 tiles, 8 warps: 4 groups) gets 3 dense [2, 64] f32 copies of scratch after
+ * every other tensor, inside the plan's shared memory, and the store is handed it; with the
+ * shared memory full, no scratch and the groups add one at a time. */
+void test_acc_scratch(void) {
+    ir_graph *g = load_ugraph("bench/searched/rmsnorm_linear_b1/ugraph-1.mu");
+    op_plan *p = plan(g, 1, 1, 1);
+    CHECK(p && p->n_kernels == 1);
+    if (p && p->n_kernels == 1) {
+        const op_kernel *k = &p->kernels[0];
+        CHECK_MSG(k->acc_scratch >= 0 && k->acc_scratch % 16 == 0 && k->smem == k->acc_scratch + 3 * 2 * 64 * 4,
+                  "scratch at %lld, smem %lld", (long long)k->acc_scratch, (long long)k->smem);
+        for (int i = 0; i < k->body->n_nodes; i++)
+            if (k->t[i].mat) CHECK(k->t[i].off + k->t[i].bytes <= k->acc_scratch);
+        mg_ctx ctx = {{0}};
+        cg_program cg;
+        char want[96];
+        snprintf(want, sizeof want, "mg_mm_acc_store<1, 4>(s_t6, r_s_t6, (float *)(smem + %lld), ", (long long)k->acc_scratch);
+        CHECK(cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK && strstr(cg.src, want));
+        cg_program_free(&cg);
+    }
+    ir_device small = ir_device_h100;
+    small.smem_per_block = p ? p->kernels[0].acc_scratch : 0; /* everything but the scratch fits */
+    mg_ctx ctx = {{0}};
+    op_plan *q = NULL;
+    CHECK(op_plan_new(g, &ctx, &small, &op_opts_default, &q) == MG_OK && q->kernels[0].acc_scratch < 0);
+    if (q && p) CHECK(q->kernels[0].smem == p->kernels[0].acc_scratch);
+    op_plan_free(p), op_plan_free(q);
     ir_graph_free(g);
 }
