@@ -16,6 +16,7 @@ void test_persist(void);
 void test_cluster(void);
 void test_matmul_warps(void);
 void test_acc_scratch(void);
+void test_vector_reads(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -585,4 +586,40 @@ void test_acc_scratch(void) {
     if (q && p) CHECK(q->kernels[0].smem == p->kernels[0].acc_scratch);
     op_plan_free(p), op_plan_free(q);
     ir_graph_free(g);
+}
+
+/* Two load shapes the emitter picks from the plan's layouts: GQA b=1's partial sums (an f32
+ * tile with rows of 64, padded to 68) are saved four at a time from one float4 load, and
+ * nTrans's row norms over f16 tiles give each lane four neighbours (r_ = l_ * 4), where a
+ * norm over an f32 tile (RMSNorm+Linear b=1's X, collected in f32) keeps lanes reading every
+ * lanes-th element. The C target does neither. */
+void test_vector_reads(void) {
+    ir_graph *g = load_ugraph("bench/searched/gqa_b1/ugraph-1.mu"), *nt = load_ugraph("bench/searched/ntrans_b1/ugraph-1.mu");
+    op_plan *p = plan(g, 1, 1, 1), *q = plan(nt, 1, 1, 1);
+    mg_ctx ctx = {{0}};
+    cg_program cg;
+    if (p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK) {
+        const char *sv = strstr(cg.src, "mg_put4(&g_v4[");
+        const char *ld = strstr(cg.src, "const float4 q4_ = *(const float4 *)&(s_t8[");
+        CHECK_MSG(ld && sv && ld < sv && strstr(sv, "q4_.x,") && strstr(sv, "q4_.w);"), "%s", sv ? sv : "no save of v4");
+        cg_program_free(&cg);
+    } else CHECK_MSG(0, "%s", ctx.msg);
+    if (q && cg_emit(q, &ctx, CG_CUDA, &cg) == MG_OK) {
+        const char *a = strstr(cg.src, "for (int r_ = l_ * 4; r_ < 4096; r_ += 2048) {");
+        CHECK(a && strstr(a + 1, "for (int r_ = l_ * 4; r_ < 4096; r_ += 2048) {") && !strstr(cg.src, "for (int r_ = l_; "));
+        CHECK(a && strstr(a, "r_ + 1) * 1]") && !strstr(a, "r_ + 512) * 1]"));
+        cg_program_free(&cg);
+    } else CHECK_MSG(0, "%s", ctx.msg);
+    if (q && cg_emit(q, &ctx, CG_C, &cg) == MG_OK) {
+        CHECK(!strstr(cg.src, "l_ * 4") && !strstr(cg.src, "q4_"));
+        cg_program_free(&cg);
+    } else CHECK_MSG(0, "%s", ctx.msg);
+    ir_graph *rg = load_ugraph("bench/searched/rmsnorm_linear_b1/ugraph-1.mu");
+    op_plan *r = plan(rg, 1, 1, 1);
+    if (r && cg_emit(r, &ctx, CG_CUDA, &cg) == MG_OK) {
+        CHECK(strstr(cg.src, "for (int r_ = l_; r_ < 4096; r_ += 512) {") && !strstr(cg.src, "l_ * 4"));
+        cg_program_free(&cg);
+    } else CHECK_MSG(0, "%s", ctx.msg);
+    op_plan_free(p), op_plan_free(q), op_plan_free(r);
+    ir_graph_free(g), ir_graph_free(nt), ir_graph_free(rg);
 }
