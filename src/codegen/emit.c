@@ -624,14 +624,6 @@ static int convert_in_place(em *E, int knode, int pipelined) {
     return count;
 }
 
-/* The dim along which a saver can write its tile of dims td, into a buffer of strides fst,
- * four elements at a time, or -1. CUDA blocks only; that dim is the tile's last of size > 1,
- * contiguous in the buffer and a multiple of four; every other stride is a multiple of four
- * (each group of four then starts aligned). */
-/* A loop over dims d, dim v taken four at a time, each thread storing four consecutive
- * elements with one mg_put4(&dst[base index], ...): node's value at each (force: the
- * operator computed here, as expr()). Closes the loop. Strides st index dst (in a block:
- * int arithmetic unless base is a device offset, `base_ + `). */
 /* The stored tile node j reads as it is (through reshapes, which are index maps, and
  * one-iteration accumulators), when four consecutive elements of j along its last dim are
  * four consecutive, 16-byte aligned floats of it (f32, row-major rows, every stride and its
@@ -651,6 +643,10 @@ static int vec4_source(const em *E, int j) {
     return j;
 }
 
+/* A loop over dims d, dim v taken four at a time, each thread storing four consecutive
+ * elements with one mg_put4(&dst[base index], ...): node's value at each (force: the
+ * operator computed here, as expr()). Closes the loop. Strides st index dst (in a block:
+ * int arithmetic unless base is a device offset, `base_ + `). */
 static void put4_loop(em *E, const int64_t d[4], int v, const char *dst, const char *base, const int64_t st[4],
                       int node, int force) {
     int64_t vd[4] = {d[0], d[1], d[2], d[3]};
@@ -678,6 +674,10 @@ static void put4_loop(em *E, const int64_t d[4], int v, const char *dst, const c
     sb_puts(E->sb, ");\n    }\n");
 }
 
+/* The dim along which a saver can write its tile of dims td, into a buffer of strides fst,
+ * four elements at a time, or -1. CUDA blocks only; that dim is the tile's last of size > 1,
+ * contiguous in the buffer and a multiple of four; every other stride is a multiple of four
+ * (each group of four then starts aligned). */
 static int vector_save(const em *E, const int64_t td[4], const int64_t fst[4]) {
     int v = 3;
     while (v > 0 && td[v] == 1) v--;
@@ -749,10 +749,6 @@ static int tc_matmul(const em *E, int j) {
     return E->tg == CG_CUDA && E->k->threads % 32 == 0 && E->g->nodes[j].dtype != MG_F32;
 }
 
-/* A register accumulator's layout: SK groups of warps each sum a slice of the depth (split-K
- * within the block, when the matmul has fewer 16x32 tiles than the block has warps and the
- * depth splits into whole k-steps), and T tiles per warp within a group. */
-static void regacc_shape(const em *E, int j, int64_t *T, int *SK) { op_regacc_split(E->g, E->k, j, T, SK); }
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
  * epilogue of node `out` when out != j, as mm_in), or, for a register accumulator, added to
@@ -802,7 +798,7 @@ static int step_matmul_tc(em *E, int j, int out) {
     if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
     int SK;
-    regacc_shape(E, j, &T, &SK);
+    op_regacc_split(E->g, E->k, j, &T, &SK);
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
@@ -847,7 +843,7 @@ static void store_regacc(em *E, int acc) {
     }
     int64_t T;
     int SK;
-    regacc_shape(E, mm, &T, &SK);
+    op_regacc_split(E->g, E->k, mm, &T, &SK);
     if (E->k->t[mm].chain_of >= 0) {
         const op_tensor *h = &E->k->t[E->k->t[mm].chain_of];
         sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
@@ -1064,7 +1060,7 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
         if (k->t[j].reg_peer >= 0 && cuda) {
             int64_t T;
             int SK;
-            regacc_shape(E, k->t[j].reg_peer, &T, &SK);
+            op_regacc_split(E->g, E->k, k->t[j].reg_peer, &T, &SK);
             sb_printf(E->sb, "    float r_%s[%" PRId64 "][4][4] = {}; /* %s's sum: this warp's fragments */\n",
                       E->names[j], T, E->names[j]);
             continue;
