@@ -242,12 +242,11 @@ static void compute_reduce(em *E, const ir_node *n, coord c) {
     const ir_node *a = &E->g->nodes[n->in[0]];
     int r = n->dim + 4 - a->shape.ndim, lanes = reduce_lanes(E, n);
     int64_t per = n->group / lanes;
-    int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1, rt = 0;
-    if (lanes > 1) reduce_tile(E, n, &rt); /* lanes > 1: a CUDA block (E->k) */
+    int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
     /* lanes sharing a row of a 2-byte tile each read four neighbours (one 8-byte load when
      * the compiler merges them: nTrans's norms 0.50 -> 0.45 us); elsewhere lane l_ reads
      * every lanes-th element, conflict-free element by element */
-    int near = lanes > 1 && u == 4 && n->dim == n->shape.ndim - 1 && near_leaves(E, n->in[0], rt) == 1;
+    int near = lanes > 1 && u == 4 && n->dim == n->shape.ndim - 1 && near_leaves(E, n->in[0], r) == 1; /* lanes > 1: a CUDA block */
     int is_max = n->op == IR_OP_MAX;
     const char *init = !is_max ? "0.0f" : E->tg == CG_CUDA ? "__int_as_float(0xff800000)" : "-INFINITY";
     sb_puts(E->sb, "        float v0_");
