@@ -105,6 +105,11 @@ for u in tests/ugraphs/near/*.mu; do
     elif [ "$rc" -eq 1 ] && grep -q "division by zero\|not divisible\|shared memory" "$T/err"; then ok
     else bad "$u: near miss not caught by the run (exit $rc): $(head -c 300 "$T/out") $(head -c 300 "$T/err")"; fi
 done
+# generated source is byte-identical to tests/golden/emit.sha256 (tools/emit_digest.sh): a
+# change in what mugen emits must be explained, and the digests regenerated, in its commit
+sh tools/emit_digest.sh "$M" >"$T/digest"
+if diff tests/golden/emit.sha256 "$T/digest" >"$T/ddiff"; then ok
+else bad "generated source changed (tools/emit_digest.sh; regenerate tests/golden/emit.sha256 if meant): $(head -c 1200 "$T/ddiff")"; fi
 # planted failures stay contained (C backend here; the GPU versions run in make test-gpu)
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >"$T/out" 2>&1; then ok; else bad "run-faults: $(cat "$T/out")"; fi
 if MUGEN_PLANT=compile "$M" emit --compile examples/ugraphs/lora.mu >/dev/null 2>"$T/err"; then bad "planted NVRTC error accepted"
