@@ -231,12 +231,15 @@ typedef struct mg_run_opts {
     int persist;        /* several kernels as one persistent launch (opt-in: slower so far) */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */
+    int specials;       /* every third input element NaN, +inf, -inf, -0 or +0 in turn: outputs
+                         * must then match the reference's NaN, infinities and signed zeros */
 } mg_run_opts;
 
 typedef struct mg_run_output {
     char name[64];
     double max_abs, rel_err, tol; /* rel_err = ||out - ref||_2 / ||ref||_2 */
-    int64_t n_nan;                /* NaN or Inf where the reference is finite; never passes */
+    int64_t n_nan;                /* elements NaN, infinite (or, with specials, a zero of the
+                                   * other sign) where the reference is not the same; never passes */
     int ok;
 } mg_run_output;
 

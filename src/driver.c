@@ -33,6 +33,7 @@ typedef struct job {
     void *host[VF_MAX_IO + MAX_OUT]; /* storage-format copies, by cg buffer (see bufs below) */
     int reps;
     int pdl; /* !mg_run_opts.no_pdl */
+    int specials; /* mg_run_opts.specials: the sign of a zero output counts too */
 } job;
 
 static double tol_of(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 2e-2 : 1e-4; }
@@ -69,8 +70,17 @@ static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, 
     return rc;
 }
 
-/* Random inputs (uniform in [-1, 1), rounded to dtype) and prog's f32 reference outputs. */
-static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed) {
+/* Input element t of input k with mg_run_opts.specials: every third element one of NaN,
+ * +inf, -inf, -0, +0 (in turn, offset per input so that pairs of operands meet every
+ * combination), the others x as drawn. */
+static double special(double x, int64_t t, int k) {
+    static const double v[] = {NAN, INFINITY, -INFINITY, -0.0, 0.0};
+    return t % 3 ? x : v[(t / 3 + 2 * k) % 5];
+}
+
+/* Random inputs (uniform in [-1, 1), rounded to dtype; with specials some special values)
+ * and prog's f32 reference outputs. */
+static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
     rng rg = {seed ^ 0x72756e31ull};
     int np = 0;
     for (int i = 0; i < J->prog->n_nodes; i++) {
@@ -80,7 +90,10 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed) {
         mg_status rc = ev_check_size(J->prog, ctx, i, sizeof(double));
         if (rc) return rc;
         if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t t = 0; t < cnt; t++) J->in[np][t] = base_round_dtype(rng_uniform(&rg) * 2 - 1, n->dtype);
+        for (int64_t t = 0; t < cnt; t++) {
+            double x = base_round_dtype(rng_uniform(&rg) * 2 - 1, n->dtype);
+            J->in[np][t] = specials ? special(x, t, np) : x;
+        }
         np++;
     }
     for (int k = 0; k < J->prog->n_outputs; k++) {
@@ -111,7 +124,15 @@ static mg_status host_buffers(job *J, mg_ctx *ctx, void **bufs) {
     return MG_OK;
 }
 
-/* Compares every output with the reference; fills r->out and r->ok. */
+/* The class of a value where outputs must agree exactly: NaN, +inf, -inf, -0, +0; 0 for the
+ * other finite values (compared by the relative error). */
+static int value_class(double x) {
+    return isnan(x) ? 1 : isinf(x) ? (x > 0 ? 2 : 3) : x == 0 ? (signbit(x) ? 4 : 5) : 0;
+}
+
+/* Compares every output with the reference; fills r->out and r->ok. Where the reference is
+ * NaN, infinite or a signed zero, the output must be the same (counted in n_nan otherwise);
+ * the relative error is taken over the elements both hold finite. */
 static void compare(job *J, void *const *bufs, mg_run_report *r) {
     r->ok = 1;
     r->n_outputs = J->ug->n_outputs < MAX_OUT ? J->ug->n_outputs : MAX_OUT;
@@ -124,9 +145,14 @@ static void compare(job *J, void *const *bufs, mg_run_report *r) {
         double num = 0, den = 0;
         for (int64_t t = 0, cnt = ir_numel(&n->shape); t < cnt; t++) {
             double v = from_store(bufs[J->cg.out_buf[k]], t, n->dtype), e = fabs(v - ref[t]);
-            if (!isfinite(v) && isfinite(ref[t])) o->n_nan++;
-            else if (e > o->max_abs) o->max_abs = e;
-            num += isfinite(e) ? e * e : 0, den += ref[t] * ref[t];
+            int cr = value_class(ref[t]), cv = value_class(v);
+            if (cr > 3 || cv > 3) { /* a zero: its sign must agree only where the reference is 0 */
+                if (cr > 3 && cv > 3 && cr != cv && J->specials) o->n_nan++;
+                cr = cr > 3 ? 0 : cr, cv = cv > 3 ? 0 : cv;
+            }
+            if (cr != cv) o->n_nan++;
+            else if (!cr && e > o->max_abs) o->max_abs = e;
+            if (!cr && !cv) num += e * e, den += ref[t] * ref[t];
         }
         o->rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
         o->tol = tol_of(n->dtype);
@@ -350,7 +376,7 @@ static void report_text(const job *J, mg_run_report *r) {
     for (int k = 0; k < r->n_outputs; k++) {
         const mg_run_output *o = &r->out[k];
         sb_printf(&sb, "  %-8s max abs err %.3g, rel err %.3g (tol %.0e)", o->name, o->max_abs, o->rel_err, o->tol);
-        if (o->n_nan) sb_printf(&sb, ", %lld NaN/Inf elements", (long long)o->n_nan);
+        if (o->n_nan) sb_printf(&sb, ", %lld elements NaN, infinite or zero where the reference is not the same", (long long)o->n_nan);
         sb_puts(&sb, o->ok ? "\n" : "  FAIL\n");
     }
     if (r->time_us > 0)
@@ -368,11 +394,11 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     memset(r, 0, sizeof *r);
     job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g};
     J.reps = o->reps == 0 ? 50 : o->reps;
-    J.pdl = !o->no_pdl;
+    J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
     mg_status rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
-    if (!rc) rc = reference(&J, ctx, o->seed);
+    if (!rc) rc = reference(&J, ctx, o->seed, o->specials);
     if (!rc && o->backend != MG_BACKEND_C) {
         rc = run_gpu_isolated(&J, ctx, o, r);
         on_gpu = !rc;
