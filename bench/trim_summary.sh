@@ -7,11 +7,18 @@
 # to itself, so a new search compares with the committed one after this script:
 #   sh bench/search_cases.sh build/mugen LIMIT_S CASE && sh bench/trim_summary.sh CASE && git diff bench/searched/CASE
 #   sh bench/trim_summary.sh [CASE...]   (default: every folder of bench/searched)
-[ $# -gt 0 ] || set -- $(cd bench/searched && ls)
+if [ $# -eq 0 ]; then
+    for d in bench/searched/*/; do set -- "$@" "$(basename "$d")"; done
+fi
 for case in "$@"; do
     dir=bench/searched/$case
     [ -f "$dir/summary.txt" ] || { echo "trim_summary: no $dir/summary.txt" >&2; exit 1; }
-    kept=$(cd "$dir" && ls ugraph-*.mu 2>/dev/null | sed 's/^ugraph-\([0-9]*\)\.mu$/\1/' | tr '\n' ' ')
+    kept=""
+    for u in "$dir"/ugraph-*.mu; do
+        [ -f "$u" ] || continue
+        n=${u##*/ugraph-}
+        kept="$kept ${n%.mu}"
+    done
     awk -v kept=" $kept" -v case="$case" '
         BEGIN { n = split(kept, k, " "); for (i = 1; i <= n; i++) keep[k[i]] = 1 }
         /^# trimmed/ { next }
