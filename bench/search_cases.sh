@@ -4,7 +4,8 @@
 # the best-ranked of each distinct shape (kernel operators, grids, for-loops), up to TOP of
 # them (default 8), keep their rank numbers in bench/searched/CASE/ with the summary, which
 # `make bench` then times on the GPU. Runs anywhere (no GPU needed); deterministic for a
-# given mugen and options when no time limit is hit.
+# given mugen and options when no time limit is hit. The tree keeps each summary trimmed to
+# the kept ranks: run `sh bench/trim_summary.sh CASE` after this to compare with it.
 #   sh bench/search_cases.sh [MUGEN] [LIMIT_S] [CASE...]
 mugen=${1:-build/mugen}
 limit=${2:-600}

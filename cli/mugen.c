@@ -9,7 +9,7 @@
  *   mugen search P, mugen optimize P: the superoptimizer (cli/search.c)
  * Exit status: 0 success, 1 an error in the program or its inputs, 2 a bad command line;
  * verify: 3 not equivalent, 4 not Lax (not decided), 5 numerically unstable; run: 3 an
- * output differs from the reference. */
+ * output differs from the reference; search and optimize: 3 nothing found. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -39,7 +39,9 @@ static const char *USAGE =
     "\n"
     "FILE is a .mu program or its JSON form; '-' reads standard input.\n"
     "'mugen COMMAND --help' describes each command. Exit status: 0 success,\n"
-    "1 an error in the program or its inputs, 2 a bad command line.\n";
+    "1 an error in the program or its inputs, 2 a bad command line; verify also 3 not\n"
+    "equivalent, 4 not Lax (not decided), 5 numerically unstable; run 3 an output differs\n"
+    "from the reference; search and optimize 3 nothing found.\n";
 
 static const char *HELP_CHECK =
     "usage: mugen check [--json] FILE\n"
@@ -401,10 +403,15 @@ static int too_large(mg_program *p, size_t elem) {
     return 0;
 }
 
-static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
-    if (too_large(p, sizeof(double))) return 1;
-    int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
-    double **in = calloc((size_t)ni + 1, sizeof *in), **out = calloc((size_t)no + 1, sizeof *out);
+/* Whether an --in argument NAME=PATH names input `name`. */
+static int in_names(const char *arg, const char *name) {
+    return !strncmp(arg, name, strlen(name)) && arg[strlen(name)] == '=';
+}
+
+/* Fills in[i] for each of p's inputs (ni of them): read from its --in file, else seeded
+ * random values; then checks that every --in names an input. 0, or 1 after a message. */
+static int float_inputs(mg_program *p, const opts *o, int ni, double **in) {
+    int rc = 0;
     uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 12345;
     for (int i = 0; i < ni && !rc; i++) {
         mg_tensor_desc d;
@@ -417,8 +424,7 @@ static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
         }
         const char *path = NULL;
         for (int k = 0; k < o->n_in; k++)
-            if (!strncmp(o->in_name[k], d.name, strlen(d.name)) && o->in_name[k][strlen(d.name)] == '=')
-                path = o->in_path[k];
+            if (in_names(o->in_name[k], d.name)) path = o->in_path[k];
         if (path) rc = read_input(path, &d, in[i]);
         else
             for (int64_t t = 0; t < d.numel; t++) { /* splitmix64 -> [-1, 1) */
@@ -433,13 +439,21 @@ static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
         for (int i = 0; i < ni; i++) {
             mg_tensor_desc d;
             mg_program_input(p, i, &d);
-            found |= !strncmp(o->in_name[k], d.name, strlen(d.name)) && o->in_name[k][strlen(d.name)] == '=';
+            found |= in_names(o->in_name[k], d.name);
         }
         if (!found) {
             fprintf(stderr, "mugen: --in %s: the program has no input of that name\n", o->in_name[k]);
             rc = 1;
         }
     }
+    return rc;
+}
+
+static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
+    if (too_large(p, sizeof(double))) return 1;
+    int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p);
+    double **in = calloc((size_t)ni + 1, sizeof *in), **out = calloc((size_t)no + 1, sizeof *out);
+    int rc = float_inputs(p, o, ni, in);
     for (int k = 0; k < no && !rc; k++) {
         mg_tensor_desc d;
         mg_program_output(p, k, &d);
@@ -526,6 +540,71 @@ static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
     return rc;
 }
 
+static const char *command_help(const char *cmd) {
+    return !strcmp(cmd, "check")       ? HELP_CHECK
+           : !strcmp(cmd, "eval")      ? HELP_EVAL
+           : !strcmp(cmd, "dot")       ? HELP_DOT
+           : !strcmp(cmd, "partition") ? HELP_PART
+           : !strcmp(cmd, "verify")    ? HELP_VERIFY
+           : !strcmp(cmd, "run")       ? HELP_RUN
+           : !strcmp(cmd, "emit")      ? HELP_EMIT
+                                       : NULL;
+}
+
+/* Checks the parsed options against the command and reads their values: 0, or the exit
+ * status (2 a bad command line, 1 an --out that is not a directory). */
+static int check_opts(opts *o) {
+    int gen = !strcmp(o->cmd, "run") || !strcmp(o->cmd, "emit");
+    if ((o->json && strcmp(o->cmd, "check")) ||
+        ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
+        (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
+        (o->tests && strcmp(o->cmd, "verify")) ||
+        ((o->backend || o->reps || o->run.no_pdl) && strcmp(o->cmd, "run")) ||
+        ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
+        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma) && !gen))
+        return usage_error("option not valid for '%s'", o->cmd);
+    if (o->backend) {
+        if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;
+        else if (!strcmp(o->backend, "c")) o->run.backend = MG_BACKEND_C;
+        else if (strcmp(o->backend, "auto")) return usage_error("--backend takes gpu, c or auto, not '%s'", o->backend);
+    }
+    if (o->target && strcmp(o->target, "cuda") && strcmp(o->target, "c"))
+        return usage_error("--target takes cuda or c, not '%s'", o->target);
+    if (!strcmp(o->cmd, "run") && !o->seed_set) o->seed = (uint64_t)time(NULL);
+    if (o->field && o->f64) return usage_error("%s: --field and --f64 exclude each other", "eval");
+    if (o->out_dir) {
+        struct stat st;
+        if (stat(o->out_dir, &st) || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "mugen: --out %s: not a directory\n", o->out_dir);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Loads the program and runs the command on it: the command's exit status. */
+static int run_command(opts *o) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    int r;
+    if (!ctx) {
+        fprintf(stderr, "mugen: out of memory\n");
+        return 1;
+    }
+    mg_status st = mg_program_load(ctx, o->file, &p);
+    if (st) r = fail(ctx, st);
+    else if (!strcmp(o->cmd, "check")) r = cmd_check(ctx, p, o);
+    else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
+    else if (!strcmp(o->cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
+    else if (!strcmp(o->cmd, "verify")) r = cmd_verify(ctx, p, o);
+    else if (!strcmp(o->cmd, "run")) r = cmd_run(ctx, p, o);
+    else if (!strcmp(o->cmd, "emit")) r = cmd_emit(ctx, p, o);
+    else r = o->field ? eval_field(ctx, p, o) : eval_float(ctx, p, o);
+    mg_program_free(p);
+    mg_ctx_free(ctx);
+    return r;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         fputs(USAGE, argc < 2 ? stderr : stdout);
@@ -533,14 +612,7 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(argv[1], "search") || !strcmp(argv[1], "optimize")) return cli_search(argc, argv);
     opts o = {.cmd = argv[1]};
-    const char *help = !strcmp(o.cmd, "check")       ? HELP_CHECK
-                       : !strcmp(o.cmd, "eval")      ? HELP_EVAL
-                       : !strcmp(o.cmd, "dot")       ? HELP_DOT
-                       : !strcmp(o.cmd, "partition") ? HELP_PART
-                       : !strcmp(o.cmd, "verify")    ? HELP_VERIFY
-                       : !strcmp(o.cmd, "run")       ? HELP_RUN
-                       : !strcmp(o.cmd, "emit")      ? HELP_EMIT
-                                                     : NULL;
+    const char *help = command_help(o.cmd);
     if (!help) return usage_error("unknown command '%s'", o.cmd);
     for (int i = 2; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -548,49 +620,9 @@ int main(int argc, char **argv) {
             return 0;
         }
     int r = parse_args(argc, argv, &o);
+    if (!r) r = check_opts(&o);
     if (r) return r;
-    int gen = !strcmp(o.cmd, "run") || !strcmp(o.cmd, "emit");
-    if ((o.json && strcmp(o.cmd, "check")) ||
-        ((o.f64 || o.field || o.n_in) && strcmp(o.cmd, "eval")) ||
-        (o.out_dir && strcmp(o.cmd, "eval") && strcmp(o.cmd, "emit")) ||
-        (o.tests && strcmp(o.cmd, "verify")) ||
-        ((o.backend || o.reps || o.run.no_pdl) && strcmp(o.cmd, "run")) ||
-        ((o.target || o.compile) && strcmp(o.cmd, "emit")) ||
-        ((o.run.no_reuse || o.run.no_depth || o.run.no_layout || o.run.no_pipeline || o.run.no_regacc || o.run.no_blocksize || o.run.no_chain || o.run.persist || o.run.cluster || o.run.wgmma) && !gen))
-        return usage_error("option not valid for '%s'", o.cmd);
-    if (o.backend) {
-        if (!strcmp(o.backend, "gpu")) o.run.backend = MG_BACKEND_GPU;
-        else if (!strcmp(o.backend, "c")) o.run.backend = MG_BACKEND_C;
-        else if (strcmp(o.backend, "auto")) return usage_error("--backend takes gpu, c or auto, not '%s'", o.backend);
-    }
-    if (o.target && strcmp(o.target, "cuda") && strcmp(o.target, "c"))
-        return usage_error("--target takes cuda or c, not '%s'", o.target);
-    if (!strcmp(o.cmd, "run") && !o.seed_set) o.seed = (uint64_t)time(NULL);
-    if (o.field && o.f64) return usage_error("%s: --field and --f64 exclude each other", "eval");
-    if (o.out_dir) {
-        struct stat st;
-        if (stat(o.out_dir, &st) || !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "mugen: --out %s: not a directory\n", o.out_dir);
-            return 1;
-        }
-    }
-    mg_ctx *ctx = mg_ctx_new();
-    mg_program *p = NULL;
-    if (!ctx) {
-        fprintf(stderr, "mugen: out of memory\n");
-        return 1;
-    }
-    mg_status st = mg_program_load(ctx, o.file, &p);
-    if (st) r = fail(ctx, st);
-    else if (!strcmp(o.cmd, "check")) r = cmd_check(ctx, p, &o);
-    else if (!strcmp(o.cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
-    else if (!strcmp(o.cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
-    else if (!strcmp(o.cmd, "verify")) r = cmd_verify(ctx, p, &o);
-    else if (!strcmp(o.cmd, "run")) r = cmd_run(ctx, p, &o);
-    else if (!strcmp(o.cmd, "emit")) r = cmd_emit(ctx, p, &o);
-    else r = o.field ? eval_field(ctx, p, &o) : eval_float(ctx, p, &o);
-    mg_program_free(p);
-    mg_ctx_free(ctx);
+    r = run_command(&o);
     if (fflush(stdout)) r = 1;
     return r;
 }

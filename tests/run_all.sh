@@ -3,6 +3,8 @@
 #   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR
 # Suites: unit tests, the program suite and the codegen suite on the release build, then both again under
 # AddressSanitizer + UBSan (the program suite in quick mode). MUGEN_CHECK=1 throughout.
+# The whole run takes about 14 minutes on 2 cores (CI: 831 s), so each suite says when it
+# starts and ends, and a suite's own progress lines ("... " first) are shown as they come.
 rel=${1:-build}
 asan=${2:-build/asan}
 export MUGEN_CHECK=1
@@ -12,6 +14,7 @@ total_p=0
 total_f=0
 status=0
 log=$(mktemp)
+rcf=$(mktemp)
 # finish NAME LOG RC SECS: reads LOG's summary line into the totals and prints the suite's line
 finish() {
     name=$1 flog=$2 rc=$3 secs=$4
@@ -34,13 +37,20 @@ finish() {
     fi
     echo "== $name: $line (${secs}s)"
 }
+# shows: passes on the progress lines of a suite's output (those starting "... "), indented
+shows() {
+    while IFS= read -r l; do
+        case $l in "... "*) echo "   $l" ;; esac
+    done
+}
 run_suite() { # name, command...
     name=$1
     shift
+    echo "== $name: running ..."
     start=$(date +%s)
-    "$@" >"$log" 2>&1
-    rc=$?
-    finish "$name" "$log" "$rc" $(($(date +%s) - start))
+    { "$@" 2>&1; echo $? >"$rcf"; } | tee "$log" | shows
+    rc=$(cat "$rcf")
+    finish "$name" "$log" "${rc:-1}" $(($(date +%s) - start))
 }
 # The sanitizer program suite, the longest and one process at a time, runs beside the others
 # (2 cores: about 21 minutes one after another, session 8).
@@ -52,13 +62,17 @@ bgstart=$(date +%s)
     echo $? >"$bgrc"
 ) &
 bgpid=$!
+echo "== programs (asan+ubsan, quick): running in the background ..."
 run_suite "unit" "$rel/unit"
 run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
 run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "unit (asan+ubsan)" "$asan/unit"
+if kill -0 "$bgpid" 2>/dev/null; then
+    echo "== programs (asan+ubsan, quick): waiting for it ($(($(date +%s) - bgstart))s so far) ..."
+fi
 wait "$bgpid"
 finish "programs (asan+ubsan, quick)" "$bglog" "$(cat "$bgrc" 2>/dev/null || echo 1)" $(($(date +%s) - bgstart))
-rm -f "$log" "$bglog" "$bgrc"
+rm -f "$log" "$rcf" "$bglog" "$bgrc"
 echo "$total_p passed, $total_f failed"
 exit $status

@@ -11,7 +11,9 @@
 #             10 MB single-line programs generated here (never committed) that must fail fast.
 #
 # quick (used under AddressSanitizer): skips the slow evaluations of the large examples.
-# Prints one line per failure and ends with exactly one line "N passed, N failed".
+# Prints one line per failure and ends with exactly one line "N passed, N failed". A run takes
+# minutes, so about every 30 s a progress line goes to stderr ("... programs: N checks, ...";
+# tests/run_all.sh shows those lines as they come).
 #
 # Generated once and committed: bad/binary_junk.bin (2048 bytes of Python's
 # random.Random(20240613).getrandbits(8), byte 0 set to 0x7f and every 97th byte to 0) and
@@ -38,10 +40,24 @@ trap 'exit 130' INT TERM
 
 pass=0
 fail=0
-ok() { pass=$((pass + 1)); }
+# progress: after a check, a line on stderr if 30 s have passed since the last one
+section="bad programs"
+p_start=$(date +%s)
+p_last=$p_start
+progress() {
+    p_now=$(date +%s)
+    [ $((p_now - p_last)) -ge 30 ] || return 0
+    p_last=$p_now
+    echo "... programs${QUICK:+ (quick)}: $((pass + fail)) checks, $fail failed, at $section ($((p_now - p_start)) s)" >&2
+}
+ok() {
+    pass=$((pass + 1))
+    progress
+}
 bad() {
     fail=$((fail + 1))
     echo "FAIL: $*"
+    progress
 }
 first_line() { sed -n 1p "$1" | cut -c1-200; }
 
@@ -153,6 +169,7 @@ big_case big_digits.mu "a dimension size is too large"
 big_case big_sum.mu "program has more than"
 
 # ---- good programs: check succeeds and its output is a fixed point -------------------------
+section="good programs"
 
 # roundtrip WHAT FILE: check FILE; its text (after line 1) and its JSON must both re-check to the
 # same text. Leaves the text in $T/p1.
@@ -196,6 +213,7 @@ for f in "$GOOD"/*; do
 done
 
 # ---- examples: goldens, round trips, evaluation ---------------------------------------------
+section="examples"
 
 # golden WHAT GOLDEN_FILE: compares $T/out with it.
 golden() {
@@ -268,6 +286,7 @@ for f in examples/*.mu; do
 done
 
 # ---- eval --in / --out against hand-computed values -----------------------------------------
+section="eval --in / --out"
 
 # same_text WHAT FILE EXPECTED_TEXT: FILE must hold exactly EXPECTED_TEXT plus a newline.
 same_text() {
@@ -382,6 +401,7 @@ mg eval --out "$T/no/such/dir" "$T/small.mu"
 expect_rc 1 "eval --out into a missing directory" && ok
 
 # ---- the command line: 2 for a bad command line, 1 for an unreadable file ---------------------
+section="the command line"
 
 cli() { # WANT_RC STDERR_SUBSTRING ARGS...
     want=$1
@@ -423,6 +443,7 @@ cli 0 "" eval --help
 if grep -F -e '--field' "$T/out" >/dev/null; then ok; else bad "mugen eval --help does not describe --field"; fi
 
 # ---- μGraphs: each hand-written μGraph parses, round-trips and verifies equivalent -------------
+section="μGraphs"
 # examples/ugraphs/NAME.mu implements examples/NAME.mu. quick skips the b = 8 ones (slow under
 # sanitizers). A μGraph with one changed divisor must be rejected with a witness (exit 3).
 for u in examples/ugraphs/*.mu; do
