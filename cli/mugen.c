@@ -84,6 +84,8 @@ static const char *HELP_RUN =
     "                clusters, after a cluster barrier (opt-in: slower so far)\n"
     "  --no-pdl      launch each kernel after the previous one ends (default on the GPU: kernels\n"
     "                after the first as programmatic dependents, docs/runtime.md)\n"
+    "  --specials    every third input element NaN, +inf, -inf, -0 or +0 in turn: each output\n"
+    "                must hold the reference's NaN, infinities and signed zeros exactly\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
 static const char *HELP_EMIT =
@@ -152,6 +154,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
+        else if (!strcmp(a, "--specials")) o->run.specials = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
         else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
             if (!val) return usage_error("%s needs a value", a);
@@ -247,7 +250,8 @@ static int cmd_run(mg_ctx *ctx, mg_program *p, opts *o) {
     st = mg_run(ctx, p, u, &o->run, &r);
     mg_program_free(u);
     if (st) return fail(ctx, st);
-    printf("inputs: uniform in [-1, 1), seed %llu\n%s", (unsigned long long)o->seed, r.text);
+    printf("inputs: uniform in [-1, 1)%s, seed %llu\n%s",
+           o->run.specials ? ", every third element NaN, +inf, -inf, -0 or +0" : "", (unsigned long long)o->seed, r.text);
     return r.ok ? 0 : 3;
 }
 
@@ -559,7 +563,7 @@ static int check_opts(opts *o) {
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
-        ((o->backend || o->reps || o->run.no_pdl) && strcmp(o->cmd, "run")) ||
+        ((o->backend || o->reps || o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
         ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);

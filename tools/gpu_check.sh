@@ -37,6 +37,17 @@ for f in examples/*.mu examples/ugraphs/*.mu; do
     e=$(grep -o 'rel err [0-9.e+-]*' "$log" | tail -1)
     printf '%-32s %-4s %10s us  %s\n' "$f" "$r" "$t" "$e" | tee -a "$OUTD/summary.txt"
 done
+# special values (NaN, +-inf, signed zeros) through every operator and the block-level paths of
+# the examples' μGraphs: outputs must match the reference's exactly where it is not finite
+for f in tests/codegen/specials.mu examples/ugraphs/rmsnorm_linear_b1.mu examples/ugraphs/gqa_b1.mu \
+    examples/ugraphs/ntrans_b1.mu examples/ugraphs/lora.mu examples/ugraphs/gated_mlp.mu; do
+    prog=examples/$(basename "$f")
+    if [ "$f" = tests/codegen/specials.mu ]; then set -- "$f"; else set -- "$prog" "$f"; fi
+    echo "== mugen run --backend gpu --specials $*" >>"$log"
+    if "$B/mugen" run --backend gpu --reps 0 --specials "$@" >>"$log" 2>&1; then pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    printf '%-32s --specials %-4s\n' "$f" "$r" | tee -a "$OUTD/summary.txt"
+done
 # the opt-in launch forms on the attention μGraphs they apply to: correct (timings in the log)
 for f in tests/ugraphs/good/gqa_b1_q4.mu bench/searched/gqa_b8/ugraph-1.mu bench/searched/qknorm_b8/ugraph-1.mu; do
     prog=$(sed -n 's/^# program: //p' "$f")
