@@ -4,14 +4,14 @@
 #include "opt_internal.h"
 
 /* The step that writes sum s: s itself when stored in f32 (*mode 2), or the f32 accumulator
- * adding it (red_in, *mode 1); -1 otherwise. */
+ * adding it (fuse.red, *mode 1); -1 otherwise. */
 static int sum_writer(const ir_graph *b, const op_kernel *k, int s, int *mode) {
     if (k->t[s].mat) {
         *mode = 2;
-        return k->t[s].red_in < 0 && k->t[s].store == MG_F32 ? s : -1;
+        return k->t[s].fuse.red < 0 && k->t[s].store == MG_F32 ? s : -1;
     }
     for (int u = s + 1; u < b->n_nodes; u++)
-        if (k->t[u].red_in == s) {
+        if (k->t[u].fuse.red == s) {
             *mode = 1;
             return b->nodes[u].op == IR_OP_ACCUM && b->nodes[u].fmap < 0 && k->t[u].mat && k->t[u].store == MG_F32 ? u : -1;
         }
@@ -19,11 +19,11 @@ static int sum_writer(const ir_graph *b, const op_kernel *k, int s, int *mode) {
 }
 
 /* The step that writes matmul m's value: m (stored, or summed in registers), or the
- * elementwise step written through it (mm_in); -1 otherwise. */
+ * elementwise step written through it (fuse.mm); -1 otherwise. */
 static int mm_writer(const ir_graph *b, const op_kernel *k, int m) {
-    if (k->t[m].mat || k->t[m].reg_peer >= 0) return m;
+    if (k->t[m].mat || k->t[m].fuse.regacc >= 0) return m;
     for (int u = m + 1; u < b->n_nodes; u++)
-        if (k->t[u].mm_in == m) return u;
+        if (k->t[u].fuse.mm == m) return u;
     return -1;
 }
 
@@ -48,12 +48,13 @@ static int wg_tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_k
     return 1;
 }
 
-/* The readers of a chain's head e = f(A B) (written through its matmul, mm_in, of a 16-bit
+/* The readers of a chain's head e = f(A B) (written through its matmul, fuse.mm, of a 16-bit
  * type; [M, N1] with M a multiple of 16 and N1 of 32): its row sum *s and the product
  * *m2 = e V, and nothing else; 0 when e heads no chain. */
-static int chain_readers(const ir_graph *b, const op_kernel *k, const int *uses, int e, int *s, int *m2) {
+static int chain_readers(const ir_graph *b, const op_kernel *k, const int *uses, int e, int *s,
+                         int *m2) {
     const op_tensor *te = &k->t[e];
-    int m1 = te->mm_in, bad = 0;
+    int m1 = te->fuse.mm, bad = 0;
     if (m1 < 0 || !te->mat || uses[e] != 2 || b->nodes[m1].dtype == MG_F32) return 0;
     int64_t M = te->dim[2], N1 = te->dim[3];
     const ir_shape *as = &b->nodes[b->nodes[m1].in[0]].shape;
@@ -73,8 +74,8 @@ static int chain_readers(const ir_graph *b, const op_kernel *k, const int *uses,
 /* The warp split of a chain of `strips` 16-row strips over N1 score columns: *ts strips a
  * warp, *sk groups of warps over the columns (only when split_ok). With `size` the block is
  * sized to the chain (k->threads), with `wg` for wgmma; else the chain follows its warps. */
-static void warp_split(op_kernel *k, int64_t strips, int64_t N1, int split_ok, int size, int wg, int64_t *ts_out,
-                       int64_t *sk_out) {
+static void warp_split(op_kernel *k, int64_t strips, int64_t N1, int split_ok, int size, int wg,
+                       int64_t *ts_out, int64_t *sk_out) {
     int64_t W = k->threads / 32, sk = 1, ts;
     if (size && wg && strips % 4 == 0 && strips <= 8) {
         /* one strip a warp up to 8 warps: B is read once a warpgroup, so more warps cost
@@ -103,20 +104,20 @@ static void warp_split(op_kernel *k, int64_t strips, int64_t N1, int split_ok, i
 
 /* Puts chain e's two products on wgmma: the B and V tiles tb and tv in the core-matrix
  * layout (op_tensor.wg), and A's too when its rows come in whole warpgroups' 64. */
-static void take_wgmma(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses, int e, int tb,
-                       int tv) {
+static void take_wgmma(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses,
+                       int e, int tb, int tv) {
     op_tensor *te = &k->t[e];
     int64_t M = te->dim[2];
-    te->chain_wg = 1, k->t[tb].wg = k->t[tv].wg = 1;
+    te->chain.wg = 1, k->t[tb].tc.wg = k->t[tv].tc.wg = 1;
     op_layout(&k->t[tb], 0, 0), op_layout(&k->t[tv], 0, 0);
-    /* A too when its rows come in whole warpgroups' 64 (chain_wg 2) */
-    int ta = lone_iter(b, k, uses, b->nodes[te->mm_in].in[0]);
+    /* A too when its rows come in whole warpgroups' 64 (chain.wg 2) */
+    int ta = lone_iter(b, k, uses, b->nodes[te->fuse.mm].in[0]);
     if (ta >= 0 && M % 64 == 0 && wg_tile_ok(p, knode, b, k, ta) && k->t[ta].dim[2] == M)
-        te->chain_wg = 2, k->t[ta].wg = 1, op_layout(&k->t[ta], 0, 0);
+        te->chain.wg = 2, k->t[ta].tc.wg = 1, op_layout(&k->t[ta], 0, 0);
 }
 
 /* Attention's chain (FlashAttention's inner step, Mirage's thread-graph fusion taken to the
- * warp): a tile e = f(A B) written through its matmul (mm_in) whose only readers are its row
+ * warp): a tile e = f(A B) written through its matmul (fuse.mm) whose only readers are its row
  * sum and the A operand of one more tensor-core matmul e V. Each warp then computes its
  * 16-row strips of A B in registers, applies f, sums the rows and multiplies by V from
  * those registers: e is never stored (no shared memory, no barrier between the three). The
@@ -124,13 +125,14 @@ static void take_wgmma(const op_plan *p, int knode, const ir_graph *b, op_kernel
  * partial sums meet in shared memory in a fixed order, so the products must be f32 sums
  * without an epilogue). Whether the two writers share a barrier interval is checked after
  * scheduling (op_chains_split). */
-void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses, int size_threads) {
+void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses,
+                    int size_threads) {
     if (k->threads % 32 || b->threads % 32) return;
     int chained = 0; /* the first chain sizes the block (size_threads), the others follow */
     int wg_taken = 0; /* one chain a kernel takes wgmma (wg_undo) */
     for (int e = 0; e < b->n_nodes; e++) {
         op_tensor *te = &k->t[e];
-        int m1 = te->mm_in, s, m2;
+        int m1 = te->fuse.mm, s, m2;
         if (!chain_readers(b, k, uses, e, &s, &m2)) continue;
         int64_t M = te->dim[2], N1 = te->dim[3];
         const op_tensor *to = &k->t[m2];
@@ -140,7 +142,7 @@ void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k
         int rs_mode, sw = sum_writer(b, k, s, &rs_mode), mw = mm_writer(b, k, m2);
         if (sw < 0 || mw < 0) continue;
         /* split groups add partial products: only into f32, with nothing applied after */
-        int split_ok = mw == m2 && (to->reg_peer >= 0 || to->store == MG_F32);
+        int split_ok = mw == m2 && (to->fuse.regacc >= 0 || to->store == MG_F32);
         int64_t sk, ts;
         /* wgmma: warpgroups of four warps hold four consecutive strips (G a multiple of
          * 4); B and V only the chain reads, whole tiles the copies lay out for it */
@@ -152,22 +154,22 @@ void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k
          * (both; 186 -> 254 registers) and 26.6 (V alone) */
         int kb = b->nodes[m1].in[1];
         while (b->nodes[kb].op == IR_OP_ACCUM && !k->t[kb].mat) kb = b->nodes[kb].in[0];
-        if (k->t[kb].swz) k->t[kb].swz = 0, op_layout(&k->t[kb], 0, 1);
-        if (k->t[v].swz) k->t[v].swz = 0, op_layout(&k->t[v], 0, 1);
+        if (k->t[kb].tc.swz) k->t[kb].tc.swz = 0, op_layout(&k->t[kb], 0, 1);
+        if (k->t[v].tc.swz) k->t[v].tc.swz = 0, op_layout(&k->t[v], 0, 1);
         if (wg && (k->threads / 32 / sk) % 4 == 0) take_wgmma(p, knode, b, k, uses, e, tb, tv), wg_taken = 1;
         chained = 1;
         te->mat = 0;
-        te->chain_mm = m2, te->chain_sum = s, te->chain_mw = mw, te->chain_sw = sw;
-        te->chain_sk = (int)sk, te->chain_ts = (int)ts;
-        k->t[m2].chain_of = k->t[mw].chain_of = k->t[sw].chain_of = e;
+        te->chain.mm = m2, te->chain.sum = s, te->chain.mw = mw, te->chain.sw = sw;
+        te->chain.sk = (int)sk, te->chain.ts = (int)ts;
+        k->t[m2].chain.of = k->t[mw].chain.of = k->t[sw].chain.of = e;
     }
 }
 
 /* Takes chain e's products off wgmma: its tiles keep their unpadded row-major layout. */
 static void wg_undo(const ir_graph *b, op_kernel *k, int e) {
-    if (!k->t[e].chain_wg) return;
-    k->t[e].chain_wg = 0;
-    for (int i = 0; i < b->n_nodes; i++) k->t[i].wg = 0; /* one chain a kernel takes wgmma */
+    if (!k->t[e].chain.wg) return;
+    k->t[e].chain.wg = 0;
+    for (int i = 0; i < b->n_nodes; i++) k->t[i].tc.wg = 0; /* one chain a kernel takes wgmma */
 }
 
 /* Keeps wgmma only where the tiles' final types are the products' (known once the in-place
@@ -175,8 +177,8 @@ static void wg_undo(const ir_graph *b, op_kernel *k, int e) {
 void op_wg_check(const ir_graph *b, op_kernel *k, const int *uses) {
     for (int e = 0; e < b->n_nodes; e++) {
         const op_tensor *te = &k->t[e];
-        if (!te->chain_wg) continue;
-        const ir_node *m1 = &b->nodes[te->mm_in], *m2 = &b->nodes[te->chain_mm];
+        if (!te->chain.wg) continue;
+        const ir_node *m1 = &b->nodes[te->fuse.mm], *m2 = &b->nodes[te->chain.mm];
         int a = m1->in[0];
         while (b->nodes[a].op == IR_OP_ACCUM && !k->t[a].mat) a = b->nodes[a].in[0];
         mg_dtype ta = k->t[a].store, tb = k->t[lone_iter(b, k, uses, m1->in[1])].store;
@@ -192,9 +194,9 @@ int op_chains_split(op_kernel *k, const int *level) {
     int undone = 0;
     for (int e = 0; e < k->body->n_nodes; e++) {
         op_tensor *te = &k->t[e];
-        if (te->chain_mm < 0 || level[te->chain_mw] == level[te->chain_sw]) continue;
-        k->t[te->chain_mm].chain_of = k->t[te->chain_mw].chain_of = k->t[te->chain_sw].chain_of = -1;
-        te->chain_mm = te->chain_sum = te->chain_mw = te->chain_sw = -1;
+        if (te->chain.mm < 0 || level[te->chain.mw] == level[te->chain.sw]) continue;
+        k->t[te->chain.mm].chain.of = k->t[te->chain.mw].chain.of = k->t[te->chain.sw].chain.of = -1;
+        te->chain.mm = te->chain.sum = te->chain.mw = te->chain.sw = -1;
         te->mat = 1, undone = 1;
         wg_undo(k->body, k, e);
     }

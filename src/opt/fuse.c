@@ -20,7 +20,7 @@ static int sole_operand(const ir_graph *b, int u) {
 
 /* Stored elementwise values computed from one reduction or matmul alone, through inlined
  * operators and constants, with as many elements: the reducing lanes compute a norm's
- * sqrt(sum(x^2) / n) right away (red_in); a matmul's tiles are written through exp (mm_in).
+ * sqrt(sum(x^2) / n) right away (fuse.red); a matmul's tiles are written through exp (fuse.mm).
  * The reduction or matmul itself is then never stored nor followed by a barrier. */
 static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
     for (int u = 0; u < b->n_nodes; u++) {
@@ -34,21 +34,21 @@ static void fuse_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
             x = xk == IR_KIND_UNARY || xk == IR_KIND_BINARY ? sole_operand(b, x) : -1;
         }
         if (x < 0 || uses[x] != 1 || ir_numel(&b->nodes[x].shape) != ir_numel(&b->nodes[u].shape)) continue;
-        if (ir_ops[b->nodes[x].op].kind == IR_KIND_REDUCE) k->t[u].red_in = x, k->t[x].mat = 0;
+        if (ir_ops[b->nodes[x].op].kind == IR_KIND_REDUCE) k->t[u].fuse.red = x, k->t[x].mat = 0;
         else if (b->nodes[x].op == IR_OP_MATMUL && b->nodes[x].shape.ndim == b->nodes[u].shape.ndim)
-            k->t[u].mm_in = x, k->t[x].mat = 0;
+            k->t[u].fuse.mm = x, k->t[x].mat = 0;
     }
 }
 
 /* An accumulator summing a reduction it alone reads (the exp-sum of attention): the reducing
- * lanes add to it directly (red_in), with no stored reduction and no barrier between. */
+ * lanes add to it directly (fuse.red), with no stored reduction and no barrier between. */
 static void fuse_accum_reductions(const ir_graph *b, op_kernel *k, const int *uses) {
     for (int a = 0; a < b->n_nodes; a++) {
         const ir_node *n = &b->nodes[a];
         if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[a].mat || b->forloop < 2) continue;
         int x = n->in[0];
         if (ir_ops[b->nodes[x].op].kind != IR_KIND_REDUCE || uses[x] != 1 || !k->t[x].mat) continue;
-        k->t[a].red_in = x, k->t[x].mat = 0;
+        k->t[a].fuse.red = x, k->t[x].mat = 0;
     }
 }
 
@@ -78,7 +78,7 @@ int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int 
     if (!on || b->threads % 32 || b->threads > 512) return b->threads;
     int64_t widest = 0, F = b->forloop;
     for (int i = 0; i < b->n_nodes && pipelined && F > 1 && b->threads <= 256; i++)
-        if (b->nodes[i].op == IR_OP_ITER && b->nodes[i].fmap >= 0 && k->t[i].swz) return 256;
+        if (b->nodes[i].op == IR_OP_ITER && b->nodes[i].fmap >= 0 && k->t[i].tc.swz) return 256;
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int red = ir_ops[n->op].kind == IR_KIND_REDUCE && ((F > 1 && cls[i] == IR_LOOP) || !k->t[n->in[0]].mat);
@@ -109,16 +109,16 @@ void op_register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, 
         const ir_node *a = &b->nodes[user[i]];
         if (a->op != IR_OP_ACCUM || a->fmap >= 0 || !k->t[user[i]].mat) continue;
         k->t[i].mat = 0;
-        k->t[i].reg_peer = user[i], k->t[user[i]].reg_peer = i;
+        k->t[i].fuse.regacc = user[i], k->t[user[i]].fuse.regacc = i;
         k->post_sync = 1;
     }
 }
 
 void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, int *SK) {
-    const op_tensor *h = k->t[mm].chain_of >= 0 ? &k->t[k->t[mm].chain_of] : NULL;
+    const op_tensor *h = k->t[mm].chain.of >= 0 ? &k->t[k->t[mm].chain.of] : NULL;
     if (h) { /* a chain's: TS strips a warp, each N2 / 32 tiles of 16x32 */
-        *SK = h->chain_sk;
-        *T = h->chain_ts * (k->t[mm].dim[3] / 32);
+        *SK = h->chain.sk;
+        *T = h->chain.ts * (k->t[mm].dim[3] / 32);
         return;
     }
     const ir_shape *as = &b->nodes[b->nodes[mm].in[0]].shape;
@@ -139,10 +139,10 @@ void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const ir_device *dev) 
     k->acc_scratch = -1;
     for (int i = 0; i < b->n_nodes; i++) {
         const op_tensor *t = &k->t[i];
-        if (b->nodes[i].op != IR_OP_ACCUM || t->reg_peer < 0 || k->t[t->reg_peer].chain_of >= 0) continue;
+        if (b->nodes[i].op != IR_OP_ACCUM || t->fuse.regacc < 0 || k->t[t->fuse.regacc].chain.of >= 0) continue;
         int64_t T;
         int SK;
-        op_regacc_split(b, k, t->reg_peer, &T, &SK);
+        op_regacc_split(b, k, t->fuse.regacc, &T, &SK);
         int64_t bytes = (SK - 1) * t->dim[0] * t->dim[1] * t->dim[2] * t->dim[3] * 4;
         need = bytes > need ? bytes : need;
     }

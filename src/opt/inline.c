@@ -84,5 +84,6 @@ void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int
     /* over a loop of one iteration an accumulator is its operand: read in its place (a
      * matmul reads a stored operand's tile directly; an inlined one is stored as before) */
     for (int i = 0; i < n && b->forloop == 1; i++)
-        if (b->nodes[i].op == IR_OP_ACCUM && (k->t[b->nodes[i].in[0]].mat || !op_some_matmul(b, i))) k->t[i].mat = 0;
+        if (b->nodes[i].op == IR_OP_ACCUM && (k->t[b->nodes[i].in[0]].mat || !op_some_matmul(b, i)))
+            k->t[i].mat = 0;
 }

@@ -83,7 +83,7 @@ static int bf16_tile(const ir_graph *b, const op_kernel *k, int i) {
 static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const mg_dtype *kin_store, int on) {
     const ir_node *n = &b->nodes[i];
     /* (an accumulator is stored bf16 only when a matmul's epilogue writes it whole) */
-    int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && k->t[i].mm_in >= 0);
+    int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && k->t[i].fuse.mm >= 0);
     if (ir_ops[n->op].kind == IR_KIND_LAYOUT) {
         mg_dtype st = k->t[n->in[0]].mat ? k->t[n->in[0]].store : MG_F32;
         for (int a = 1; a < n->n_in; a++)
@@ -133,10 +133,10 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
          * a second 128-byte line each (measured on the weight stream: 19.8 us unpadded, 22.1
          * padded, bench/micro/stream.cu) */
         int64_t rb = t->dim[3] * (int64_t)base_dtype_size(t->store);
-        t->swz = 0;
+        t->tc.swz = 0;
         if (on && swizzle && n->op == IR_OP_ITER && !col && t->store != MG_F32 && only_matmul(b, i, 1) &&
             t->dim[2] % 16 == 0 && (rb % 128 == 0 || rb == 64)) {
-            t->swz = rb == 64 ? 2 : 1;
+            t->tc.swz = rb == 64 ? 2 : 1;
             op_layout(t, 0, 0);
             continue;
         }
@@ -152,6 +152,6 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
  * a warp's eight rows in the same banks, 8-way; padded like a matmul result, 2-way. */
 void op_pad_regacc(const ir_graph *b, op_kernel *k) {
     for (int i = 0; i < b->n_nodes; i++)
-        if (b->nodes[i].op == IR_OP_ACCUM && k->t[i].reg_peer >= 0 && k->t[i].mat && !k->t[i].colmajor)
+        if (b->nodes[i].op == IR_OP_ACCUM && k->t[i].fuse.regacc >= 0 && k->t[i].mat && !k->t[i].colmajor)
             op_layout(&k->t[i], 0, 1);
 }

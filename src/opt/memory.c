@@ -25,7 +25,7 @@ static void live_ranges(op_kernel *k, const int *ph, const int *level, int loop_
         op_tensor *t = &k->t[i];
         t->level = t->last = at[i];
         /* zeroed in the prologue; pipelined tiles are loaded from the kernel's start */
-        if (b->nodes[i].op == IR_OP_ACCUM || t->stages) t->level = 0;
+        if (b->nodes[i].op == IR_OP_ACCUM || t->pipe.stages) t->level = 0;
     }
     /* a register accumulator is stored after the loop's last barrier */
     int after = loop_last + 1;
@@ -38,10 +38,10 @@ static void live_ranges(op_kernel *k, const int *ph, const int *level, int loop_
         }
     for (int i = 0; i < n; i++) {
         op_tensor *t = &k->t[i];
-        if (b->nodes[i].op == IR_OP_ACCUM && t->reg_peer >= 0) {
+        if (b->nodes[i].op == IR_OP_ACCUM && t->fuse.regacc >= 0) {
             t->level = after;
             if (t->last < after) t->last = after;
-        } else if ((b->nodes[i].op == IR_OP_ACCUM || t->stages) && t->last < loop_last) t->last = loop_last;
+        } else if ((b->nodes[i].op == IR_OP_ACCUM || t->pipe.stages) && t->last < loop_last) t->last = loop_last;
     }
     base_free(at);
 }
@@ -87,7 +87,8 @@ static int64_t place(op_kernel *k, int reuse) {
 /* One stage's elements of each iterator tile, taken before the stages multiply its bytes. */
 void op_pipe_init(op_kernel *k) {
     for (int i = 0; i < k->body->n_nodes; i++)
-        if (k->body->nodes[i].op == IR_OP_ITER) k->t[i].stage_elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
+        if (k->body->nodes[i].op == IR_OP_ITER)
+            k->t[i].pipe.elems = k->t[i].bytes / (int64_t)base_dtype_size(k->t[i].store);
 }
 
 /* st stages for each stored iterator whose tile moves with the loop (none when st is 0). */
@@ -97,20 +98,25 @@ static void set_stages(op_kernel *k, int st) {
     for (int i = 0; i < b->n_nodes; i++) {
         op_tensor *t = &k->t[i];
         if (b->nodes[i].op != IR_OP_ITER) continue;
-        t->stages = t->mat && st && b->nodes[i].fmap >= 0 ? st : 0;
-        t->bytes = t->stage_elems * (int64_t)base_dtype_size(t->store) * (t->stages ? t->stages : 1);
-        if (t->stages) k->stages = st;
+        t->pipe.stages = t->mat && st && b->nodes[i].fmap >= 0 ? st : 0;
+        int64_t copies = t->pipe.stages ? t->pipe.stages : 1;
+        t->bytes = t->pipe.elems * (int64_t)base_dtype_size(t->store) * copies;
+        if (t->pipe.stages) k->stages = st;
     }
 }
 
 /* Iterators whose tiles move get the deepest pipeline (up to MAX_STAGES, at most the trip
  * count; one stage with o->pipeline off) that fits in `limit` bytes, else one stage. */
-void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o, int64_t limit) {
+void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o,
+                     int64_t limit) {
     const ir_graph *b = k->body;
     int has_loop = k->loop_end > k->loop_begin;
     int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
     int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;
-    int smax = !has_loop || b->forloop < 2 ? 0 : !o->pipeline ? 1 : b->forloop < MAX_STAGES ? (int)b->forloop : MAX_STAGES;
+    int smax = !has_loop || b->forloop < 2 ? 0
+               : !o->pipeline              ? 1
+               : b->forloop < MAX_STAGES   ? (int)b->forloop
+                                           : MAX_STAGES;
     for (int st = smax;; st--) {
         set_stages(k, st);
         live_ranges(k, ph, level, loop_first, loop_last);
@@ -126,7 +132,7 @@ void op_pipeline_steps(op_kernel *k) {
     int m = 0, begin = k->loop_begin, end = k->loop_end;
     for (int s = 0; s < k->n_steps; s++) {
         int i = k->step[s];
-        if (k->t[i].stages) {
+        if (k->t[i].pipe.stages) {
             k->load[k->n_loads++] = i;
             begin -= s < k->loop_begin, end -= s < k->loop_end;
             continue;

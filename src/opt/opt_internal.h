@@ -22,7 +22,8 @@ enum { PH_PRE, PH_LOOP, PH_POST };
 /* Plans block graph b (the body of KERNEL node `knode` of p->g) into *k, with `threads` a
  * block when > 0 (else the block-size pass decides). MG_ERR_NOMEM, or MG_ERR_SHAPE when its
  * shared memory exceeds dev's limit. */
-mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k, int threads);
+mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k,
+                         int threads);
 
 /* ---- inline.c ---- */
 /* 1 for unary and binary (elementwise) operators. */
@@ -33,16 +34,17 @@ void op_count_uses(const ir_graph *g, int *uses, int *user);
 /* Sets k->t[i].mat for every node of b: stored in shared memory unless a constant, a saver,
  * computed inside its consumers (op_inlined, with `recompute`), a reshape its one consumer
  * reads through, or a one-iteration accumulator read in its operand's place. */
-void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int *user, int recompute);
+void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int *user,
+                     int recompute);
 
 /* ---- fuse.c ---- */
-/* Reduction epilogues: sets red_in and mm_in of the stored values computed from one
+/* Reduction epilogues: sets fuse.red and fuse.mm of the stored values computed from one
  * reduction or matmul alone, and of accumulators summing a reduction; those are then not
  * stored. */
 void op_fuse_epilogues(const ir_graph *b, op_kernel *k, const int *uses);
 /* Threads per block for b (the block graph's own when `on` is 0). */
 int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined);
-/* Register accumulation: sets reg_peer on the matmuls summed over the loop by an
+/* Register accumulation: sets fuse.regacc on the matmuls summed over the loop by an
  * accumulator, and on their accumulators; sets k->post_sync when any. */
 void op_register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, const int *user);
 /* Places the split-K scratch of the register accumulators (op_kernel.acc_scratch) after
@@ -56,15 +58,16 @@ int op_some_matmul(const ir_graph *b, int i);
  * the last two dims, with padded rows when `pad` (and a row is a multiple of 128 bytes). */
 void op_layout(op_tensor *t, int colmajor, int pad);
 /* The layout pass over the stored tensors of kernel k (the body of KERNEL node knode of p->g):
- * dim, store, swz and the layout of each. */
+ * dim, store, tc.swz and the layout of each. */
 void op_choose_layouts(const op_plan *p, int knode, op_kernel *k);
 /* Pads the rows of register accumulators' tiles (written from mma fragments after the loop). */
 void op_pad_regacc(const ir_graph *b, op_kernel *k);
 
 /* ---- chain.c ---- */
-/* Finds the attention chains of k (op_tensor.chain_*) and sizes the block to the first when
+/* Finds the attention chains of k (op_tensor.chain) and sizes the block to the first when
  * size_threads; lays out their tiles for wgmma when p->opts.wgmma. */
-void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses, int size_threads);
+void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses,
+                    int size_threads);
 /* Keeps wgmma only on chains whose tiles ended up in the products' types. */
 void op_wg_check(const ir_graph *b, op_kernel *k, const int *uses);
 /* Undoes the chains whose two writers fall in different barrier intervals; 1 if any was. */
@@ -75,17 +78,18 @@ int op_chains_split(op_kernel *k, const int *level);
 void op_fixed_values(const ir_graph *b, int *fixed);
 /* Operator scheduling by depth: fills ph[] and depth[] per node, k's steps, barriers and
  * loop bounds, and level[] (each step's barrier interval). */
-void op_schedule(op_kernel *k, const int *cls, const int *fixed, int hoist, int by_depth, int *ph, int *depth,
-                 int *level);
-/* Converts f16 iterator tiles that only bf16 tensor-core matmuls read in place (cvt). */
+void op_schedule(op_kernel *k, const int *cls, const int *fixed, int hoist, int by_depth, int *ph,
+                 int *depth, int *level);
+/* Converts f16 iterator tiles that only bf16 tensor-core matmuls read in place (tc.cvt). */
 void op_convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const int *level);
 
 /* ---- memory.c ---- */
-/* stage_elems of each iterator tile: its elements, one stage (from its bytes before staging). */
+/* pipe.elems of each iterator tile: its elements, one stage (from its bytes before staging). */
 void op_pipe_init(op_kernel *k);
 /* Memory planning for the schedule made (ph, level): pipeline stages, live ranges, offsets;
  * sets k->smem (-1: out of memory). */
-void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o, int64_t limit);
+void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o,
+                     int64_t limit);
 /* Moves the pipelined iterators out of the steps into load[] and recounts the barriers. */
 void op_pipeline_steps(op_kernel *k);
 

@@ -38,9 +38,9 @@ static int kernel_alloc(op_plan *p, op_kernel *k, const ir_graph *b) {
 static void reset_strategies(op_kernel *k) {
     for (int i = 0; i < k->body->n_nodes; i++) {
         op_tensor *t = &k->t[i];
-        t->reg_peer = t->red_in = t->mm_in = -1;
-        t->chain_of = t->chain_mm = t->chain_sum = t->chain_mw = t->chain_sw = -1;
-        t->chain_wg = t->wg = t->swz = 0;
+        t->fuse.regacc = t->fuse.red = t->fuse.mm = -1;
+        t->chain.of = t->chain.mm = t->chain.sum = t->chain.mw = t->chain.sw = -1;
+        t->chain.wg = t->tc.wg = t->tc.swz = 0;
     }
 }
 
@@ -58,7 +58,8 @@ static void schedule_and_place(const op_plan *p, const ir_device *dev, op_kernel
     }
 }
 
-mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k, int threads) {
+mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k,
+                         int threads) {
     const ir_graph *b = p->g->nodes[knode].body;
     int n = b->n_nodes;
     int *tmp = base_calloc((size_t)n * 7 + 1, sizeof(int));
@@ -75,9 +76,11 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knod
     op_thread_graph(b, k, uses, user, p->opts.depth);         /* inline.c */
     op_fuse_epilogues(b, k, uses);                             /* fuse.c */
     op_choose_layouts(p, knode, k);                            /* layout.c */
-    k->threads = threads > 0 ? threads : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
+    k->threads = threads > 0 ? threads
+                             : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
-    if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0); /* chain.c */
+    if (p->opts.chain) /* chain.c */
+        op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
     if (p->opts.layout) op_pad_regacc(b, k);
     op_pipe_init(k);                                           /* memory.c */
     schedule_and_place(p, dev, k, cls, fixed, ph, depth, level);

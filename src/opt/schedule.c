@@ -27,7 +27,7 @@ void op_fixed_values(const ir_graph *b, int *fixed) {
 static int phase_of(const ir_graph *b, const op_kernel *k, const int *cls, const int *fixed, int i, int hoist) {
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER) return hoist && n->fmap < 0 ? PH_PRE : PH_LOOP; /* fixed tiles load once */
-    if (k->t[i].reg_peer >= 0) return n->op == IR_OP_MATMUL ? PH_LOOP : -1; /* stored after the loop */
+    if (k->t[i].fuse.regacc >= 0) return n->op == IR_OP_MATMUL ? PH_LOOP : -1; /* stored after the loop */
     if (n->op == IR_OP_ACCUM) return k->t[i].mat ? PH_LOOP : -1;
     if (n->op == IR_OP_SAVE) return PH_POST;
     if (!k->t[i].mat) return -1;
@@ -142,10 +142,10 @@ static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
                 continue;
             }
             int other = m->op == IR_OP_MATMUL ? m->in[1 - a] : -1;
-            while (other >= 0 && k->t[other].chain_mm < 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat)
+            while (other >= 0 && k->t[other].chain.mm < 0 && b->nodes[other].op == IR_OP_ACCUM && !k->t[other].mat)
                 other = b->nodes[other].in[0];
             /* a chain's scores are bf16 fragments in registers */
-            int chained = other >= 0 && k->t[other].chain_mm >= 0;
+            int chained = other >= 0 && k->t[other].chain.mm >= 0;
             if (other < 0 || m->dtype == MG_F32 || (!chained && (!k->t[other].mat || k->t[other].store == MG_F16)))
                 return 0;
             /* warps that load each element: the product's 16-row tiles for a B operand, its
@@ -171,20 +171,20 @@ void op_convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const int 
      * pipelined iterator; a tile read there gets a barrier after the conversion (cvt_sync) */
     int conv = INT_MAX;
     for (int s = k->loop_begin; s < k->loop_end && conv == INT_MAX; s++)
-        if (!k->t[k->step[s]].stages) conv = level[k->step[s]];
+        if (!k->t[k->step[s]].pipe.stages) conv = level[k->step[s]];
     int *cv = base_calloc((size_t)b->n_nodes + 1, sizeof *cv), sync = 0;
     if (!cv) return; /* an optimisation only */
     for (int i = 0; i < b->n_nodes; i++) {
         const op_tensor *t = &k->t[i];
         if (b->nodes[i].op != IR_OP_ITER || !t->mat || t->store != MG_F16) continue;
         int fr = first_read(b, ph, level, i);
-        if (t->stages > 0 ? fr > loop_first : ph[i] == PH_PRE && fr >= loop_first && fr != INT_MAX)
+        if (t->pipe.stages > 0 ? fr > loop_first : ph[i] == PH_PRE && fr >= loop_first && fr != INT_MAX)
             cv[i] = bf16_readers(b, k, i);
-        if (cv[i] && t->stages > 0 && fr <= conv) sync = 1;
+        if (cv[i] && t->pipe.stages > 0 && fr <= conv) sync = 1;
     }
     /* applied after every decision: bf16_readers asks whether the other operand is f16 */
     for (int i = 0; i < b->n_nodes; i++)
-        if (cv[i]) k->t[i].cvt = 1, k->t[i].store = MG_BF16;
+        if (cv[i]) k->t[i].tc.cvt = 1, k->t[i].store = MG_BF16;
     k->cvt_sync = sync;
     base_free(cv);
 }

@@ -124,9 +124,9 @@ void test_plan_passes(void) {
     int w = ir_find(r->nodes[ir_find(r, "O")].body, "w");
     CHECK(w >= 0 && on && off && pad);
     if (w >= 0 && on && off && pad) {
-        CHECK(on->kernels[0].t[w].swz == 1 && on->kernels[0].t[w].stride[2] == 128);
-        CHECK(!pad->kernels[0].t[w].swz && pad->kernels[0].t[w].stride[2] == 136);
-        CHECK(!off->kernels[0].t[w].swz && off->kernels[0].t[w].stride[2] == 128);
+        CHECK(on->kernels[0].t[w].tc.swz == 1 && on->kernels[0].t[w].stride[2] == 128);
+        CHECK(!pad->kernels[0].t[w].tc.swz && pad->kernels[0].t[w].stride[2] == 136);
+        CHECK(!off->kernels[0].t[w].tc.swz && off->kernels[0].t[w].stride[2] == 128);
     }
     op_plan_free(on), op_plan_free(off), op_plan_free(pad);
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
@@ -139,14 +139,14 @@ void test_plan_passes(void) {
     CHECK(w >= 0 && m >= 0 && on && off);
     if (w >= 0 && m >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->stages == 4 && a->t[w].stages == 4 && a->t[w].bytes == 4 * 64 * 128 * 2 && a->n_loads == 2);
+        CHECK(a->stages == 4 && a->t[w].pipe.stages == 4 && a->t[w].bytes == 4 * 64 * 128 * 2 && a->n_loads == 2);
         CHECK(b->stages == 1 && b->t[w].bytes == 64 * 128 * 2);
         int mm = r->nodes[ir_find(r, "O")].body->nodes[m].in[0];
-        CHECK(a->t[m].reg_peer == mm && a->t[mm].reg_peer == m && !a->t[mm].mat && a->post_sync);
+        CHECK(a->t[m].fuse.regacc == mm && a->t[mm].fuse.regacc == m && !a->t[mm].mat && a->post_sync);
     }
     op_plan_free(off), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &noreg, &off) == MG_OK);
-    if (m >= 0 && off) CHECK(off->kernels[0].t[m].reg_peer < 0 && !off->kernels[0].post_sync);
+    if (m >= 0 && off) CHECK(off->kernels[0].t[m].fuse.regacc < 0 && !off->kernels[0].post_sync);
     op_plan_free(on), op_plan_free(off);
     ir_graph_free(g), ir_graph_free(r), ir_graph_free(l);
     /* storage types: GQA's exp tile, read only by the bf16 product and its sum, is stored
@@ -159,9 +159,9 @@ void test_plan_passes(void) {
     CHECK(ge >= 0 && gv >= 0 && gk >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->t[ge].store == MG_BF16 && a->t[gv].store == MG_BF16 && a->t[gv].cvt && a->t[gv].stages == 4);
-        CHECK(a->t[gk].store == MG_F16 && !a->t[gk].cvt);
-        CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].cvt);
+        CHECK(a->t[ge].store == MG_BF16 && a->t[gv].store == MG_BF16 && a->t[gv].tc.cvt && a->t[gv].pipe.stages == 4);
+        CHECK(a->t[gk].store == MG_F16 && !a->t[gk].tc.cvt);
+        CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].tc.cvt);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* chains: GQA b=8's exp tile, read only by its row sum and the product with V, is never
@@ -178,16 +178,16 @@ void test_plan_passes(void) {
     if (ge >= 0 && gv >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
         const op_tensor *h = &a->t[ge];
-        CHECK(!h->mat && h->chain_mm >= 0 && h->chain_sum >= 0 && h->chain_ts == 2 && h->chain_sk == 1);
-        CHECK(a->threads == 256 && a->t[gv].cvt && a->cvt_sync && a->smem < b->smem);
+        CHECK(!h->mat && h->chain.mm >= 0 && h->chain.sum >= 0 && h->chain.ts == 2 && h->chain.sk == 1);
+        CHECK(a->threads == 256 && a->t[gv].tc.cvt && a->cvt_sync && a->smem < b->smem);
         int p1 = -1, p2 = -1;
         for (int q = 0; q < a->n_steps; q++) {
-            if (a->step[q] == h->chain_mw) p1 = q;
-            if (a->step[q] == h->chain_sw) p2 = q;
+            if (a->step[q] == h->chain.mw) p1 = q;
+            if (a->step[q] == h->chain.sw) p2 = q;
         }
-        CHECK(p1 >= 0 && p2 >= 0 && a->t[h->chain_mw].chain_of == ge && a->t[h->chain_sw].chain_of == ge);
+        CHECK(p1 >= 0 && p2 >= 0 && a->t[h->chain.mw].chain.of == ge && a->t[h->chain.sw].chain.of == ge);
         for (int q = (p1 < p2 ? p1 : p2) + 1; q <= (p1 < p2 ? p2 : p1) && p1 >= 0 && p2 >= 0; q++) CHECK(!a->sync[q]);
-        CHECK(b->t[ge].mat && b->t[ge].chain_mm < 0 && !b->cvt_sync);
+        CHECK(b->t[ge].mat && b->t[ge].chain.mm < 0 && !b->cvt_sync);
         mg_ctx c3 = {{0}};
         cg_program cg;
         if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
@@ -218,7 +218,7 @@ void test_plan_passes(void) {
         const op_kernel *a = &on->kernels[0];
         int ts = 0;
         for (int i = 0; i < a->body->n_nodes; i++)
-            if (a->t[i].chain_mm >= 0) ts = a->t[i].chain_ts;
+            if (a->t[i].chain.mm >= 0) ts = a->t[i].chain.ts;
         CHECK_MSG(ts == 1 && a->threads == 128, "%d strips a warp, %d threads", ts, a->threads);
     }
     op_plan_free(on), ir_graph_free(g);
@@ -239,11 +239,11 @@ void test_plan_passes(void) {
     CHECK(ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->t[ge].chain_wg == 2 && a->t[gq].wg && a->t[gk].wg && a->t[gv].wg && a->t[gv].store == MG_BF16);
-        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && !a->t[gk].swz); /* unpadded, unswizzled */
+        CHECK(a->t[ge].chain.wg == 2 && a->t[gq].tc.wg && a->t[gk].tc.wg && a->t[gv].tc.wg && a->t[gv].store == MG_BF16);
+        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && !a->t[gk].tc.swz); /* unpadded, unswizzled */
         /* mma.sync: the chain's K and V keep padded rows, not swizzled */
-        CHECK(!b->t[gv].swz && !b->t[gk].swz && b->t[gk].stride[2] > b->t[gk].dim[3] && b->t[gv].stride[2] > b->t[gv].dim[3]);
-        CHECK(!b->t[ge].chain_wg && !b->t[gq].wg && !b->t[gk].wg && !b->t[gv].wg && b->t[ge].chain_mm >= 0);
+        CHECK(!b->t[gv].tc.swz && !b->t[gk].tc.swz && b->t[gk].stride[2] > b->t[gk].dim[3] && b->t[gv].stride[2] > b->t[gv].dim[3]);
+        CHECK(!b->t[ge].chain.wg && !b->t[gq].tc.wg && !b->t[gk].tc.wg && !b->t[gv].tc.wg && b->t[ge].chain.mm >= 0);
         mg_ctx c3 = {{0}};
         cg_program cg;
         if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
@@ -270,7 +270,7 @@ void test_plan_passes(void) {
     if (on) {
         int chains = 0, wgs = 0;
         for (int i = 0; i < on->kernels[0].body->n_nodes; i++)
-            chains += on->kernels[0].t[i].chain_mm >= 0, wgs += on->kernels[0].t[i].chain_wg;
+            chains += on->kernels[0].t[i].chain.mm >= 0, wgs += on->kernels[0].t[i].chain.wg;
         CHECK(chains == 1 && wgs == 0);
     }
     op_plan_free(on), ir_graph_free(g);
@@ -296,7 +296,7 @@ void test_plan_passes(void) {
         CHECK(ce >= 0);
         if (ce >= 0) {
             const op_tensor *h = &on->kernels[0].t[ce];
-            CHECK_MSG(split ? h->mat && h->chain_mm < 0 : !h->mat && h->chain_mm >= 0, "split %d", split);
+            CHECK_MSG(split ? h->mat && h->chain.mm < 0 : !h->mat && h->chain.mm >= 0, "split %d", split);
             check_plan(&on->kernels[0]);
         }
         op_plan_free(on), ir_graph_free(g);
@@ -349,7 +349,7 @@ void test_plan_passes(void) {
         int kt = ir_find(b1, "t2"), vt = ir_find(b2, "t0");
         CHECK(kt >= 0 && vt >= 0);
         if (kt >= 0) CHECK(on->kernels[0].t[kt].stride[2] == 72);
-        if (vt >= 0) CHECK(!on->kernels[1].t[vt].cvt && on->kernels[1].t[vt].store == MG_F16);
+        if (vt >= 0) CHECK(!on->kernels[1].t[vt].tc.cvt && on->kernels[1].t[vt].store == MG_F16);
     }
     op_plan_free(on), ir_graph_free(g);
     /* layout: tiles written by mma fragments (eight rows a warp) get padded rows: GQA b=8's
@@ -362,7 +362,7 @@ void test_plan_passes(void) {
         int pa = ir_find(b, "p");
         CHECK(pa >= 0);
         if (pa >= 0) {
-            CHECK(on->kernels[0].t[pa].reg_peer >= 0);
+            CHECK(on->kernels[0].t[pa].fuse.regacc >= 0);
             CHECK_MSG(on->kernels[0].t[pa].stride[2] == 68 && off->kernels[0].t[pa].stride[2] == 64, "row strides %lld, %lld",
                       (long long)on->kernels[0].t[pa].stride[2], (long long)off->kernels[0].t[pa].stride[2]);
         }
