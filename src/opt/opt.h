@@ -180,6 +180,11 @@ typedef struct op_plan {
 mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
                       op_plan **out);
 void op_plan_free(op_plan *p);
+/* Checks every invariant above on plan p (opt/check.c): MG_OK, or MG_ERR_INVALID naming the
+ * kernel, the node and the broken rule (MG_ERR_NOMEM when out of memory). op_plan_new runs it
+ * on each plan it makes when the environment has MUGEN_CHECK=1, and a failure there aborts:
+ * it is a bug in a pass. */
+mg_status op_plan_check(const op_plan *p, mg_ctx *ctx);
 /* How a register-accumulated matmul (node mm of k's body b, op_tensor.fuse.regacc) shares
  * out over the block's warps (codegen's mg_mm_acc): *SK groups of warps each sum a slice of
  * the depth, and a warp holds *T of the 16x32 tiles; a chain's (chain.of >= 0) follow its

@@ -99,6 +99,19 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knod
     return MG_OK;
 }
 
+/* MUGEN_CHECK=1: a plan that fails op_plan_check is a bug in a pass (api.c re-checks the IR
+ * after each stage the same way). */
+static void check_plan(const op_plan *p) {
+    const char *e = getenv("MUGEN_CHECK");
+    if (!e || !*e || !strcmp(e, "0")) return;
+    mg_ctx c = {{0}};
+    mg_status rc = op_plan_check(p, &c);
+    if (rc && rc != MG_ERR_NOMEM) { /* out of memory while checking is not a broken invariant */
+        fprintf(stderr, "mugen: %s\n", c.msg);
+        MG_ASSERT(!"plan check failed");
+    }
+}
+
 mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
                       op_plan **out) {
     op_plan *p = base_calloc(1, sizeof *p);
@@ -135,6 +148,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
         op_plan_free(p);
         return rc;
     }
+    check_plan(p);
     *out = p;
     return MG_OK;
 }

@@ -1,6 +1,7 @@
-/* The optimizer's first passes (opt/plan.c) and the emitter (codegen/emit.c) on the example
- * μGraphs: the shared-memory plan never lets two live tensors share bytes, each pass does what
- * it claims against its ablation, and the generated code says where each block comes from.
+/* The optimizer's passes (opt/, listed in opt/plan.c) and the emitter (codegen/) on the
+ * example μGraphs: every plan passes the plan checker (op_plan_check: among its rules, two live
+ * tensors never share bytes) and a broken one does not, each pass does what it claims against
+ * its ablation, and the generated code says where each block comes from.
  * Running the generated code against the reference is tests/codegen/run.sh. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,51 +35,119 @@ static ir_graph *load_ugraph(const char *name) {
     return g;
 }
 
+/* The default options but reuse, depth and layout. */
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1, 0, 0};
+    op_opts o = op_opts_default;
+    o.reuse = reuse, o.depth = depth, o.layout = layout;
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
     return p;
 }
 
-/* Invariant of the memory plan: aligned, inside the block's total, and tensors whose live
- * ranges overlap never share a byte. */
-static void check_plan(const op_kernel *k) {
-    int n = k->body->n_nodes;
-    for (int i = 0; i < n; i++) {
-        const op_tensor *a = &k->t[i];
-        if (!a->mat) continue;
-        CHECK(a->off % 16 == 0 && a->bytes > 0 && a->off + a->bytes <= k->smem);
-        for (int j = i + 1; j < n; j++) {
-            const op_tensor *b = &k->t[j];
-            if (!b->mat || a->last < b->level || b->last < a->level) continue;
-            CHECK_MSG(a->off + a->bytes <= b->off || b->off + b->bytes <= a->off,
-                      "nodes %d and %d are live together but overlap in shared memory", i, j);
-        }
+/* The plan keeps every invariant opt.h states (opt/check.c): among them, the memory plan's
+ * tensors are aligned, inside the block's total, and never share a byte while both live. */
+static void check_plan(const op_plan *p) {
+    mg_ctx ctx = {{0}};
+    CHECK_MSG(op_plan_check(p, &ctx) == MG_OK, "%s", ctx.msg);
+}
+
+/* Breaks GQA b=8's plan in one way at a time: op_plan_check must name each (and pass the
+ * plan again once it is repaired). */
+static void broken_plans(void) {
+    ir_graph *g = load_ugraph("gqa_b8");
+    op_plan *p = plan(g, 1, 1, 1);
+    CHECK(p != NULL);
+    if (!p) return;
+    op_kernel *k = &p->kernels[0];
+    int a = -1, b = -1, e = -1; /* a stored tensor, a second one live with it, a chain's head */
+    for (int i = 0; i < k->body->n_nodes; i++) {
+        const op_tensor *t = &k->t[i];
+        if (t->chain.mm >= 0 && e < 0) e = i;
+        if (!t->mat) continue;
+        if (a < 0) a = i;
+        else if (b < 0 && !(t->last < k->t[a].level || k->t[a].last < t->level)) b = i;
     }
+    CHECK(a >= 0 && b >= 0 && e >= 0);
+    if (a < 0 || b < 0 || e < 0) return;
+    struct {
+        int64_t *field, value;
+        const char *says;
+    } cases[] = {
+        {&k->t[a].off, k->t[a].off + 8, "16-byte aligned"},          /* not a multiple of 16 */
+        {&k->t[a].off, k->smem - k->t[a].bytes + 16, "16-byte aligned"}, /* past the end */
+        {&k->t[b].off, k->t[a].off, "overlap in shared memory"},      /* live together, same bytes */
+        {&k->smem, -1, "smem"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        mg_ctx ctx = {{0}};
+        int64_t keep = *cases[c].field;
+        *cases[c].field = cases[c].value;
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, cases[c].says), "case %zu: %s", c,
+                  ctx.msg);
+        *cases[c].field = keep;
+        check_plan(p);
+    }
+    int *ints[] = {&k->sync[k->n_steps - 1], &k->t[e].chain.of, &k->n_barriers, &k->step[0]};
+    const char *says[] = {"barriers", "does not hold it", "barriers", "steps and"};
+    int values[] = {!k->sync[k->n_steps - 1], e, k->n_barriers + 1, k->step[k->n_steps - 1]};
+    for (int c = 0; c < 4; c++) { /* a barrier miscounted, a chain's head in itself, two steps of a node */
+        mg_ctx ctx = {{0}};
+        int keep = *ints[c];
+        *ints[c] = values[c];
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, says[c]), "case %d: %s", c, ctx.msg);
+        *ints[c] = keep;
+        check_plan(p);
+    }
+    /* a barrier between a chain's two writers */
+    int p1 = -1, p2 = -1;
+    for (int q = 0; q < k->n_steps; q++) {
+        if (k->step[q] == k->t[e].chain.mw) p1 = q;
+        if (k->step[q] == k->t[e].chain.sw) p2 = q;
+    }
+    CHECK(p1 >= 0 && p2 >= 0 && p1 != p2);
+    if (p1 >= 0 && p2 >= 0 && p1 != p2) {
+        mg_ctx ctx = {{0}};
+        int q = p1 > p2 ? p1 : p2;
+        k->sync[q] = 1, k->n_barriers++;
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "between its writers"), "%s", ctx.msg);
+    }
+    op_plan_free(p);
+    ir_graph_free(g);
 }
 
 static const char *NAMES[] = {"rmsnorm_linear_b1", "rmsnorm_linear_b8", "gated_mlp", "lora",
                               "ntrans_b1", "ntrans_b8", "gqa_b1", "gqa_b8"};
 
+/* Every plan of the examples under 64 combinations of the switches passes op_plan_check. */
 void test_plan_invariants(void) {
     for (size_t e = 0; e < sizeof NAMES / sizeof *NAMES; e++) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1, mask & 1, (mask >> 1) & 1};
+            op_opts o = {.reuse = mask & 1,
+                         .depth = (mask >> 1) & 1,
+                         .layout = (mask >> 2) & 1,
+                         .pipeline = (mask >> 3) & 1,
+                         .regacc = (mask >> 4) & 1,
+                         .threads = mask & 1,
+                         .chain = (mask >> 5) & 1,
+                         .wgmma = 0,
+                         .swizzle = (mask >> 2) & 1,
+                         .persist = mask & 1,
+                         .cluster = (mask >> 1) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
                 continue;
             }
-            for (int k = 0; k < p->n_kernels; k++) check_plan(&p->kernels[k]);
+            check_plan(p);
             op_plan_free(p);
         }
         ir_graph_free(g);
     }
+    broken_plans();
 }
 
 /* Each pass against its ablation, on the examples where it matters. */
@@ -86,7 +155,8 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0};
+    op_opts noreuse = op_opts_default;
+    noreuse.reuse = 0;
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -132,7 +202,8 @@ void test_plan_passes(void) {
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 0};
+    op_opts nopipe = op_opts_default, noreg = op_opts_default;
+    nopipe.pipeline = 0, noreg.regacc = 0;
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
@@ -171,7 +242,8 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0};
+    op_opts nochain = op_opts_default;
+    nochain.chain = 0;
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
@@ -297,7 +369,7 @@ void test_plan_passes(void) {
         if (ce >= 0) {
             const op_tensor *h = &on->kernels[0].t[ce];
             CHECK_MSG(split ? h->mat && h->chain.mm < 0 : !h->mat && h->chain.mm >= 0, "split %d", split);
-            check_plan(&on->kernels[0]);
+            check_plan(on);
         }
         op_plan_free(on), ir_graph_free(g);
     }
@@ -366,7 +438,7 @@ void test_plan_passes(void) {
             CHECK_MSG(on->kernels[0].t[pa].stride[2] == 68 && off->kernels[0].t[pa].stride[2] == 64, "row strides %lld, %lld",
                       (long long)on->kernels[0].t[pa].stride[2], (long long)off->kernels[0].t[pa].stride[2]);
         }
-        check_plan(&on->kernels[0]);
+        check_plan(on);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     g = load_ugraph("tests/ugraphs/good/lora_cols32.mu"); /* t4 = X W: f32 [16, 32] */
@@ -395,7 +467,7 @@ void test_plan_passes(void) {
         CHECK_MSG(on->kernels[0].threads == 512 && on->kernels[0].n_barriers + 2 <= off->kernels[0].n_barriers,
                   "%d threads, %d barriers against %d", on->kernels[0].threads, on->kernels[0].n_barriers,
                   off->kernels[0].n_barriers);
-        check_plan(&on->kernels[0]);
+        check_plan(on);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
 }
