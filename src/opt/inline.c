@@ -16,7 +16,7 @@ int op_is_elementwise(ir_op op) {
  * load: its elementwise operators, through one-iteration accumulators; exp, silu and sqrt
  * count 4. -1 when it reaches a leaf other than an iterator, a constant or a value it
  * broadcasts (a row's norm): a reduction or matmul of its size could itself be fused into
- * one reader (fuse_reductions) and is not recomputed. */
+ * one reader (fuse.c) and is not recomputed. */
 static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, const int *uses, const int *user) {
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER || n->op == IR_OP_CONST || ir_numel(&n->shape) < numel) return 0;

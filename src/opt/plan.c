@@ -1,7 +1,7 @@
 /* opt/plan: the μGraph optimizer's pass list (Mirage §6; QBE's func()). Over a kernel graph:
  * buffers and fusion at kernel level, then for each block graph the passes in the order
- * plan_kernel calls them, then the launch forms. The result (op_plan, opt.h) is all codegen/
- * needs; it decides nothing itself. Each pass is a file of its own (opt_internal.h). */
+ * op_plan_kernel calls them, then the launch forms. The result (op_plan, opt.h) is all
+ * codegen/ needs; it decides nothing itself. Each pass is a file of its own (opt_internal.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -114,6 +114,8 @@ void op_schedule(op_kernel *k, const int *cls, const int *fixed, int hoist, int 
     order_steps(k, ph, depth, by_depth, level);
 }
 
+/* ---- in-place conversions of f16 tiles ---- */
+
 /* The first barrier interval that reads node i (through readers without a step of their
  * own, such as a matmul written by its epilogue); INT_MAX when nothing does. */
 static int first_read(const ir_graph *b, const int *ph, const int *level, int i) {
