@@ -58,6 +58,7 @@ static void schedule_and_place(const op_plan *p, const ir_device *dev, op_kernel
     }
 }
 
+/* A block graph's passes, in the order they run (opt_internal.h names each one's file). */
 mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k,
                          int threads) {
     const ir_graph *b = p->g->nodes[knode].body;
@@ -73,18 +74,17 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knod
     op_fixed_values(b, fixed);
     op_count_uses(b, uses, user);
     reset_strategies(k);
-    op_thread_graph(b, k, uses, user, p->opts.depth);         /* inline.c */
-    op_fuse_epilogues(b, k, uses);                             /* fuse.c */
-    op_choose_layouts(p, knode, k);                            /* layout.c */
+    op_thread_graph(b, k, uses, user, p->opts.depth);
+    op_fuse_epilogues(b, k, uses);
+    op_choose_layouts(p, knode, k);
     k->threads = threads > 0 ? threads
                              : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
-    if (p->opts.chain) /* chain.c */
-        op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
+    if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
     if (p->opts.layout) op_pad_regacc(b, k);
-    op_pipe_init(k);                                           /* memory.c */
+    op_pipe_init(k);
     schedule_and_place(p, dev, k, cls, fixed, ph, depth, level);
-    if (k->smem >= 0 && p->opts.layout) op_convert_tiles(b, k, ph, level); /* schedule.c */
+    if (k->smem >= 0 && p->opts.layout) op_convert_tiles(b, k, ph, level);
     op_wg_check(b, k, uses);
     base_free(tmp);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -134,14 +134,14 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, cons
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) {
         op_count_uses(g, uses, uses + n);
-        op_plan_buffers(p, uses, uses + n);                    /* buffers.c */
+        op_plan_buffers(p, uses, uses + n);
     }
     for (int i = 0; !rc && i < n; i++)
         if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0) {
             p->kern[i] = p->n_kernels;
             rc = op_plan_kernel(p, ctx, dev, i, &p->kernels[p->n_kernels++], 0);
         }
-    if (!rc && p->opts.cluster) op_plan_cluster(p, dev);       /* launch.c */
+    if (!rc && p->opts.cluster) op_plan_cluster(p, dev);
     if (!rc && p->opts.persist && !p->clustered) op_plan_fused(p, dev);
     base_free(uses);
     if (rc) {
