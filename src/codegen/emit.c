@@ -544,7 +544,7 @@ static int vector_iter(const em *E, const op_tensor *t, const int64_t fst[4]) {
 }
 
 /* iterator: copy this block's (and iteration's) tile of a kernel input into shared memory;
- * a pipelined one (t->stages) with 16-byte rows in CUDA as cp.async copies that the loop
+ * a pipelined one (t->pipe.stages) with 16-byte rows in CUDA as cp.async copies that the loop
  * waits for later, else with plain loads and stores */
 static void step_iter(em *E, int j, const char *gname, int x) {
     const ir_node *n = &E->g->nodes[j];
@@ -553,10 +553,10 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     sb_puts(E->sb, "    {\n    const long long base_ = ");
     tile_base(E, n, t->dim, fst, E->sb);
     sb_puts(E->sb, ";\n");
-    if (t->wg) { /* core-matrix layout (opt.h): piece e is row k % 8 of block e / 8, so
+    if (t->tc.wg) { /* core-matrix layout (opt.h): piece e is row k % 8 of block e / 8, so
                   * eight threads fill one 128-byte block and a warp 512 contiguous bytes */
         int64_t K = t->dim[2], N = t->dim[3];
-        int as = t->stages || E->async;
+        int as = t->pipe.stages || E->async;
         sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", K * N / 8,
                   E->k->threads);
         sb_printf(E->sb, "        const long long k_ = e / %" PRId64 " * 8 + e %% 8, n_ = e / 8 %% %" PRId64 " * 8;\n", N, N / 8);
@@ -577,10 +577,10 @@ static void step_iter(em *E, int j, const char *gname, int x) {
         coord cs; /* the destination's coordinates: 16-byte piece c3 of row c2 at c3 ^ swizzle */
         if (vd[inner] > 1) snprintf(c[inner], CW, "(c3 * %" PRId64 ")", v); /* inner is counted fastest */
         memcpy(cs, c, sizeof cs);
-        if (t->swz && vd[inner] > 1)
-            snprintf(cs[inner], CW, t->swz == 1 ? "((c3 ^ (%s & 7)) * %" PRId64 ")" : "((c3 ^ ((%s >> 1) & 3)) * %" PRId64 ")",
+        if (t->tc.swz && vd[inner] > 1)
+            snprintf(cs[inner], CW, t->tc.swz == 1 ? "((c3 ^ (%s & 7)) * %" PRId64 ")" : "((c3 ^ ((%s >> 1) & 3)) * %" PRId64 ")",
                      c[2], v);
-        int as = t->stages || E->async;
+        int as = t->pipe.stages || E->async;
         sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
         index_expr(E->sb, cs, t->stride, 0);
         sb_printf(E->sb, as ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
@@ -597,15 +597,15 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     loop_open_perm(E, t->dim, c, perm);
     sb_printf(E->sb, "        %s[", E->names[j]);
     index_expr(E->sb, c, t->stride, 0);
-    sb_printf(E->sb, "] = %s%s[base_ + ", t->cvt ? "mg_stb(mg_ldh(" : "", gname);
+    sb_printf(E->sb, "] = %s%s[base_ + ", t->tc.cvt ? "mg_stb(mg_ldh(" : "", gname);
     index_expr(E->sb, c, fst, 1);
-    sb_puts(E->sb, t->cvt ? "]));\n    }\n    }\n" : "];\n    }\n    }\n");
+    sb_puts(E->sb, t->tc.cvt ? "]));\n    }\n    }\n" : "];\n    }\n    }\n");
 }
 
 /* Is iterator j's tile (of kernel input x) copied as raw f16 and converted in place
- * afterwards (t->cvt with 16-byte copies), rather than converted element by element? */
+ * afterwards (t->tc.cvt with 16-byte copies), rather than converted element by element? */
 static int cvt_in_place(const em *E, int j, int x) {
-    return E->k->t[j].cvt && vector_iter(E, &E->k->t[j], E->p->kst[x]);
+    return E->k->t[j].tc.cvt && vector_iter(E, &E->k->t[j], E->p->kst[x]);
 }
 
 /* The in-place conversions of raw-copied cvt tiles: pipelined ones (stages) or the others.
@@ -615,9 +615,9 @@ static int convert_in_place(em *E, int knode, int pipelined) {
     for (int j = 0; j < E->g->n_nodes; j++) {
         const ir_node *n = &E->g->nodes[j];
         const op_tensor *t = &E->k->t[j];
-        if (n->op != IR_OP_ITER || (t->stages > 0) != pipelined) continue;
+        if (n->op != IR_OP_ITER || (t->pipe.stages > 0) != pipelined) continue;
         if (!cvt_in_place(E, j, E->p->g->nodes[knode].in[n->index])) continue;
-        sb_printf(E->sb, "    mg_h2bf_block(%s, %" PRId64 "); /* f16 copied, bf16 read */\n", E->names[j], t->stage_elems);
+        sb_printf(E->sb, "    mg_h2bf_block(%s, %" PRId64 "); /* f16 copied, bf16 read */\n", E->names[j], t->pipe.elems);
         count++;
     }
     return count;
@@ -636,7 +636,7 @@ static int vec4_source(const em *E, int j) {
         else break;
     }
     const op_tensor *t = &E->k->t[j];
-    if (!t->mat || t->store != MG_F32 || t->swz || t->stride[3] != 1 || t->dim[3] % 4) return -1;
+    if (!t->mat || t->store != MG_F32 || t->tc.swz || t->stride[3] != 1 || t->dim[3] % 4) return -1;
     for (int d = 0; d < 3; d++)
         if (t->stride[d] % 4) return -1;
     return j;
@@ -715,8 +715,8 @@ static void step_save(em *E, int j, const char *gname, int x) {
 static void step_accum(em *E, int j) {
     const ir_node *n = &E->g->nodes[j];
     const op_tensor *t = &E->k->t[j];
-    if (t->red_in >= 0) { /* the reduction's lanes add their result in place */
-        const ir_node *r = &E->g->nodes[t->red_in];
+    if (t->fuse.red >= 0) { /* the reduction's lanes add their result in place */
+        const ir_node *r = &E->g->nodes[t->fuse.red];
         int lanes = reduce_lanes(E, r);
         coord c;
         loop_open_lanes(E, t->dim, c, lanes);
@@ -750,7 +750,7 @@ static int tc_matmul(const em *E, int j) {
 
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
- * epilogue of node `out` when out != j, as mm_in), or, for a register accumulator, added to
+ * epilogue of node `out` when out != j, as fuse.mm), or, for a register accumulator, added to
  * the warp's fragments r_<accumulator> (mg_mm_acc) */
 /* The stored tensor holding node j's value: j, or for a one-iteration accumulator read in
  * place of its operand, that operand (opt/plan.c). */
@@ -773,8 +773,8 @@ static void frag_modes(const op_tensor *a, const op_tensor *b, int bf, int64_t K
     *lb = (b->store != mt && !cvb) || !batch_ok || K % 16 ? 0
           : b->stride[3] == 1 && b->stride[2] % 8 == 0 && N % 8 == 0 ? (cvb ? 3 : 1)
           : b->stride[2] == 1 && b->stride[3] % 8 == 0 ? (cvb ? 4 : 2) : 0;
-    /* a swizzled tile (op_tensor.swz) is read by ldmatrix.trans only: mode | swz << 4 */
-    if (b->swz) *lb = *lb == 1 || *lb == 3 ? *lb | b->swz << 4 : -1;
+    /* a swizzled tile (op_tensor.tc.swz) is read by ldmatrix.trans only: mode | swz << 4 */
+    if (b->tc.swz) *lb = *lb == 1 || *lb == 3 ? *lb | b->tc.swz << 4 : -1;
 }
 
 /* node j's value as the body of a lambda over vr_, the value of node `in` (an epilogue) */
@@ -792,7 +792,7 @@ static int step_matmul_tc(em *E, int j, int out) {
     if (!tc_matmul(E, j)) return 0;
     int ia = stored_as(E, n->in[0]), ib = stored_as(E, n->in[1]);
     const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].reg_peer, la, lb;
+    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].fuse.regacc, la, lb;
     frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
     if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
@@ -827,7 +827,7 @@ static int step_matmul_tc(em *E, int j, int out) {
  * private dense array) to its shared-memory tensor. */
 static void store_regacc(em *E, int acc) {
     const op_tensor *t = &E->k->t[acc];
-    int mm = t->reg_peer;
+    int mm = t->fuse.regacc;
     if (E->tg == CG_C) {
         coord c;
         int64_t dense[4];
@@ -843,10 +843,10 @@ static void store_regacc(em *E, int acc) {
     int64_t T;
     int SK;
     op_regacc_split(E->g, E->k, mm, &T, &SK);
-    if (E->k->t[mm].chain_of >= 0) {
-        const op_tensor *h = &E->k->t[E->k->t[mm].chain_of];
+    if (E->k->t[mm].chain.of >= 0) {
+        const op_tensor *h = &E->k->t[E->k->t[mm].chain.of];
         sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
-                  ", mg_idf{});\n", E->k->threads / 32, t->dim[3] / 32, h->chain_ts, h->chain_sk, E->names[acc], E->names[acc], t->dim[2],
+                  ", mg_idf{});\n", E->k->threads / 32, t->dim[3] / 32, h->chain.ts, h->chain.sk, E->names[acc], E->names[acc], t->dim[2],
                   t->dim[3], t->stride[2], t->stride[3]);
         return;
     }
@@ -864,8 +864,8 @@ static void store_regacc(em *E, int acc) {
 static int step_elementwise4(em *E, int j) {
     const op_tensor *t = &E->k->t[j];
     ir_kind kd = ir_ops[E->g->nodes[j].op].kind;
-    if (E->tg != CG_CUDA || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY) || t->red_in >= 0 || t->mm_in >= 0 ||
-        t->reg_peer >= 0 || t->dim[3] % 4 || t->stride[3] != 1 || t->stride[2] % 4 || t->stride[1] % 4 || t->stride[0] % 4)
+    if (E->tg != CG_CUDA || (kd != IR_KIND_UNARY && kd != IR_KIND_BINARY) || t->fuse.red >= 0 || t->fuse.mm >= 0 ||
+        t->fuse.regacc >= 0 || t->dim[3] % 4 || t->stride[3] != 1 || t->stride[2] % 4 || t->stride[1] % 4 || t->stride[0] % 4)
         return 0;
     put4_loop(E, t->dim, 3, E->names[j], "", t->stride, j, 1);
     return 1;
@@ -875,10 +875,10 @@ static void step_op(em *E, int j) {
     const op_tensor *t = &E->k->t[j];
     const ir_node *n = &E->g->nodes[j];
     if (n->op == IR_OP_MATMUL && step_matmul_tc(E, j, j)) return;
-    if (t->mm_in >= 0 && step_matmul_tc(E, t->mm_in, j)) return;
+    if (t->fuse.mm >= 0 && step_matmul_tc(E, t->fuse.mm, j)) return;
     coord c;
-    int red = t->red_in >= 0 ? t->red_in : ir_ops[n->op].kind == IR_KIND_REDUCE ? j : -1;
-    int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1, in = t->red_in >= 0 ? t->red_in : t->mm_in;
+    int red = t->fuse.red >= 0 ? t->fuse.red : ir_ops[n->op].kind == IR_KIND_REDUCE ? j : -1;
+    int lanes = red >= 0 ? reduce_lanes(E, &E->g->nodes[red]) : 1, in = t->fuse.red >= 0 ? t->fuse.red : t->fuse.mm;
     if (step_elementwise4(E, j)) return;
     loop_open_lanes(E, t->dim, c, lanes);
     if (in >= 0) { /* the reduction or matmul, then this value over it */
@@ -897,10 +897,10 @@ static void step_op(em *E, int j) {
     }
     compute(E, j, c);
     if (lanes > 1) sb_puts(E->sb, "        if (ok_ && l_ == 0)\n");
-    if (t->reg_peer >= 0) { /* C: the block's private sum, dense row-major, for the loop */
+    if (t->fuse.regacc >= 0) { /* C: the block's private sum, dense row-major, for the loop */
         int64_t dense[4];
         full_strides(t->dim, dense);
-        sb_printf(E->sb, "        r_%s[", E->names[t->reg_peer]);
+        sb_printf(E->sb, "        r_%s[", E->names[t->fuse.regacc]);
         index_expr(E->sb, c, dense, 0);
         sb_puts(E->sb, "] += v;\n    }\n");
         return;
@@ -920,53 +920,53 @@ static int step_pos(const op_kernel *k, int j) {
  * register accumulator, or into local fragments stored right after (mg_chain_put). */
 static void step_chain(em *E, int e) {
     const op_tensor *h = &E->k->t[e];
-    const ir_node *m1 = &E->g->nodes[h->mm_in], *m2 = &E->g->nodes[h->chain_mm];
+    const ir_node *m1 = &E->g->nodes[h->fuse.mm], *m2 = &E->g->nodes[h->chain.mm];
     const op_tensor *a = &E->k->t[stored_as(E, m1->in[0])], *b = &E->k->t[stored_as(E, m1->in[1])];
-    const op_tensor *v = &E->k->t[stored_as(E, m2->in[1])], *o = &E->k->t[h->chain_mm];
-    const op_tensor *w = &E->k->t[h->chain_mw], *r = &E->k->t[h->chain_sw];
+    const op_tensor *v = &E->k->t[stored_as(E, m2->in[1])], *o = &E->k->t[h->chain.mm];
+    const op_tensor *w = &E->k->t[h->chain.mw], *r = &E->k->t[h->chain.sw];
     int bf = !(a->store == MG_F16 && b->store == MG_F16), la, lb, lv, dummy;
     int64_t M = h->dim[2], N1 = h->dim[3], K1 = a->dim[3], N2 = o->dim[3];
     frag_modes(a, b, bf, K1, N1, &la, &lb);
     frag_modes(NULL, v, 1, N1, N2, &dummy, &lv);
     if ((lb < 0 || lv < 0) && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
-    int acc = o->reg_peer, rs_mode = E->g->nodes[h->chain_sw].op == IR_OP_ACCUM ? 1 : 2;
+    int acc = o->fuse.regacc, rs_mode = E->g->nodes[h->chain.sw].op == IR_OP_ACCUM ? 1 : 2;
     int64_t srm = r->dim[2] == M ? r->stride[2] : r->stride[3];
     char oname[80];
     snprintf(oname, sizeof oname, "r_%s", acc >= 0 ? E->names[acc] : "chain");
     if (acc < 0)
-        sb_printf(E->sb, "    {\n    float r_chain[%d][4][4] = {};\n", (int)(h->chain_ts * (N2 / 32)));
-    if (h->chain_wg) /* B and V in the core-matrix layout, read by wgmma */
+        sb_printf(E->sb, "    {\n    float r_chain[%d][4][4] = {};\n", (int)(h->chain.ts * (N2 / 32)));
+    if (h->chain.wg) /* B and V in the core-matrix layout, read by wgmma */
         sb_printf(E->sb, "    mg_chain_wg<%d, %s, %d, %s, %" PRId64 ", %" PRId64 ", %d, %d, %d, %" PRId64 ">(%s, %s, %" PRId64
                   ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
-                  E->k->threads / 32, bf ? "true" : "false", la, h->chain_wg == 2 ? "true" : "false", N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk,
-                  rs_mode, K1 / 16, oname, E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])],
+                  E->k->threads / 32, bf ? "true" : "false", la, h->chain.wg == 2 ? "true" : "false", N1 / h->chain.sk / 32, N2 / 32, h->chain.ts, h->chain.sk,
+                  rs_mode, K1 / 16, oname, E->names[h->chain.sw], srm, E->names[stored_as(E, m1->in[0])],
                   E->names[stored_as(E, m1->in[1])], E->names[stored_as(E, m2->in[1])], M, N1, N2, a->stride[2],
                   a->stride[3]);
     else sb_printf(E->sb, "    mg_chain<%d, %s, %d, %d, %d, %" PRId64 ", %" PRId64 ", %d, %d, %d, %" PRId64 ">(%s, %s, %" PRId64
               ", %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
               ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
-              E->k->threads / 32, bf ? "true" : "false", la, lb, lv, N1 / h->chain_sk / 32, N2 / 32, h->chain_ts, h->chain_sk, rs_mode,
-              K1 / 16, oname, E->names[h->chain_sw], srm, E->names[stored_as(E, m1->in[0])],
+              E->k->threads / 32, bf ? "true" : "false", la, lb, lv, N1 / h->chain.sk / 32, N2 / 32, h->chain.ts, h->chain.sk, rs_mode,
+              K1 / 16, oname, E->names[h->chain.sw], srm, E->names[stored_as(E, m1->in[0])],
               E->names[stored_as(E, m1->in[1])], E->names[stored_as(E, m2->in[1])], M, N1, N2, a->stride[2], a->stride[3],
               b->stride[2], b->stride[3], v->stride[2], v->stride[3]);
-    epilogue(E, e, h->mm_in);
+    epilogue(E, e, h->fuse.mm);
     sb_puts(E->sb, ");\n");
     if (acc >= 0) return;
     sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_chain, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",
-              E->k->threads / 32, N2 / 32, h->chain_ts, h->chain_sk, E->names[h->chain_mw], M, N2, w->stride[2], w->stride[3]);
-    if (h->chain_mw == h->chain_mm) sb_puts(E->sb, "mg_idf{}");
-    else epilogue(E, h->chain_mw, h->chain_mm);
+              E->k->threads / 32, N2 / 32, h->chain.ts, h->chain.sk, E->names[h->chain.mw], M, N2, w->stride[2], w->stride[3]);
+    if (h->chain.mw == h->chain.mm) sb_puts(E->sb, "mg_idf{}");
+    else epilogue(E, h->chain.mw, h->chain.mm);
     sb_puts(E->sb, ");\n    }\n");
 }
 
 /* Is step j one of a chain's two writers? It then emits the chain if it comes first, else
  * nothing. */
 static int chain_writer(em *E, int j) {
-    int e = E->k->t[j].chain_of;
+    int e = E->k->t[j].chain.of;
     if (E->tg != CG_CUDA || e < 0) return 0;
     const op_tensor *h = &E->k->t[e];
-    if (j != h->chain_mw && j != h->chain_sw) return 0;
-    int other = j == h->chain_mw ? h->chain_sw : h->chain_mw;
+    if (j != h->chain.mw && j != h->chain.sw) return 0;
+    int other = j == h->chain.mw ? h->chain.sw : h->chain.mw;
     if (other == j || step_pos(E->k, j) < step_pos(E->k, other)) step_chain(E, e);
     else sb_puts(E->sb, "    /* (written by the chain above) */\n");
     return 1;
@@ -996,7 +996,7 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         } else if (n->op == IR_OP_SAVE) {
             int x = ps->node[n->index];
             step_save(E, j, gn[x], x);
-        } else if (n->op == IR_OP_ACCUM && E->k->t[j].mm_in < 0) step_accum(E, j);
+        } else if (n->op == IR_OP_ACCUM && E->k->t[j].fuse.mm < 0) step_accum(E, j);
         else step_op(E, j);
     }
 }
@@ -1012,11 +1012,11 @@ static void block_decls(em *E) {
         if (!t->mat) continue;
         char sh[64];
         sb_printf(E->sb, "    %s *%s%s = (%s *)(smem + %" PRId64 "); /* %s, %s%s", ctype(t->store), E->names[j],
-                  t->stages ? "_st" : "", ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
+                  t->pipe.stages ? "_st" : "", ctype(t->store), t->off, ir_shape_str(t->store, &E->g->nodes[j].shape, sh, sizeof sh),
                   t->colmajor ? "column-major" : "row-major",
                   (t->colmajor ? t->stride[3] != t->dim[2] && t->dim[3] > 1 : t->stride[2] != t->dim[3] && t->dim[2] > 1)
-                      ? ", padded rows" : t->swz ? ", 16-byte pieces swizzled" : "");
-        if (t->stages) sb_printf(E->sb, "; %d stages %" PRId64 " elements apart", t->stages, t->stage_elems);
+                      ? ", padded rows" : t->tc.swz ? ", 16-byte pieces swizzled" : "");
+        if (t->pipe.stages) sb_printf(E->sb, "; %d stages %" PRId64 " elements apart", t->pipe.stages, t->pipe.elems);
         sb_puts(E->sb, " */\n");
     }
 }
@@ -1028,7 +1028,7 @@ static void stage_ptrs(em *E) {
         int j = k->load[q];
         const op_tensor *t = &k->t[j];
         sb_printf(E->sb, "    %s *const %s = %s_st + (it %% %d) * %" PRId64 ";\n", ctype(t->store), E->names[j],
-                  E->names[j], k->stages, t->stage_elems);
+                  E->names[j], k->stages, t->pipe.elems);
     }
 }
 
@@ -1055,16 +1055,16 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     block_decls(E);
     for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
         const ir_node *n = &E->g->nodes[j];
-        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat || k->t[j].mm_in >= 0) continue; /* mm_in: written whole */
-        if (k->t[j].reg_peer >= 0 && cuda) {
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat || k->t[j].fuse.mm >= 0) continue; /* fuse.mm: written whole */
+        if (k->t[j].fuse.regacc >= 0 && cuda) {
             int64_t T;
             int SK;
-            op_regacc_split(E->g, E->k, k->t[j].reg_peer, &T, &SK);
+            op_regacc_split(E->g, E->k, k->t[j].fuse.regacc, &T, &SK);
             sb_printf(E->sb, "    float r_%s[%" PRId64 "][4][4] = {}; /* %s's sum: this warp's fragments */\n",
                       E->names[j], T, E->names[j]);
             continue;
         }
-        if (k->t[j].reg_peer >= 0) {
+        if (k->t[j].fuse.regacc >= 0) {
             const int64_t *d = k->t[j].dim;
             sb_printf(E->sb, "    float r_%s[%" PRId64 "];\n    memset(r_%s, 0, sizeof r_%s); /* %s's sum */\n", E->names[j],
                       d[0] * d[1] * d[2] * d[3], E->names[j], E->names[j], E->names[j]);
@@ -1104,7 +1104,7 @@ static void block_body(em *E, const char **gn, int knode, const params *ps) {
     barrier(E);
     sb_puts(E->sb, "    }\n    (void)0;\n");
     for (int j = 0; j < E->g->n_nodes; j++)
-        if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].reg_peer >= 0) store_regacc(E, j);
+        if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].fuse.regacc >= 0) store_regacc(E, j);
     if (k->post_sync) barrier(E);
     block_steps(E, k->loop_end, k->n_steps, gn, knode, ps);
 }
@@ -1127,7 +1127,7 @@ static int block_em(em *KE, int knode, arena *a, em *E) {
     const op_kernel *k = &p->kernels[p->kern[knode]];
     *E = *KE;
     E->g = b, E->k = k, E->block = 1, E->names = c_names(b, a, "s_");
-    for (int i = 0; i < b->n_nodes; i++) E->wg |= k->t[i].chain_wg;
+    for (int i = 0; i < b->n_nodes; i++) E->wg |= k->t[i].chain.wg;
     if (!E->names) KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
     return !E->names;
 }

@@ -25,18 +25,18 @@ typedef struct op_opts {
                    * shared memory); off: each iteration's tiles load at its start */
     int regacc;   /* a matmul summed over iterations keeps its sum in registers; off: the
                    * matmul's tile goes through shared memory and the accumulator adds it */
-    int threads;  /* the block size follows the work (128 to 512 threads, see plan.c); off:
+    int threads;  /* the block size follows the work (128 to 512 threads, see fuse.c); off:
                    * the block graph's own threads */
     int chain;    /* attention's exp(Q K) tile, read only by its row sum and a product with V,
-                   * stays in each warp's registers (see find_chains); off: stored in shared
+                   * stays in each warp's registers (see chain.c); off: stored in shared
                    * memory. Tensor-core code only: the C target plans with it off. */
     int wgmma;    /* a chain whose B and V tiles only it reads, loaded whole by 16-byte copies,
                    * multiplies them with sm_90a's warpgroup wgmma from shared memory (tiles in
-                   * its core-matrix layout, see find_chains); off: mma.sync fragments by
+                   * its core-matrix layout, see chain.c); off: mma.sync fragments by
                    * ldmatrix. Needs a chain; off by default (mugen run --wgmma). */
-    int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled (op_tensor
-                   * .swz) rather than padded. Tensor-core code only: the C target plans with
-                   * it off (its loads follow the strides). */
+    int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled
+                   * (op_tensor.tc.swz) rather than padded. Tensor-core code only: the C target
+                   * plans with it off (its loads follow the strides). */
     int persist;  /* a kernel graph of several graph-defined kernels runs as one launch: each
                    * block takes the next task (a block of one of the kernels, in order) and a
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
@@ -51,9 +51,16 @@ typedef struct op_opts {
 } op_opts;
 extern const op_opts op_opts_default;
 
-/* Where one tensor of a block graph lives.
- * Invariant: mat => bytes > 0, off + bytes <= plan smem, off % 16 == 0; !mat => the node
- * is a constant, a saver, or an elementwise operator computed inside its one consumer. */
+/* Where one tensor of a block graph lives, and what each strategy planned for it: one member
+ * a strategy, written by the pass file named on it (opt_internal.h lists them) and read by
+ * codegen. The first fields are the tensor itself: mat by inline.c (then fuse.c and chain.c),
+ * store, colmajor, stride and bytes by layout.c, off, level and last by memory.c.
+ * Invariant (op_plan_check): mat => bytes > 0, off + bytes <= plan smem, off % 16 == 0, and
+ * tensors live at the same time share no byte; !mat => the node is a constant, a saver, a
+ * reshape read through, a one-iteration accumulator read in its operand's place, or computed
+ * inside another step: an elementwise operator (op_inlined, or a chain's head), a reduction
+ * or matmul fused into its reader (fuse.red, fuse.mm), a register-accumulated matmul
+ * (fuse.regacc). */
 typedef struct op_tensor {
     int mat;           /* materialised in shared memory */
     mg_dtype store;    /* storage type in shared memory */
@@ -63,49 +70,60 @@ typedef struct op_tensor {
     int64_t bytes, off;
     int level;         /* barrier interval it is computed in (see op_kernel) */
     int last;          /* last barrier interval that reads it */
-    int stages;        /* iterator whose tile moves with the loop: copies of its tile in
-                        * flight (>= 1; bytes holds them all, stage_elems apart); else 0 */
-    int64_t stage_elems;
-    int reg_peer;      /* register accumulation: on the matmul, its accumulator's node; on the
+    /* The software pipeline (memory.c). */
+    struct {
+        int stages;    /* iterator whose tile moves with the loop: copies of its tile in
+                        * flight (>= 1; bytes holds them all, elems apart); else 0 */
+        int64_t elems; /* an iterator tile's elements, one stage */
+    } pipe;
+    /* Steps fused into others (fuse.c). */
+    struct {
+        int regacc;    /* register accumulation: on the matmul, its accumulator's node; on the
                         * accumulator, its matmul's; else -1 */
-    int red_in;        /* an elementwise value over a reduction it alone reads (a norm's
+        int red;       /* an elementwise value over a reduction it alone reads (a norm's
                         * sqrt(sum / n)), or an accumulator summing one: the reduction's node,
                         * computed in this step; else -1 */
-    int mm_in;         /* an elementwise value over a matmul it alone reads (exp(Q K)): the
+        int mm;        /* an elementwise value over a matmul it alone reads (exp(Q K)): the
                         * matmul's node, whose tiles this step writes through it; else -1 */
-    int cvt;           /* an f16 iterator tile that only bf16 tensor-core matmuls read, with
-                        * store bf16: copied as f16, converted in place before its first
-                        * reader's barrier interval (see plan_kernel) */
-    /* A chain (find_chains): on its head, the tile e = f(A B) (mm_in >= 0, never stored),
-     * chain_mm is the matmul e V and chain_sum the row sum of e (-1: none); chain_mw and
-     * chain_sw the steps that write their values (the matmul, its register accumulator's
+    } fuse;
+    /* The forms of a tile that tensor-core matmuls read, instead of padded rows and f16
+     * fragments converted in every warp. */
+    struct {
+        int cvt;       /* (schedule.c) an f16 iterator tile that only bf16 tensor-core matmuls
+                        * read, with store bf16: copied as f16, converted in place before its
+                        * first reader's barrier interval (see op_convert_tiles) */
+        int wg;        /* (chain.c) a tile only a wgmma chain reads, [K, N] (k, n) in wgmma's
+                        * core-matrix layout: 8 x 8 blocks of 128 contiguous bytes (row k % 8,
+                        * column n % 8), the N / 8 blocks of eight rows next to each other, then
+                        * the next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8
+                        * * 8 + n % 8. Unpadded; the strides are plain row-major's, unused. */
+        int swz;       /* (layout.c) an iterator tile that tensor-core matmuls alone read, as
+                        * their B operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled
+                        * within each row instead of padded rows (ldmatrix's 8 rows then hit 8
+                        * different bank groups, and the copies write whole 128-byte lines):
+                        * chunk c of row k at c ^ (k & 7) (swz 1: rows a multiple of 128 bytes)
+                        * or c ^ ((k >> 1) & 3) (swz 2: 64-byte rows); 0: none */
+    } tc;
+    /* An attention chain (chain.c, op_find_chains): on its head, the tile e = f(A B)
+     * (fuse.mm >= 0, never stored), mm is the matmul e V and sum the row sum of e (-1: none);
+     * mw and sw the steps that write their values (the matmul, its register accumulator's
      * matmul or its epilogue; the stored sum or the accumulator adding it), both in one
-     * barrier interval, and chain_sk, chain_ts the warp split (SK groups over e's columns,
-     * TS 16-row strips a warp). On chain_mm, chain_mw and chain_sw: chain_of = the head;
-     * else -1. */
-    int chain_of, chain_mm, chain_sum, chain_mw, chain_sw, chain_sk, chain_ts;
-    int chain_wg;      /* on a chain's head: its two products are warpgroup wgmma, with A's
-                        * fragments in registers (1) or A read from shared memory too (2) */
-    int wg;            /* a tile only such a chain reads, [K, N] (k, n) in wgmma's core-matrix
-                        * layout: 8 x 8 blocks of 128 contiguous bytes (row k % 8, column
-                        * n % 8), the N / 8 blocks of eight rows next to each other, then the
-                        * next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8 * 8
-                        * + n % 8. Unpadded; the strides are plain row-major's, unused. */
-    int swz;           /* an iterator tile that tensor-core matmuls alone read, as their B
-                        * operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled within each
-                        * row instead of padded rows (ldmatrix's 8 rows then hit 8 different
-                        * bank groups, and the copies write whole 128-byte lines): chunk c of
-                        * row k at c ^ (k & 7) (swz 1: rows a multiple of 128 bytes) or
-                        * c ^ ((k >> 1) & 3) (swz 2: 64-byte rows); 0: none */
+     * barrier interval, and sk, ts the warp split (SK groups over e's columns, TS 16-row
+     * strips a warp). On mm, mw and sw: of = the head; else -1. */
+    struct {
+        int of, mm, sum, mw, sw, sk, ts;
+        int wg;        /* on a head: its two products are warpgroup wgmma, with A's fragments
+                        * in registers (1) or A read from shared memory too (2) */
+    } chain;
 } op_tensor;
 
 /* The schedule of one block graph. Steps run in order; a __syncthreads() precedes step s
  * when sync[s]. Steps [loop_begin, loop_end) form the for-loop body (a barrier also ends
  * each iteration). Steps are materialised nodes, accumulator updates and savers.
- * Pipelined iterators (t.stages > 0) are no steps: they are load[], whose copies codegen
+ * Pipelined iterators (t.pipe.stages > 0) are no steps: they are load[], whose copies codegen
  * issues stages - 1 iterations ahead; the first step of the loop then has a barrier (after
  * the wait for this iteration's tiles).
- * Register accumulators (t.reg_peer >= 0) are written to shared memory after the loop,
+ * Register accumulators (t.fuse.regacc >= 0) are written to shared memory after the loop,
  * followed by one barrier (post_sync). */
 typedef struct op_kernel {
     const ir_graph *body;
@@ -117,7 +135,7 @@ typedef struct op_kernel {
     int threads;       /* threads per block */
     int stages;        /* the pipeline depth of the loop's iterators (0: none pipelined) */
     int post_sync;     /* a barrier after the loop's register accumulators are stored */
-    int cvt_sync;      /* a barrier after the in-loop conversion of pipelined tiles (cvt), which
+    int cvt_sync;      /* a barrier after the in-loop conversion of pipelined tiles (tc.cvt), which
                         * the first interval of the loop body reads (a chain's V) */
     int64_t smem;      /* bytes of shared memory the block needs */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
@@ -147,7 +165,7 @@ typedef struct op_plan {
     int fused;         /* opts.persist applied: every launch is one of kernels[] (n_kernels >= 2),
                         * all with the same threads, and they run as one persistent launch */
     int n_sm;          /* the device's multiprocessors (the persistent launch's blocks) */
-    /* opts.cluster applied (plan_cluster): kernels[0] launches in clusters of cluster[] blocks
+    /* opts.cluster applied (launch.c): kernels[0] launches in clusters of cluster[] blocks
      * (one dim > 1, at most 16), then each of its blocks, linear index i, runs block
      * cluster_map[i] (linear) of kernels[1]; both at kernels[0]'s threads. 0: not applied. */
     int clustered;
@@ -162,14 +180,20 @@ typedef struct op_plan {
 mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
                       op_plan **out);
 void op_plan_free(op_plan *p);
-/* How a register-accumulated matmul (node mm of k's body b, op_tensor.reg_peer) shares out
- * over the block's warps (codegen's mg_mm_acc): *SK groups of warps each sum a slice of the
- * depth, and a warp holds *T of the 16x32 tiles; a chain's (chain_of >= 0) follow its split. */
+/* Checks every invariant above on plan p (opt/check.c): MG_OK, or MG_ERR_INVALID naming the
+ * kernel, the node and the broken rule (MG_ERR_NOMEM when out of memory). op_plan_new runs it
+ * on each plan it makes when the environment has MUGEN_CHECK=1, and a failure there aborts:
+ * it is a bug in a pass. */
+mg_status op_plan_check(const op_plan *p, mg_ctx *ctx);
+/* How a register-accumulated matmul (node mm of k's body b, op_tensor.fuse.regacc) shares
+ * out over the block's warps (codegen's mg_mm_acc): *SK groups of warps each sum a slice of
+ * the depth, and a warp holds *T of the 16x32 tiles; a chain's (chain.of >= 0) follow its
+ * split. */
 void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, int *SK);
 /* Pads a shape on the left to 4 dims with 1s (shared with codegen). */
 void op_pad4(const ir_shape *s, int64_t d[4]);
 /* 1 if block-graph node i is computed inside its consumers instead of stored (thread graph,
- * Mirage §4.2): one consumer, or with `recompute` a few cheap recomputations (plan.c). */
+ * Mirage §4.2): one consumer, or with `recompute` a few cheap recomputations (inline.c). */
 int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int recompute);
 
 #endif

@@ -1,6 +1,7 @@
-/* The optimizer's first passes (opt/plan.c) and the emitter (codegen/emit.c) on the example
- * μGraphs: the shared-memory plan never lets two live tensors share bytes, each pass does what
- * it claims against its ablation, and the generated code says where each block comes from.
+/* The optimizer's passes (opt/, listed in opt/plan.c) and the emitter (codegen/) on the
+ * example μGraphs: every plan passes the plan checker (op_plan_check: among its rules, two live
+ * tensors never share bytes) and a broken one does not, each pass does what it claims against
+ * its ablation, and the generated code says where each block comes from.
  * Running the generated code against the reference is tests/codegen/run.sh. */
 #include <stdlib.h>
 #include <string.h>
@@ -34,51 +35,119 @@ static ir_graph *load_ugraph(const char *name) {
     return g;
 }
 
+/* The default options but reuse, depth and layout. */
 static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     mg_ctx ctx = {{0}};
-    op_opts o = {reuse, depth, layout, 1, 1, 1, 1, 0, 1, 0, 0};
+    op_opts o = op_opts_default;
+    o.reuse = reuse, o.depth = depth, o.layout = layout;
     op_plan *p = NULL;
     mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
     return p;
 }
 
-/* Invariant of the memory plan: aligned, inside the block's total, and tensors whose live
- * ranges overlap never share a byte. */
-static void check_plan(const op_kernel *k) {
-    int n = k->body->n_nodes;
-    for (int i = 0; i < n; i++) {
-        const op_tensor *a = &k->t[i];
-        if (!a->mat) continue;
-        CHECK(a->off % 16 == 0 && a->bytes > 0 && a->off + a->bytes <= k->smem);
-        for (int j = i + 1; j < n; j++) {
-            const op_tensor *b = &k->t[j];
-            if (!b->mat || a->last < b->level || b->last < a->level) continue;
-            CHECK_MSG(a->off + a->bytes <= b->off || b->off + b->bytes <= a->off,
-                      "nodes %d and %d are live together but overlap in shared memory", i, j);
-        }
+/* The plan keeps every invariant opt.h states (opt/check.c): among them, the memory plan's
+ * tensors are aligned, inside the block's total, and never share a byte while both live. */
+static void check_plan(const op_plan *p) {
+    mg_ctx ctx = {{0}};
+    CHECK_MSG(op_plan_check(p, &ctx) == MG_OK, "%s", ctx.msg);
+}
+
+/* Breaks GQA b=8's plan in one way at a time: op_plan_check must name each (and pass the
+ * plan again once it is repaired). */
+static void broken_plans(void) {
+    ir_graph *g = load_ugraph("gqa_b8");
+    op_plan *p = plan(g, 1, 1, 1);
+    CHECK(p != NULL);
+    if (!p) return;
+    op_kernel *k = &p->kernels[0];
+    int a = -1, b = -1, e = -1; /* a stored tensor, a second one live with it, a chain's head */
+    for (int i = 0; i < k->body->n_nodes; i++) {
+        const op_tensor *t = &k->t[i];
+        if (t->chain.mm >= 0 && e < 0) e = i;
+        if (!t->mat) continue;
+        if (a < 0) a = i;
+        else if (b < 0 && !(t->last < k->t[a].level || k->t[a].last < t->level)) b = i;
     }
+    CHECK(a >= 0 && b >= 0 && e >= 0);
+    if (a < 0 || b < 0 || e < 0) return;
+    struct {
+        int64_t *field, value;
+        const char *says;
+    } cases[] = {
+        {&k->t[a].off, k->t[a].off + 8, "16-byte aligned"},          /* not a multiple of 16 */
+        {&k->t[a].off, k->smem - k->t[a].bytes + 16, "16-byte aligned"}, /* past the end */
+        {&k->t[b].off, k->t[a].off, "overlap in shared memory"},      /* live together, same bytes */
+        {&k->smem, -1, "smem"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        mg_ctx ctx = {{0}};
+        int64_t keep = *cases[c].field;
+        *cases[c].field = cases[c].value;
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, cases[c].says), "case %zu: %s", c,
+                  ctx.msg);
+        *cases[c].field = keep;
+        check_plan(p);
+    }
+    int *ints[] = {&k->sync[k->n_steps - 1], &k->t[e].chain.of, &k->n_barriers, &k->step[0]};
+    const char *says[] = {"barriers", "does not hold it", "barriers", "steps and"};
+    int values[] = {!k->sync[k->n_steps - 1], e, k->n_barriers + 1, k->step[k->n_steps - 1]};
+    for (int c = 0; c < 4; c++) { /* a barrier miscounted, a chain's head in itself, two steps of a node */
+        mg_ctx ctx = {{0}};
+        int keep = *ints[c];
+        *ints[c] = values[c];
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, says[c]), "case %d: %s", c, ctx.msg);
+        *ints[c] = keep;
+        check_plan(p);
+    }
+    /* a barrier between a chain's two writers */
+    int p1 = -1, p2 = -1;
+    for (int q = 0; q < k->n_steps; q++) {
+        if (k->step[q] == k->t[e].chain.mw) p1 = q;
+        if (k->step[q] == k->t[e].chain.sw) p2 = q;
+    }
+    CHECK(p1 >= 0 && p2 >= 0 && p1 != p2);
+    if (p1 >= 0 && p2 >= 0 && p1 != p2) {
+        mg_ctx ctx = {{0}};
+        int q = p1 > p2 ? p1 : p2;
+        k->sync[q] = 1, k->n_barriers++;
+        CHECK_MSG(op_plan_check(p, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "between its writers"), "%s", ctx.msg);
+    }
+    op_plan_free(p);
+    ir_graph_free(g);
 }
 
 static const char *NAMES[] = {"rmsnorm_linear_b1", "rmsnorm_linear_b8", "gated_mlp", "lora",
                               "ntrans_b1", "ntrans_b8", "gqa_b1", "gqa_b8"};
 
+/* Every plan of the examples under 64 combinations of the switches passes op_plan_check. */
 void test_plan_invariants(void) {
     for (size_t e = 0; e < sizeof NAMES / sizeof *NAMES; e++) {
         ir_graph *g = load_ugraph(NAMES[e]);
         for (int mask = 0; mask < 64; mask++) {
             mg_ctx ctx = {{0}};
-            op_opts o = {mask & 1, (mask >> 1) & 1, (mask >> 2) & 1, (mask >> 3) & 1, (mask >> 4) & 1, mask & 1, (mask >> 5) & 1, 0, (mask >> 2) & 1, mask & 1, (mask >> 1) & 1};
+            op_opts o = {.reuse = mask & 1,
+                         .depth = (mask >> 1) & 1,
+                         .layout = (mask >> 2) & 1,
+                         .pipeline = (mask >> 3) & 1,
+                         .regacc = (mask >> 4) & 1,
+                         .threads = mask & 1,
+                         .chain = (mask >> 5) & 1,
+                         .wgmma = 0,
+                         .swizzle = (mask >> 2) & 1,
+                         .persist = mask & 1,
+                         .cluster = (mask >> 1) & 1};
             op_plan *p = NULL;
             if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
                 continue;
             }
-            for (int k = 0; k < p->n_kernels; k++) check_plan(&p->kernels[k]);
+            check_plan(p);
             op_plan_free(p);
         }
         ir_graph_free(g);
     }
+    broken_plans();
 }
 
 /* Each pass against its ablation, on the examples where it matters. */
@@ -86,7 +155,8 @@ void test_plan_passes(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1"), *l = load_ugraph("lora");
     op_plan *on = plan(g, 1, 1, 1);
     mg_ctx ctx = {{0}};
-    op_opts noreuse = {0, 1, 1, 1, 1, 1, 1, 0, 1, 0, 0};
+    op_opts noreuse = op_opts_default;
+    noreuse.reuse = 0;
     op_plan *off = NULL;
     /* buffer layout: GQA's partial sums P [2, 256, 8 splits, 64] are written one split per
      * block: the split dim goes outermost, so each block's tile is contiguous */
@@ -124,29 +194,30 @@ void test_plan_passes(void) {
     int w = ir_find(r->nodes[ir_find(r, "O")].body, "w");
     CHECK(w >= 0 && on && off && pad);
     if (w >= 0 && on && off && pad) {
-        CHECK(on->kernels[0].t[w].swz == 1 && on->kernels[0].t[w].stride[2] == 128);
-        CHECK(!pad->kernels[0].t[w].swz && pad->kernels[0].t[w].stride[2] == 136);
-        CHECK(!off->kernels[0].t[w].swz && off->kernels[0].t[w].stride[2] == 128);
+        CHECK(on->kernels[0].t[w].tc.swz == 1 && on->kernels[0].t[w].stride[2] == 128);
+        CHECK(!pad->kernels[0].t[w].tc.swz && pad->kernels[0].t[w].stride[2] == 136);
+        CHECK(!off->kernels[0].t[w].tc.swz && off->kernels[0].t[w].stride[2] == 128);
     }
     op_plan_free(on), op_plan_free(off), op_plan_free(pad);
     /* pipeline: RMSNorm+Linear's 64 iterations load 4 stages ahead, W's tile 4 times over;
      * off, one stage. regacc: the matmul's tile never reaches shared memory */
     mg_ctx c2 = {{0}};
-    op_opts nopipe = {1, 1, 1, 0, 1, 1, 1, 0, 1, 0, 0}, noreg = {1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 0};
+    op_opts nopipe = op_opts_default, noreg = op_opts_default;
+    nopipe.pipeline = 0, noreg.regacc = 0;
     on = plan(r, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
     CHECK(w >= 0 && m >= 0 && on && off);
     if (w >= 0 && m >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->stages == 4 && a->t[w].stages == 4 && a->t[w].bytes == 4 * 64 * 128 * 2 && a->n_loads == 2);
+        CHECK(a->stages == 4 && a->t[w].pipe.stages == 4 && a->t[w].bytes == 4 * 64 * 128 * 2 && a->n_loads == 2);
         CHECK(b->stages == 1 && b->t[w].bytes == 64 * 128 * 2);
         int mm = r->nodes[ir_find(r, "O")].body->nodes[m].in[0];
-        CHECK(a->t[m].reg_peer == mm && a->t[mm].reg_peer == m && !a->t[mm].mat && a->post_sync);
+        CHECK(a->t[m].fuse.regacc == mm && a->t[mm].fuse.regacc == m && !a->t[mm].mat && a->post_sync);
     }
     op_plan_free(off), off = NULL;
     CHECK(op_plan_new(r, &c2, &ir_device_h100, &noreg, &off) == MG_OK);
-    if (m >= 0 && off) CHECK(off->kernels[0].t[m].reg_peer < 0 && !off->kernels[0].post_sync);
+    if (m >= 0 && off) CHECK(off->kernels[0].t[m].fuse.regacc < 0 && !off->kernels[0].post_sync);
     op_plan_free(on), op_plan_free(off);
     ir_graph_free(g), ir_graph_free(r), ir_graph_free(l);
     /* storage types: GQA's exp tile, read only by the bf16 product and its sum, is stored
@@ -159,9 +230,9 @@ void test_plan_passes(void) {
     CHECK(ge >= 0 && gv >= 0 && gk >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->t[ge].store == MG_BF16 && a->t[gv].store == MG_BF16 && a->t[gv].cvt && a->t[gv].stages == 4);
-        CHECK(a->t[gk].store == MG_F16 && !a->t[gk].cvt);
-        CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].cvt);
+        CHECK(a->t[ge].store == MG_BF16 && a->t[gv].store == MG_BF16 && a->t[gv].tc.cvt && a->t[gv].pipe.stages == 4);
+        CHECK(a->t[gk].store == MG_F16 && !a->t[gk].tc.cvt);
+        CHECK(b->t[ge].store == MG_F32 && b->t[gv].store == MG_F16 && !b->t[gv].tc.cvt);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     /* chains: GQA b=8's exp tile, read only by its row sum and the product with V, is never
@@ -171,23 +242,24 @@ void test_plan_passes(void) {
     g = load_ugraph("gqa_b8");
     pb = g->nodes[ir_find(g, "P")].body;
     ge = ir_find(pb, "e"), gv = ir_find(pb, "v");
-    op_opts nochain = {1, 1, 1, 1, 1, 1, 0, 0, 1, 0, 0};
+    op_opts nochain = op_opts_default;
+    nochain.chain = 0;
     on = plan(g, 1, 1, 1), off = NULL;
     CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
         const op_tensor *h = &a->t[ge];
-        CHECK(!h->mat && h->chain_mm >= 0 && h->chain_sum >= 0 && h->chain_ts == 2 && h->chain_sk == 1);
-        CHECK(a->threads == 256 && a->t[gv].cvt && a->cvt_sync && a->smem < b->smem);
+        CHECK(!h->mat && h->chain.mm >= 0 && h->chain.sum >= 0 && h->chain.ts == 2 && h->chain.sk == 1);
+        CHECK(a->threads == 256 && a->t[gv].tc.cvt && a->cvt_sync && a->smem < b->smem);
         int p1 = -1, p2 = -1;
         for (int q = 0; q < a->n_steps; q++) {
-            if (a->step[q] == h->chain_mw) p1 = q;
-            if (a->step[q] == h->chain_sw) p2 = q;
+            if (a->step[q] == h->chain.mw) p1 = q;
+            if (a->step[q] == h->chain.sw) p2 = q;
         }
-        CHECK(p1 >= 0 && p2 >= 0 && a->t[h->chain_mw].chain_of == ge && a->t[h->chain_sw].chain_of == ge);
+        CHECK(p1 >= 0 && p2 >= 0 && a->t[h->chain.mw].chain.of == ge && a->t[h->chain.sw].chain.of == ge);
         for (int q = (p1 < p2 ? p1 : p2) + 1; q <= (p1 < p2 ? p2 : p1) && p1 >= 0 && p2 >= 0; q++) CHECK(!a->sync[q]);
-        CHECK(b->t[ge].mat && b->t[ge].chain_mm < 0 && !b->cvt_sync);
+        CHECK(b->t[ge].mat && b->t[ge].chain.mm < 0 && !b->cvt_sync);
         mg_ctx c3 = {{0}};
         cg_program cg;
         if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
@@ -218,7 +290,7 @@ void test_plan_passes(void) {
         const op_kernel *a = &on->kernels[0];
         int ts = 0;
         for (int i = 0; i < a->body->n_nodes; i++)
-            if (a->t[i].chain_mm >= 0) ts = a->t[i].chain_ts;
+            if (a->t[i].chain.mm >= 0) ts = a->t[i].chain.ts;
         CHECK_MSG(ts == 1 && a->threads == 128, "%d strips a warp, %d threads", ts, a->threads);
     }
     op_plan_free(on), ir_graph_free(g);
@@ -239,11 +311,11 @@ void test_plan_passes(void) {
     CHECK(ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
-        CHECK(a->t[ge].chain_wg == 2 && a->t[gq].wg && a->t[gk].wg && a->t[gv].wg && a->t[gv].store == MG_BF16);
-        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && !a->t[gk].swz); /* unpadded, unswizzled */
+        CHECK(a->t[ge].chain.wg == 2 && a->t[gq].tc.wg && a->t[gk].tc.wg && a->t[gv].tc.wg && a->t[gv].store == MG_BF16);
+        CHECK(a->t[gk].stride[2] == a->t[gk].dim[3] && !a->t[gk].tc.swz); /* unpadded, unswizzled */
         /* mma.sync: the chain's K and V keep padded rows, not swizzled */
-        CHECK(!b->t[gv].swz && !b->t[gk].swz && b->t[gk].stride[2] > b->t[gk].dim[3] && b->t[gv].stride[2] > b->t[gv].dim[3]);
-        CHECK(!b->t[ge].chain_wg && !b->t[gq].wg && !b->t[gk].wg && !b->t[gv].wg && b->t[ge].chain_mm >= 0);
+        CHECK(!b->t[gv].tc.swz && !b->t[gk].tc.swz && b->t[gk].stride[2] > b->t[gk].dim[3] && b->t[gv].stride[2] > b->t[gv].dim[3]);
+        CHECK(!b->t[ge].chain.wg && !b->t[gq].tc.wg && !b->t[gk].tc.wg && !b->t[gv].tc.wg && b->t[ge].chain.mm >= 0);
         mg_ctx c3 = {{0}};
         cg_program cg;
         if (cg_emit(on, &c3, CG_CUDA, &cg) == MG_OK) {
@@ -270,7 +342,7 @@ void test_plan_passes(void) {
     if (on) {
         int chains = 0, wgs = 0;
         for (int i = 0; i < on->kernels[0].body->n_nodes; i++)
-            chains += on->kernels[0].t[i].chain_mm >= 0, wgs += on->kernels[0].t[i].chain_wg;
+            chains += on->kernels[0].t[i].chain.mm >= 0, wgs += on->kernels[0].t[i].chain.wg;
         CHECK(chains == 1 && wgs == 0);
     }
     op_plan_free(on), ir_graph_free(g);
@@ -296,8 +368,8 @@ void test_plan_passes(void) {
         CHECK(ce >= 0);
         if (ce >= 0) {
             const op_tensor *h = &on->kernels[0].t[ce];
-            CHECK_MSG(split ? h->mat && h->chain_mm < 0 : !h->mat && h->chain_mm >= 0, "split %d", split);
-            check_plan(&on->kernels[0]);
+            CHECK_MSG(split ? h->mat && h->chain.mm < 0 : !h->mat && h->chain.mm >= 0, "split %d", split);
+            check_plan(on);
         }
         op_plan_free(on), ir_graph_free(g);
     }
@@ -349,7 +421,7 @@ void test_plan_passes(void) {
         int kt = ir_find(b1, "t2"), vt = ir_find(b2, "t0");
         CHECK(kt >= 0 && vt >= 0);
         if (kt >= 0) CHECK(on->kernels[0].t[kt].stride[2] == 72);
-        if (vt >= 0) CHECK(!on->kernels[1].t[vt].cvt && on->kernels[1].t[vt].store == MG_F16);
+        if (vt >= 0) CHECK(!on->kernels[1].t[vt].tc.cvt && on->kernels[1].t[vt].store == MG_F16);
     }
     op_plan_free(on), ir_graph_free(g);
     /* layout: tiles written by mma fragments (eight rows a warp) get padded rows: GQA b=8's
@@ -362,11 +434,11 @@ void test_plan_passes(void) {
         int pa = ir_find(b, "p");
         CHECK(pa >= 0);
         if (pa >= 0) {
-            CHECK(on->kernels[0].t[pa].reg_peer >= 0);
+            CHECK(on->kernels[0].t[pa].fuse.regacc >= 0);
             CHECK_MSG(on->kernels[0].t[pa].stride[2] == 68 && off->kernels[0].t[pa].stride[2] == 64, "row strides %lld, %lld",
                       (long long)on->kernels[0].t[pa].stride[2], (long long)off->kernels[0].t[pa].stride[2]);
         }
-        check_plan(&on->kernels[0]);
+        check_plan(on);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     g = load_ugraph("tests/ugraphs/good/lora_cols32.mu"); /* t4 = X W: f32 [16, 32] */
@@ -395,7 +467,7 @@ void test_plan_passes(void) {
         CHECK_MSG(on->kernels[0].threads == 512 && on->kernels[0].n_barriers + 2 <= off->kernels[0].n_barriers,
                   "%d threads, %d barriers against %d", on->kernels[0].threads, on->kernels[0].n_barriers,
                   off->kernels[0].n_barriers);
-        check_plan(&on->kernels[0]);
+        check_plan(on);
     }
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
 }

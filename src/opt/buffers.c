@@ -1,0 +1,58 @@
+/* opt/buffers: the kernel level. Which kernel-graph nodes get a device buffer (the others are
+ * constants or elementwise operators inlined into their one consumer), each buffer's storage
+ * type, and its dim order. */
+#include "opt_internal.h"
+
+/* Strides of node i's buffer (kst): row-major; for a kernel's intermediate output (free),
+ * the dims its saver's grid indexes whole (one grid step per element: a split index) go
+ * outermost when one of them lies inside an unsplit dim (a split-K partial [rows, cols,
+ * splits] becomes [splits, rows, cols]): every block then writes one contiguous tile instead
+ * of one float every few hundred bytes. A dim the grid cuts into wider tiles stays in place:
+ * moving it whole would make each tile column-major. */
+static void buffer_layout(op_plan *p, int i, int free_layout) {
+    const ir_node *n = &p->g->nodes[i];
+    int64_t d[4], *st = p->kst[i];
+    op_pad4(&n->shape, d);
+    int split[4] = {0}, order[4], m = 0, pad = 4 - n->shape.ndim;
+    if (free_layout)
+        for (int j = 0; j < n->body->n_nodes; j++) {
+            const ir_node *sv = &n->body->nodes[j];
+            if (sv->op != IR_OP_SAVE || sv->index != n->index) continue;
+            for (int g = 0; g < 3; g++) /* a dim the grid indexes whole (a tile one wide) */
+                if (sv->map[g] >= 0 && n->body->grid[g] > 1 && n->body->grid[g] == d[sv->map[g] + pad])
+                    split[sv->map[g] + pad] = 1;
+        }
+    int inner = 0; /* a split dim inside an unsplit one of size > 1 */
+    for (int a = 0; a < 4; a++)
+        for (int b2 = a + 1; b2 < 4; b2++) inner |= !split[a] && d[a] > 1 && split[b2];
+    for (int a = 0; a < 4; a++)
+        if (inner && split[a]) order[m++] = a;
+    for (int a = 0; a < 4; a++)
+        if (!(inner && split[a])) order[m++] = a;
+    int64_t s = 1;
+    for (int q = 3; q >= 0; q--) st[order[q]] = d[order[q]] == 1 ? 0 : s, s *= d[order[q]];
+}
+
+/* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
+ * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
+ * it element by element (another elementwise operator or a reduction) and it is no output. */
+void op_plan_buffers(op_plan *p, const int *uses, const int *user) {
+    const ir_graph *g = p->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        ir_op c = uses[i] == 1 ? g->nodes[user[i]].op : IR_OP_INPUT;
+        p->inl[i] = n->op == IR_OP_CONST ||
+                    (op_is_elementwise(n->op) && uses[i] == 1 &&
+                     (op_is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE));
+        p->buf[i] = p->inl[i] ? -1 : p->n_bufs++;
+        p->store[i] = n->dtype;
+        p->kern[i] = -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) { /* intermediates in f32, like the reference */
+        const ir_node *n = &g->nodes[i];
+        int is_out = 0;
+        for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
+        if (n->op != IR_OP_INPUT && !is_out) p->store[i] = MG_F32;
+        buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
+    }
+}
