@@ -13,6 +13,15 @@
 #include "ff.h"
 #include "eval.h"
 
+uint32_t ff_omega(uint64_t seed) {
+    rng r = {seed ^ 0x6d75676e656e0001ull};
+    for (;;) { /* the q-th roots of unity are the squares: omega = x^2 for x != 0, +-1 */
+        uint32_t x = 2 + rng_below(&r, FF_P - 3);
+        uint32_t w = ff_mulp(x, x);
+        if (w != 1) return w;
+    }
+}
+
 /* Invariant: p[t] < FF_P; q[t] < FF_Q or FF_NONE. FF_NONE = 2^32 - 1 lies above both primes,
  * so it is no residue and can mark "no exponent part" in the q array without a separate flag. */
 typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */

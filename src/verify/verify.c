@@ -172,7 +172,7 @@ static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
         f->t[t].pp[k] = base_alloc(n), f->t[t].pq[k] = base_alloc(n);
         if (!f->t[t].pp[k] || !f->t[t].pq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    f->t[t].omega = mg_field_omega(rng_next(&f->rg));
+    f->t[t].omega = ff_omega(rng_next(&f->rg));
     if (!rc) rc = ev_field(p, ctx, f->t[t].omega, (const uint32_t *const *)f->t[t].ip,
                            (const uint32_t *const *)f->t[t].iq, f->t[t].pp, f->t[t].pq);
     if (!rc) f->n_built++;
