@@ -137,6 +137,7 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
+    case IR_KIND_COMPOUND: MG_ASSERT(!"a compound is never a node"); return MG_OK;
     case IR_KIND_LAYOUT: {
         if (n->op == IR_OP_RESHAPE) {
             /* a reshape leaves row-major data as it is */

@@ -58,6 +58,35 @@ static cJSON *map_array(const int map[3]) {
     return int_array(v, 3);
 }
 
+/* The JSON key of each attribute letter of ops.def's attrs column (docs/ir.md, "JSON form"). */
+static const char *json_key(char letter) {
+    static const char letters[] = "dgstifo" "rlh";
+    static const char *const keys[] = {"dim",  "group", "new_shape", "times", "imap", "fmap",
+                                       "omap", "grid",  "forloop",   "threads"};
+    const char *c = strchr(letters, tolower((unsigned char)letter));
+    return c && *c ? keys[c - letters] : "";
+}
+
+/* The attributes of n's op as docs/ir.md names them, in its ops.def order: sum and max write
+ * dim (sum also group, written even when it is the whole dim), concat dim, reshape new_shape,
+ * repeat times, the μGraph operators their maps and fmap (even when phi). A kernel's grid,
+ * forloop and threads are write_kernel's. */
+static void write_attrs(const ir_node *n, cJSON *t) {
+    for (const char *c = ir_ops[n->op].attrs; *c; c++) {
+        const char *key = json_key(*c);
+        switch (tolower((unsigned char)*c)) {
+        case 'd': cJSON_AddNumberToObject(t, key, n->dim); break;
+        case 'g': cJSON_AddNumberToObject(t, key, (double)n->group); break;
+        case 's':
+        case 't': add_item(t, key, int_array(n->ints, n->n_ints)); break;
+        case 'i':
+        case 'o': add_item(t, key, map_array(n->map)); break;
+        case 'f': cJSON_AddNumberToObject(t, key, n->fmap); break;
+        default: break;
+        }
+    }
+}
+
 static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a);
 
 /* A kernel: one entry for all its outputs ("names"), its schedule and its block graph. */
@@ -115,17 +144,7 @@ static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a) {
                 cJSON_AddItemToArray(in, ref);
             }
         }
-        /* attributes as docs/ir.md names them: sum and max take dim (sum also group, written
-         * even when it is the whole dim), concat dim, reshape new_shape, repeat times; the
-         * μGraph ops their maps */
-        int reduce = ir_ops[n->op].kind == IR_KIND_REDUCE;
-        if (reduce || n->op == IR_OP_CONCAT) cJSON_AddNumberToObject(t, "dim", n->dim);
-        if (n->op == IR_OP_SUM) cJSON_AddNumberToObject(t, "group", (double)n->group);
-        if (n->op == IR_OP_RESHAPE || n->op == IR_OP_REPEAT)
-            add_item(t, n->op == IR_OP_RESHAPE ? "new_shape" : "times", int_array(n->ints, n->n_ints));
-        if (n->op == IR_OP_ITER) add_item(t, "imap", map_array(n->map));
-        if (n->op == IR_OP_SAVE) add_item(t, "omap", map_array(n->map));
-        if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) cJSON_AddNumberToObject(t, "fmap", n->fmap);
+        write_attrs(n, t);
         /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
         add_item(t, "shape", int_array(n->shape.d, n->shape.ndim));
@@ -238,36 +257,35 @@ static int is_ident(const char *s) {
     return 1;
 }
 
+/* 1 if key is the JSON name of an attribute op takes (ops.def attrs). */
+static int takes_key(ir_op op, const char *key) {
+    for (const char *c = ir_ops[op].attrs; *c; c++)
+        if (!strcmp(json_key(*c), key)) return 1;
+    return 0;
+}
+
 /* The first field of tensor object t that op does not take, or NULL. Extra fields are
- * refused rather than ignored, so a JSON program means exactly what it says. */
+ * refused rather than ignored, so a JSON program means exactly what it says. A constant has
+ * a name and a value; a kernel names its outputs and holds a block; every other tensor has
+ * a name, dtype and shape, an iterator the input it reads, others their inputs. */
 static const char *unknown_key(const cJSON *t, ir_op op) {
     const cJSON *e;
     cJSON_ArrayForEach(e, t) {
         const char *k = e->string;
-        int ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "dtype") || !strcmp(k, "shape");
-        if (op == IR_OP_CONST) ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "value");
-        if (op == IR_OP_KERNEL)
-            ok = !strcmp(k, "names") || !strcmp(k, "op") || !strcmp(k, "inputs") || !strcmp(k, "grid") ||
-                 !strcmp(k, "forloop") || !strcmp(k, "threads") || !strcmp(k, "block");
-        if (op == IR_OP_ITER) ok |= !strcmp(k, "input") || !strcmp(k, "imap") || !strcmp(k, "fmap");
-        if (op == IR_OP_ACCUM) ok |= !strcmp(k, "fmap");
-        if (op == IR_OP_SAVE) ok |= !strcmp(k, "omap");
-        if (op != IR_OP_CONST && op != IR_OP_INPUT && op != IR_OP_ITER) ok |= !strcmp(k, "inputs");
-        ok |= !strcmp(k, "dim") && (ir_ops[op].kind == IR_KIND_REDUCE || op == IR_OP_CONCAT);
-        ok |= !strcmp(k, "group") && op == IR_OP_SUM;
-        ok |= !strcmp(k, "new_shape") && op == IR_OP_RESHAPE;
-        ok |= !strcmp(k, "times") && op == IR_OP_REPEAT;
+        int ok = !strcmp(k, "op") || takes_key(op, k);
+        if (op == IR_OP_CONST) ok |= !strcmp(k, "name") || !strcmp(k, "value");
+        else if (op == IR_OP_KERNEL)
+            ok |= !strcmp(k, "names") || !strcmp(k, "inputs") || !strcmp(k, "block");
+        else {
+            ok |= !strcmp(k, "name") || !strcmp(k, "dtype") || !strcmp(k, "shape");
+            if (op == IR_OP_ITER) ok |= !strcmp(k, "input");
+            else if (op != IR_OP_INPUT) ok |= !strcmp(k, "inputs");
+        }
         if (!ok) return k;
     }
     return NULL;
 }
 
-/* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
- * own constructors; an op's "inputs" are names of earlier tensors or inline {"const": "..."}
- * objects, each of which becomes an anonymous constant node. An absent "dim" or "group"
- * reads as 0 (dim 0; group 0 = the whole dim, see infer); keys an op does not take are not
- * rejected. The node is added, which infers its shape, before the optional "dtype" and
- * "shape" are compared with the result; on any error the caller drops the whole graph. */
 static mg_status read_kernel(jin *j, const cJSON *t);
 
 /* A grid map: a list of up to 3 entries, each a tensor dim or -1 (phi). 1 if read, 0 if
@@ -287,6 +305,132 @@ static int get_map(const cJSON *o, const char *key, int map[3]) {
     return 1;
 }
 
+/* An input (name, dtype, shape) or a named constant (its value as a decimal string). */
+static mg_status read_source(jin *j, const cJSON *t, int code) {
+    int i, rc;
+    if (code == IR_OP_CONST) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "value");
+        if (!cJSON_IsString(v)) return jerr(j, "a const needs a string \"value\"");
+        i = ir_add_const(j->g, j->ctx, v->valuestring, 0, 0);
+        if (i < 0) return jfwd(j, i);
+        rc = ir_set_name(j->g, j->ctx, i, j->name);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
+    if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
+    ir_shape s = {0};
+    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    if (s.ndim < 0)
+        return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
+    rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
+    return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+/* n's operands from the "inputs" list: names of earlier tensors, or inline {"const": "..."}
+ * objects, each of which becomes an anonymous constant node. */
+static mg_status read_operands(jin *j, const cJSON *in, ir_node *n) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, in) {
+        if (n->n_in == IR_MAX_IN) return jerr(j, "too many inputs");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
+        if (cJSON_IsObject(e) && cJSON_IsString(c)) { /* an inline constant */
+            int ci = ir_add_const(j->g, j->ctx, c->valuestring, 0, 0);
+            if (ci < 0) return jfwd(j, ci);
+            n->in[n->n_in++] = ci;
+            continue;
+        }
+        if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
+        int k = ir_find(j->g, e->valuestring);
+        if (k < 0) {
+            /* its own name is not in the map yet: ir_set_name runs last */
+            if (!strcmp(e->valuestring, j->name))
+                return jerr(j, "reads itself (a cycle)");
+            return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
+                        "cycle: tensors must be listed in topological order)", e->valuestring);
+        }
+        n->in[n->n_in++] = k;
+    }
+    return MG_OK;
+}
+
+/* The attributes of n from t, which unknown_key has held to those its op takes: the maps
+ * (absent: all phi) and fmap (absent: -1), read before the operands... */
+static mg_status read_maps(jin *j, const cJSON *t, ir_node *n) {
+    if (get_map(t, ir_op_attr(n->op, 'o') ? "omap" : "imap", n->map) < 0)
+        return jerr(j, "a map lists up to 3 entries, each a tensor dim or -1");
+    int64_t fm = -1;
+    if (get_int(t, "fmap", -1, IR_MAX_DIMS - 1, &fm) < 0) return jerr(j, "bad \"fmap\"");
+    n->fmap = (int)fm;
+    return MG_OK;
+}
+
+/* ...and after them dim and group (absent: 0, which is dim 0 and, for group, the whole dim,
+ * see infer) and a reshape's or repeat's list. */
+static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
+    int64_t v = 0;
+    if (get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v) < 0) return jerr(j, "bad \"dim\"");
+    n->dim = (int)v;
+    if (get_int(t, "group", 1, IR_MAX_DIM, &n->group) < 0) return jerr(j, "bad \"group\"");
+    char c = ir_op_attr(n->op, 's') ? 's' : ir_op_attr(n->op, 't') ? 't' : 0;
+    if (c && (n->n_ints = get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
+        return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", json_key(c));
+    return MG_OK;
+}
+
+/* The optional "dtype" and "shape" of t must match what inference gave node i. */
+static mg_status check_inferred(jin *j, const cJSON *t, int i) {
+    const ir_node *n = &j->g->nodes[i];
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(n->dtype))))
+        return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(n->dtype));
+    ir_shape s = {0};
+    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &n->shape, sizeof s))) {
+        char sh[128];
+        return jerr(j, "\"shape\" does not match the inferred %s",
+                    ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+    }
+    return MG_OK;
+}
+
+/* An operator tensor: an iterator names the kernel input it reads, every other op lists its
+ * "inputs"; then the attributes, the node (which infers its shape), the check of the given
+ * dtype and shape, and its name, or for a saver its place among the kernel's outputs. */
+static mg_status read_op(jin *j, const cJSON *t, int code) {
+    ir_node n = {.op = (ir_op)code, .fmap = -1};
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs");
+    mg_status st;
+    if (code == IR_OP_ITER) { /* reads a kernel input by name */
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, "input");
+        n.index = -1;
+        for (int k = 0; cJSON_IsString(x) && k < j->g->n_kin; k++)
+            if (!strcmp(j->g->kin_name[k], x->valuestring)) n.index = k;
+        if (n.index < 0) return jerr(j, "iter needs \"input\": the name of one of the kernel's inputs");
+        in = NULL;
+    } else if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
+    if ((st = read_maps(j, t, &n))) return st;
+    if (code == IR_OP_SAVE) n.index = j->g->n_outputs;
+    if ((st = read_operands(j, in, &n))) return st;
+    if (code != IR_OP_KERNEL && n.n_in != ir_ops[code].arity)
+        return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
+                    n.n_in);
+    if ((st = read_sizes(j, t, &n))) return st;
+    int i = ir_add_node(j->g, j->ctx, &n), rc;
+    if (i < 0) return jfwd(j, i);
+    if ((st = check_inferred(j, t, i))) return st;
+    if (code == IR_OP_SAVE) { /* the k-th saver is the kernel's k-th output */
+        rc = ir_add_output(j->g, j->ctx, i);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
+    rc = ir_set_name(j->g, j->ctx, i, j->name);
+    return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+/* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
+ * own constructors (read_source), operators read_op; keys an op does not take are refused
+ * (unknown_key). The node is added, which infers its shape, before the optional "dtype" and
+ * "shape" are compared with the result; on any error the caller drops the whole graph. */
 static mg_status read_tensor(jin *j, const cJSON *t) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(t, "op");
@@ -302,97 +446,16 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
     if (!strcmp(j->name, "input") || !strcmp(j->name, "output"))
         return jerr(j, "'%s' is a keyword and cannot name a tensor", j->name);
     if (!cJSON_IsString(op)) return jerr(j, "needs a string \"op\"");
-    /* op names are looked up in the op table, so JSON knows every ops.def row */
+    /* op names are looked up in the op table, so JSON knows every ops.def row that can be a
+     * node (a compound, levels 0, is written as its primitives) */
     int code = -1;
     for (int k = 0; k < IR_OP_COUNT; k++)
-        if (!strcmp(op->valuestring, ir_ops[k].name)) code = k;
+        if (ir_ops[k].levels && !strcmp(op->valuestring, ir_ops[k].name)) code = k;
     if (code < 0) return jerr(j, "unknown op '%.64s'", op->valuestring);
     const char *bad = unknown_key(t, (ir_op)code);
     if (bad) return jerr(j, "'%s' takes no field \"%.64s\"", ir_ops[code].name, bad);
-    int i, rc;
-    if (code == IR_OP_INPUT || code == IR_OP_CONST) {
-        if (code == IR_OP_CONST) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "value");
-            if (!cJSON_IsString(v)) return jerr(j, "a const needs a string \"value\"");
-            i = ir_add_const(j->g, j->ctx, v->valuestring, 0, 0);
-            if (i < 0) return jfwd(j, i);
-            rc = ir_set_name(j->g, j->ctx, i, j->name);
-            return rc < 0 ? jfwd(j, rc) : MG_OK;
-        }
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
-        int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
-        if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
-        ir_shape s = {0};
-        s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
-        if (s.ndim < 0)
-            return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
-        rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
-        return rc < 0 ? jfwd(j, rc) : MG_OK;
-    }
-    ir_node n = {.op = (ir_op)code, .fmap = -1};
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
-    if (code == IR_OP_ITER) { /* reads a kernel input by name */
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, "input");
-        n.index = -1;
-        for (int k = 0; cJSON_IsString(x) && k < j->g->n_kin; k++)
-            if (!strcmp(j->g->kin_name[k], x->valuestring)) n.index = k;
-        if (n.index < 0) return jerr(j, "iter needs \"input\": the name of one of the kernel's inputs");
-        in = NULL;
-    } else if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
-    if (get_map(t, code == IR_OP_SAVE ? "omap" : "imap", n.map) < 0)
-        return jerr(j, "a map lists up to 3 entries, each a tensor dim or -1");
-    int64_t fm = -1;
-    if (get_int(t, "fmap", -1, IR_MAX_DIMS - 1, &fm) < 0) return jerr(j, "bad \"fmap\"");
-    n.fmap = (int)fm;
-    if (code == IR_OP_SAVE) n.index = j->g->n_outputs;
-    cJSON_ArrayForEach(e, in) {
-        if (n.n_in == IR_MAX_IN) return jerr(j, "too many inputs");
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
-        if (cJSON_IsObject(e) && cJSON_IsString(c)) { /* an inline constant */
-            int ci = ir_add_const(j->g, j->ctx, c->valuestring, 0, 0);
-            if (ci < 0) return jfwd(j, ci);
-            n.in[n.n_in++] = ci;
-            continue;
-        }
-        if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
-        int k = ir_find(j->g, e->valuestring);
-        if (k < 0) {
-            /* its own name is not in the map yet: ir_set_name runs last */
-            if (!strcmp(e->valuestring, j->name))
-                return jerr(j, "reads itself (a cycle)");
-            return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
-                        "cycle: tensors must be listed in topological order)", e->valuestring);
-        }
-        n.in[n.n_in++] = k;
-    }
-    if (code != IR_OP_KERNEL && n.n_in != ir_ops[code].arity)
-        return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
-                    n.n_in);
-    int64_t v = 0;
-    if ((rc = get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v)) < 0) return jerr(j, "bad \"dim\"");
-    n.dim = (int)v;
-    if ((rc = get_int(t, "group", 1, IR_MAX_DIM, &n.group)) < 0) return jerr(j, "bad \"group\"");
-    const char *lk = code == IR_OP_RESHAPE ? "new_shape" : code == IR_OP_REPEAT ? "times" : NULL;
-    if (lk && (n.n_ints = get_int_list(t, lk, n.ints, IR_MAX_DIMS)) < 0)
-        return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", lk);
-    i = ir_add_node(j->g, j->ctx, &n);
-    if (i < 0) return jfwd(j, i);
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
-    if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(j->g->nodes[i].dtype))))
-        return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(j->g->nodes[i].dtype));
-    ir_shape s = {0};
-    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
-    if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &j->g->nodes[i].shape, sizeof s))) {
-        char sh[128];
-        return jerr(j, "\"shape\" does not match the inferred %s",
-                    ir_shape_str(j->g->nodes[i].dtype, &j->g->nodes[i].shape, sh, sizeof sh));
-    }
-    if (code == IR_OP_SAVE) { /* the k-th saver is the kernel's k-th output */
-        rc = ir_add_output(j->g, j->ctx, i);
-        return rc < 0 ? jfwd(j, rc) : MG_OK;
-    }
-    rc = ir_set_name(j->g, j->ctx, i, j->name);
-    return rc < 0 ? jfwd(j, rc) : MG_OK;
+    if (code == IR_OP_INPUT || code == IR_OP_CONST) return read_source(j, t, code);
+    return read_op(j, t, code);
 }
 
 /* {"names": [...], "op": "kernel", "inputs": [...], "grid": [x, y, z], "forloop": N,

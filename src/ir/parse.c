@@ -306,7 +306,8 @@ static int lookup(parser *p, const token *t) {
     fail(p, t, "unknown tensor '%s'", name);
 }
 
-/* Attribute keys, one table: name, the letter fn_attrs uses, and whether it takes a list. */
+/* Attribute keys, one table: name, the letter of ops.def's attrs column, and whether it takes a
+ * list. */
 enum { A_DIM, A_GROUP, A_SHAPE, A_TIMES, A_IMAP, A_FMAP, A_OMAP, A_GRID, A_FORLOOP, A_THREADS, A_COUNT };
 static const struct {
     const char *name;
@@ -349,21 +350,6 @@ static void parse_attr(parser *p, attrs *a, const token *fn) {
     else a->val[k] = parse_int(p, ATTR[k].name);
 }
 
-/* Which attributes each function takes, as ATTR letters; upper case = required. */
-static const char *fn_attrs(ir_op op) {
-    switch (op) {
-    case IR_OP_SUM: return "Dg";
-    case IR_OP_MAX: case IR_OP_CONCAT: return "D";
-    case IR_OP_RESHAPE: return "S";
-    case IR_OP_REPEAT: return "T";
-    case IR_OP_ITER: return "if";
-    case IR_OP_ACCUM: return "f";
-    case IR_OP_SAVE: return "o";
-    case IR_OP_KERNEL: return "Rlh";
-    default: return "";
-    }
-}
-
 /* Rejects attributes the op does not take and reports missing required ones, at the call. */
 static void check_attrs(parser *p, const token *fn, const attrs *a, const char *allowed) {
     for (int k = 0; k < A_COUNT; k++) {
@@ -402,7 +388,7 @@ static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
              fn->s, d, sh->ndim);
     char lit[32];
     snprintf(lit, sizeof lit, "%" PRId64, sh->d[d]);
-    int is_rms = is_word(fn, "rmsnorm");
+    int is_rms = is_word(fn, ir_ops[IR_OP_RMSNORM].name);
     int v = is_rms ? add_node(p, fn, &s) : x;
     ir_node r = {.op = IR_OP_SUM, .n_in = 1, .in = {v}, .dim = (int)d};
     int m = add_binary(p, fn, IR_OP_DIV, add_node(p, fn, &r), add_const(p, fn, lit));
@@ -411,22 +397,42 @@ static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
     return add_binary(p, fn, IR_OP_DIV, x, add_node(p, fn, &q));
 }
 
+/* "add sub ... concat rmsnorm mean; in kernels iter accum save": the operators a call may
+ * name, from the op table (inputs, constants and kernels have statements of their own), and
+ * the parser's own sugar mean. */
+static const char *op_list(char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int op = -1; op < IR_OP_COUNT && k < n; op++) {
+            if (op < 0) { /* before the pass's operators */
+                k += (size_t)snprintf(buf + k, n - k, "%s", pass ? " mean; in kernels" : "");
+                continue;
+            }
+            ir_kind kd = ir_ops[op].kind;
+            if (kd == IR_KIND_SOURCE || kd == IR_KIND_GRAPH || (kd == IR_KIND_BLOCK) != pass)
+                continue;
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? " " : "", ir_ops[op].name);
+        }
+    return buf;
+}
+
 /* Parses the arguments of a call to fn (current token '('). Operator names come from the op
- * table (input and const excluded), so a new ops.def row is callable at once, though the list
- * in the "unknown operator" message is written out. rmsnorm and mean are sugar. Operands come
- * first, then attributes; an identifier is a key when the next non-blank byte is '=', a peek
- * at the raw text since the lexer has one token of lookahead. Operands past IR_MAX_IN are
- * counted but not stored, and the arity check then reports them. */
+ * table (input and const excluded), so a new ops.def row is callable at once. A compound
+ * (rmsnorm) and mean are sugar. Operands come first, then attributes; an identifier is a key
+ * when the next non-blank byte is '=', a peek at the raw text since the lexer has one token
+ * of lookahead. Operands past IR_MAX_IN are counted but not stored, and the arity check then
+ * reports them. */
 static int parse_call(parser *p, const token *fn) {
-    int sugar = is_word(fn, "rmsnorm") || is_word(fn, "mean");
     ir_op op = IR_OP_COUNT;
-    for (int k = IR_OP_CONST + 1; k < IR_OP_COUNT && !sugar; k++)
+    for (int k = IR_OP_CONST + 1; k < IR_OP_COUNT; k++)
         if (is_word(fn, ir_ops[k].name)) op = (ir_op)k;
-    if (!sugar && op == IR_OP_COUNT) {
-        char d[64];
-        fail(p, fn, "unknown operator %s (operators: add sub mul div exp sqr sqrt silu relu "
-             "matmul sum max repeat reshape concat rmsnorm mean; in kernels iter accum save)",
-             tok_desc(fn, d, sizeof d));
+    int mean = is_word(fn, "mean");
+    int sugar = mean || (op != IR_OP_COUNT && ir_ops[op].kind == IR_KIND_COMPOUND);
+    if (!mean && op == IR_OP_COUNT) {
+        char d[64], list[256];
+        fail(p, fn, "unknown operator %s (operators: %s)", tok_desc(fn, d, sizeof d),
+             op_list(list, sizeof list));
     }
     if (op == IR_OP_KERNEL)
         fail(p, fn, "'kernel' starts a statement: NAME, ... = kernel(INPUTS, grid=[..]) { ... }");
@@ -493,7 +499,7 @@ static int parse_call(parser *p, const token *fn) {
     if (args != want)
         fail(p, fn, "'%.*s' takes %d operand%s, got %d", (int)fn->n, fn->s, want,
              want == 1 ? "" : "s", args);
-    check_attrs(p, fn, &a, sugar ? "d" : fn_attrs(op));
+    check_attrs(p, fn, &a, mean ? "d" : ir_ops[op].attrs);
     if (sugar) return expand_sugar(p, fn, n.in[0], &a);
     n.n_in = op == IR_OP_ITER ? 0 : args;
     to_map(p, fn, &a, A_IMAP, n.map);
@@ -687,7 +693,7 @@ static void parse_save(parser *p) {
         parse_attr(p, &a, &fn);
     }
     expect(p, ')', "to close 'save('");
-    check_attrs(p, &fn, &a, fn_attrs(IR_OP_SAVE));
+    check_attrs(p, &fn, &a, ir_ops[IR_OP_SAVE].attrs);
     to_map(p, &fn, &a, A_OMAP, n.map);
     int i = add_node(p, &fn, &n);
     int rc = ir_add_output(p->g, p->ctx, i);
@@ -723,7 +729,7 @@ static void parse_kernel(parser *p, const token *names, int n_names) {
         expect(p, ',', "between kernel arguments");
     }
     next(p); /* ')' */
-    check_attrs(p, &kw, &a, fn_attrs(IR_OP_KERNEL));
+    check_attrs(p, &kw, &a, ir_ops[IR_OP_KERNEL].attrs);
     int grid[3] = {1, 1, 1};
     if (a.n[A_GRID] < 1 || a.n[A_GRID] > 3) fail(p, &kw, "grid= lists 1 to 3 sizes (x, y, z)");
     for (int g = 0; g < a.n[A_GRID]; g++) {
