@@ -160,40 +160,45 @@ static int parse_int(const char *s, size_t p, size_t e, int64_t *v) {
     return x >= 1 ? 0 : -1;
 }
 
+/* A leaf at s + *p: a decimal constant, or a variable by name (created on first use). */
+static int32_t parse_atom(ae_tab *t, mg_ctx *ctx, const char *s, size_t *p, int *err_col) {
+    size_t e = token_end(s, *p);
+    char buf[256];
+    if (e - *p >= sizeof buf) return parse_fail(ctx, err_col, *p, "token too long");
+    memcpy(buf, s + *p, e - *p);
+    buf[e - *p] = 0;
+    int32_t id;
+    if ((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-' || buf[0] == '.') {
+        int64_t num, den;
+        double v;
+        if (ir_parse_decimal(buf, &num, &den, &v))
+            return parse_fail(ctx, err_col, *p, "malformed number");
+        id = ae_make(t, AE_CONST, -1, -1, num, den);
+    } else {
+        for (size_t i = *p; i < e; i++)
+            if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+                  (i > *p && s[i] >= '0' && s[i] <= '9')))
+                return parse_fail(ctx, err_col, i, "bad character in a name");
+        id = -1;
+        for (int32_t v = 0; v < t->n_vars; v++)
+            if (strlen(t->var_names[v]) == e - *p && !memcmp(t->var_names[v], s + *p, e - *p))
+                id = ae_make(t, AE_VAR, -1, -1, v, 0);
+        if (id < 0) id = ae_var(t, buf);
+    }
+    *p = e;
+    if (id < 0) return parse_fail(ctx, err_col, *p, "out of memory");
+    return id;
+}
+
+/* One expression at s + *p: an atom, or '(' kind sizes operands ')' with the sizes sum and rms
+ * (one) and concat (two) carry. */
 static int32_t parse_rec(ae_tab *t, mg_ctx *ctx, const char *s, size_t *p, int *err_col,
                          int depth) {
     skip_ws(s, p);
     if (depth > 1000) return parse_fail(ctx, err_col, *p, "expression nested too deeply");
     if (!s[*p]) return parse_fail(ctx, err_col, *p, "expected an expression");
     if (s[*p] == ')') return parse_fail(ctx, err_col, *p, "unexpected ')'");
-    if (s[*p] != '(') {
-        size_t e = token_end(s, *p);
-        char buf[256];
-        if (e - *p >= sizeof buf) return parse_fail(ctx, err_col, *p, "token too long");
-        memcpy(buf, s + *p, e - *p);
-        buf[e - *p] = 0;
-        int32_t id;
-        if ((buf[0] >= '0' && buf[0] <= '9') || buf[0] == '-' || buf[0] == '.') {
-            int64_t num, den;
-            double v;
-            if (ir_parse_decimal(buf, &num, &den, &v))
-                return parse_fail(ctx, err_col, *p, "malformed number");
-            id = ae_make(t, AE_CONST, -1, -1, num, den);
-        } else {
-            for (size_t i = *p; i < e; i++)
-                if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
-                      (i > *p && s[i] >= '0' && s[i] <= '9')))
-                    return parse_fail(ctx, err_col, i, "bad character in a name");
-            id = -1;
-            for (int32_t v = 0; v < t->n_vars; v++)
-                if (strlen(t->var_names[v]) == e - *p && !memcmp(t->var_names[v], s + *p, e - *p))
-                    id = ae_make(t, AE_VAR, -1, -1, v, 0);
-            if (id < 0) id = ae_var(t, buf);
-        }
-        *p = e;
-        if (id < 0) return parse_fail(ctx, err_col, *p, "out of memory");
-        return id;
-    }
+    if (s[*p] != '(') return parse_atom(t, ctx, s, p, err_col);
     size_t open = (*p)++;
     skip_ws(s, p);
     size_t e = token_end(s, *p);
@@ -203,7 +208,6 @@ static int32_t parse_rec(ae_tab *t, mg_ctx *ctx, const char *s, size_t *p, int *
             !memcmp(ae_kinds[o].name, s + *p, e - *p))
             op = o;
     if (op < 0) return parse_fail(ctx, err_col, *p, "unknown operator");
-    size_t at = *p;
     *p = e;
     int64_t k[2] = {0, 0};
     for (int i = 0; i < (op == AE_SUM || op == AE_RMS ? 1 : op == AE_CONCAT ? 2 : 0); i++) {
@@ -220,7 +224,6 @@ static int32_t parse_rec(ae_tab *t, mg_ctx *ctx, const char *s, size_t *p, int *
     if (s[*p] != ')')
         return parse_fail(ctx, err_col, s[*p] ? *p : open, s[*p] ? "expected ')'" : "missing ')'");
     (*p)++;
-    (void)at;
     int32_t id = ae_make(t, op, kid[0], kid[1], k[0], k[1]);
     if (id < 0) return parse_fail(ctx, err_col, open, "out of memory");
     return id;

@@ -2,8 +2,9 @@
  * the search (Table 2), docs/search.md.
  *
  * A term table hash-conses terms over uninterpreted functions: input variables, constants,
- * add, mul, div, exp, sqrt, silu, sum(k, x), concat(k1, k2, x, y) and rms(k, x). add and mul keep their
- * operands in a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
+ * add, mul, div, exp, sqrt, silu, sum(k, x), concat(k1, k2, x, y) and rms(k, x), the FN()
+ * entries of ops.def's ae column. add and mul (commutative in ops.def) keep their operands in
+ * a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
  * The program's expression is saturated once under the rest of A_eq in an e-graph (node and
  * iteration bounds, deterministic); a prefix expression E is then a subexpression of some
  * expression A_eq-equal to the program's iff E's e-class exists and is reachable from the
@@ -106,7 +107,8 @@ void ae_print(const ae_tab *t, int32_t id, strbuf *sb);
 /* Table 1 for one operator node n of graph g (a block graph for accum), its operands'
  * terms a and b (-1 where it has fewer): the term, -1 if out of memory, -2 if the operator
  * has no abstract expression here (not Lax; inputs, constants, iterators and kernels are the
- * callers' business). n need not be in g yet; its operands must be. */
+ * callers' business). The rule is ops.def's ae column; n may be the compound rmsnorm, which
+ * gives rms(n, a) for the size n of its dim. n need not be in g yet; its operands must be. */
 int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);
 /* Abstract expressions of every node of kernel graph g (Table 1, graph-defined kernels
  * inlined): out[i] = term of node i, or -1 for a node that has none (non-Lax). Variables
@@ -117,7 +119,7 @@ mg_status ae_of_graph(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int32_t *out);
 mg_status ae_of_block(ae_tab *t, mg_ctx *ctx, const ir_graph *b, const int32_t *kin,
                       int32_t *out);
 
-/* ---- the e-graph ---- */
+/* ---- the e-graph (egraph.c) ---- */
 typedef struct ae_limits {
     int64_t max_nodes; /* stop saturating past this many e-nodes (default 200000) */
     int max_iters;     /* at most this many rounds of rule application (default 40) */

@@ -193,118 +193,155 @@ static int32_t A2(ae_egraph *eg, int32_t op, int32_t a, int32_t b) { return eg_a
 static int32_t A1(ae_egraph *eg, int32_t op, int32_t a) { return eg_add(eg, op, a, -1, 0, 0); }
 static int32_t SUMK(ae_egraph *eg, int64_t k, int32_t a) { return eg_add(eg, AE_SUM, a, -1, k, 0); }
 
+/* The rules of one round of A_eq (Table 2, both directions), one function per kind of the
+ * node n of class c they match; each returns 1 if a merge happened. */
+
+/* add and mul: associativity; for mul also distributivity over add, (x p) / q and sums */
+static int apply_assoc(ae_egraph *eg, int32_t c, eg_node n) {
+    int ch = 0;
+    int32_t a = n.c0, b = n.c1;
+    for (int o = 0; o < 2; o++) {
+        int32_t x = o ? b : a, y = o ? a : b;
+        /* associativity: x + (p + q) = (x + p) + q = (x + q) + p */
+        EACH(m, y, n.op) {
+            ch |= eg_merge(eg, c, A2(eg, n.op, A2(eg, n.op, x, m.c0), m.c1));
+            ch |= eg_merge(eg, c, A2(eg, n.op, A2(eg, n.op, x, m.c1), m.c0));
+        }
+        if (n.op == AE_MUL) {
+            /* distributivity: (p + q) z = p z + q z */
+            EACH(m, x, AE_ADD)
+                ch |= eg_merge(eg, c, A2(eg, AE_ADD, A2(eg, AE_MUL, m.c0, y), A2(eg, AE_MUL, m.c1, y)));
+            /* x (p / q) = (x p) / q */
+            EACH(m, y, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_MUL, x, m.c0), m.c1));
+            /* sum(i, p) y = sum(i, p y) */
+            EACH(m, x, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_MUL, m.c0, y)));
+        }
+    }
+    return ch;
+}
+
+/* concat (ours): sum(i, p q) + sum(j, r s) = sum(i + j, concat(p, r) concat(q, s)), on an add
+ * node of class c */
+static int apply_concat(ae_egraph *eg, int32_t c, eg_node n) {
+    int ch = 0;
+    int32_t a = n.c0, b = n.c1;
+    for (int o = 0; o < 2; o++) {
+        int32_t x = o ? b : a, y = o ? a : b;
+        /* each side is sum(k, p q), or p q itself (k = 1) */
+        for (int64_t i1 = eg->cstart[x]; i1 < eg->cstart[x + 1]; i1++)
+            for (int64_t i2 = eg->cstart[y]; i2 < eg->cstart[y + 1]; i2++) {
+                eg_node s1 = eg->nodes[eg->cnodes[i1]], s2 = eg->nodes[eg->cnodes[i2]];
+                int32_t c1 = s1.op == AE_SUM ? s1.c0 : s1.op == AE_MUL ? x : -1;
+                int32_t c2 = s2.op == AE_SUM ? s2.c0 : s2.op == AE_MUL ? y : -1;
+                int64_t k1 = s1.op == AE_SUM ? s1.k : 1, k2 = s2.op == AE_SUM ? s2.k : 1;
+                if (c1 < 0 || c2 < 0) continue;
+                EACH(m, c1, AE_MUL) EACH(m2, c2, AE_MUL)
+                    for (int j = 0; j < 4; j++) { /* both operand orders of each product */
+                        int32_t p = j & 1 ? m.c1 : m.c0, q = j & 1 ? m.c0 : m.c1;
+                        int32_t r = j & 2 ? m2.c1 : m2.c0, s = j & 2 ? m2.c0 : m2.c1;
+                        int32_t l = eg_add(eg, AE_CONCAT, p, r, k1, k2);
+                        int32_t rr = eg_add(eg, AE_CONCAT, q, s, k1, k2);
+                        ch |= eg_merge(eg, c, SUMK(eg, k1 + k2, A2(eg, AE_MUL, l, rr)));
+                    }
+            }
+    }
+    return ch;
+}
+
+/* mul: exp(p) exp(q) = exp(p + q), sqrt(p) sqrt(q) = sqrt(p q). add: factor a common
+ * multiplicand, divisor or sum, and the concat rule. */
+static int apply_add_mul(ae_egraph *eg, int32_t c, eg_node n) {
+    int ch = apply_assoc(eg, c, n);
+    int32_t a = n.c0, b = n.c1;
+    if (n.op == AE_MUL) {
+        EACH(m, a, AE_EXP) EACH(m2, b, AE_EXP)
+            ch |= eg_merge(eg, c, A1(eg, AE_EXP, A2(eg, AE_ADD, m.c0, m2.c0)));
+        EACH(m, a, AE_SQRT) EACH(m2, b, AE_SQRT)
+            ch |= eg_merge(eg, c, A1(eg, AE_SQRT, A2(eg, AE_MUL, m.c0, m2.c0)));
+        return ch;
+    }
+    EACH(m, a, AE_MUL) EACH(m2, b, AE_MUL) {
+        int32_t p[2] = {m.c0, m.c1}, q[2] = {m2.c0, m2.c1};
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++)
+                if (p[i] == q[j])
+                    ch |= eg_merge(eg, c, A2(eg, AE_MUL, A2(eg, AE_ADD, p[1 - i], q[1 - j]), p[i]));
+    }
+    EACH(m, a, AE_DIV) EACH(m2, b, AE_DIV) if (m.c1 == m2.c1)
+        ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_ADD, m.c0, m2.c0), m.c1));
+    EACH(m, a, AE_SUM) EACH(m2, b, AE_SUM) if (m.k == m2.k)
+        ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_ADD, m.c0, m2.c0)));
+    return ch | apply_concat(eg, c, n);
+}
+
+/* div: distributes over add, moves through mul, div and sum; and the rms rule */
+static int apply_div(ae_egraph *eg, int32_t c, eg_node n) {
+    int ch = 0;
+    int32_t a = n.c0, b = n.c1;
+    EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_ADD, A2(eg, AE_DIV, m.c0, b), A2(eg, AE_DIV, m.c1, b)));
+    EACH(m, a, AE_MUL) {
+        ch |= eg_merge(eg, c, A2(eg, AE_MUL, m.c0, A2(eg, AE_DIV, m.c1, b)));
+        ch |= eg_merge(eg, c, A2(eg, AE_MUL, m.c1, A2(eg, AE_DIV, m.c0, b)));
+    }
+    EACH(m, a, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, m.c0, A2(eg, AE_MUL, m.c1, b)));
+    EACH(m, b, AE_MUL) {
+        ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_DIV, a, m.c0), m.c1));
+        ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_DIV, a, m.c1), m.c0));
+    }
+    EACH(m, a, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_DIV, m.c0, b)));
+    /* ours: div(x, sqrt(div(sum(k, mul(x, x)), k))) = rms(k, x) */
+    EACH(r, b, AE_SQRT) EACH(q, r.c0, AE_DIV) EACH(s, q.c0, AE_SUM) EACH(m, s.c0, AE_MUL)
+        if (m.c0 == a && m.c1 == a) EACH(kc, q.c1, AE_CONST) if (kc.k == s.k && kc.k2 == 1)
+            ch |= eg_merge(eg, c, eg_add(eg, AE_RMS, a, -1, s.k, 0));
+    return ch;
+}
+
+/* sum: nesting (both ways, splits over divisors), distributes over add, moves out of mul and
+ * div, and the concat rule backwards */
+static int apply_sum(ae_egraph *eg, int32_t c, eg_node n) {
+    int ch = 0;
+    int32_t a = n.c0;
+    /* sum(i, sum(j, x)) = sum(i j, x), both ways (splits over divisors) */
+    EACH(m, a, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, n.k * m.k, m.c0));
+    for (int64_t d = 2; d < n.k; d++)
+        if (n.k % d == 0) ch |= eg_merge(eg, c, SUMK(eg, d, SUMK(eg, n.k / d, a)));
+    EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_ADD, SUMK(eg, n.k, m.c0), SUMK(eg, n.k, m.c1)));
+    EACH(m, a, AE_MUL) {
+        ch |= eg_merge(eg, c, A2(eg, AE_MUL, SUMK(eg, n.k, m.c0), m.c1));
+        ch |= eg_merge(eg, c, A2(eg, AE_MUL, SUMK(eg, n.k, m.c1), m.c0));
+    }
+    EACH(m, a, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, SUMK(eg, n.k, m.c0), m.c1));
+    EACH(m, a, AE_MUL) EACH(u, m.c0, AE_CONCAT) EACH(v, m.c1, AE_CONCAT)
+        if (u.k == v.k && u.k2 == v.k2 && u.k + u.k2 == n.k)
+            ch |= eg_merge(eg, c, A2(eg, AE_ADD, SUMK(eg, u.k, A2(eg, AE_MUL, u.c0, v.c0)),
+                                     SUMK(eg, u.k2, A2(eg, AE_MUL, u.c1, v.c1))));
+    return ch;
+}
+
 /* One round of A_eq (Table 2, both directions) on node n of class c. Returns 1 if a merge
  * happened. */
 static int eg_apply(ae_egraph *eg, int32_t c, eg_node n) {
-    int ch = 0;
-    int32_t a = n.c0, b = n.c1;
+    int32_t a = n.c0;
     switch (n.op) {
     case AE_ADD:
-    case AE_MUL:
-        for (int o = 0; o < 2; o++) {
-            int32_t x = o ? b : a, y = o ? a : b;
-            /* associativity: x + (p + q) = (x + p) + q = (x + q) + p */
-            EACH(m, y, n.op) {
-                ch |= eg_merge(eg, c, A2(eg, n.op, A2(eg, n.op, x, m.c0), m.c1));
-                ch |= eg_merge(eg, c, A2(eg, n.op, A2(eg, n.op, x, m.c1), m.c0));
-            }
-            if (n.op == AE_MUL) {
-                /* distributivity: (p + q) z = p z + q z */
-                EACH(m, x, AE_ADD)
-                    ch |= eg_merge(eg, c, A2(eg, AE_ADD, A2(eg, AE_MUL, m.c0, y), A2(eg, AE_MUL, m.c1, y)));
-                /* x (p / q) = (x p) / q */
-                EACH(m, y, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_MUL, x, m.c0), m.c1));
-                /* sum(i, p) y = sum(i, p y) */
-                EACH(m, x, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_MUL, m.c0, y)));
-            }
-        }
-        if (n.op == AE_MUL) {
-            EACH(m, a, AE_EXP) EACH(m2, b, AE_EXP)
-                ch |= eg_merge(eg, c, A1(eg, AE_EXP, A2(eg, AE_ADD, m.c0, m2.c0)));
-            EACH(m, a, AE_SQRT) EACH(m2, b, AE_SQRT)
-                ch |= eg_merge(eg, c, A1(eg, AE_SQRT, A2(eg, AE_MUL, m.c0, m2.c0)));
-            break;
-        }
-        /* add: factor a common multiplicand, divisor or sum */
-        EACH(m, a, AE_MUL) EACH(m2, b, AE_MUL) {
-            int32_t p[2] = {m.c0, m.c1}, q[2] = {m2.c0, m2.c1};
-            for (int i = 0; i < 2; i++)
-                for (int j = 0; j < 2; j++)
-                    if (p[i] == q[j])
-                        ch |= eg_merge(eg, c, A2(eg, AE_MUL, A2(eg, AE_ADD, p[1 - i], q[1 - j]), p[i]));
-        }
-        EACH(m, a, AE_DIV) EACH(m2, b, AE_DIV) if (m.c1 == m2.c1)
-            ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_ADD, m.c0, m2.c0), m.c1));
-        EACH(m, a, AE_SUM) EACH(m2, b, AE_SUM) if (m.k == m2.k)
-            ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_ADD, m.c0, m2.c0)));
-        /* concat (ours): sum(i, p q) + sum(j, r s) = sum(i + j, concat(p, r) concat(q, s)) */
-        for (int o = 0; o < 2; o++) {
-            int32_t x = o ? b : a, y = o ? a : b;
-            /* each side is sum(k, p q), or p q itself (k = 1) */
-            for (int64_t i1 = eg->cstart[x]; i1 < eg->cstart[x + 1]; i1++)
-                for (int64_t i2 = eg->cstart[y]; i2 < eg->cstart[y + 1]; i2++) {
-                    eg_node s1 = eg->nodes[eg->cnodes[i1]], s2 = eg->nodes[eg->cnodes[i2]];
-                    int32_t c1 = s1.op == AE_SUM ? s1.c0 : s1.op == AE_MUL ? x : -1;
-                    int32_t c2 = s2.op == AE_SUM ? s2.c0 : s2.op == AE_MUL ? y : -1;
-                    int64_t k1 = s1.op == AE_SUM ? s1.k : 1, k2 = s2.op == AE_SUM ? s2.k : 1;
-                    if (c1 < 0 || c2 < 0) continue;
-                    EACH(m, c1, AE_MUL) EACH(m2, c2, AE_MUL)
-                        for (int j = 0; j < 4; j++) { /* both operand orders of each product */
-                            int32_t p = j & 1 ? m.c1 : m.c0, q = j & 1 ? m.c0 : m.c1;
-                            int32_t r = j & 2 ? m2.c1 : m2.c0, s = j & 2 ? m2.c0 : m2.c1;
-                            int32_t l = eg_add(eg, AE_CONCAT, p, r, k1, k2);
-                            int32_t rr = eg_add(eg, AE_CONCAT, q, s, k1, k2);
-                            ch |= eg_merge(eg, c, SUMK(eg, k1 + k2, A2(eg, AE_MUL, l, rr)));
-                        }
-                }
-        }
-        break;
-    case AE_DIV:
-        EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_ADD, A2(eg, AE_DIV, m.c0, b), A2(eg, AE_DIV, m.c1, b)));
-        EACH(m, a, AE_MUL) {
-            ch |= eg_merge(eg, c, A2(eg, AE_MUL, m.c0, A2(eg, AE_DIV, m.c1, b)));
-            ch |= eg_merge(eg, c, A2(eg, AE_MUL, m.c1, A2(eg, AE_DIV, m.c0, b)));
-        }
-        EACH(m, a, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, m.c0, A2(eg, AE_MUL, m.c1, b)));
-        EACH(m, b, AE_MUL) {
-            ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_DIV, a, m.c0), m.c1));
-            ch |= eg_merge(eg, c, A2(eg, AE_DIV, A2(eg, AE_DIV, a, m.c1), m.c0));
-        }
-        EACH(m, a, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, m.k, A2(eg, AE_DIV, m.c0, b)));
-        /* ours: div(x, sqrt(div(sum(k, mul(x, x)), k))) = rms(k, x) */
-        EACH(r, b, AE_SQRT) EACH(q, r.c0, AE_DIV) EACH(s, q.c0, AE_SUM) EACH(m, s.c0, AE_MUL)
-            if (m.c0 == a && m.c1 == a) EACH(kc, q.c1, AE_CONST) if (kc.k == s.k && kc.k2 == 1)
-                ch |= eg_merge(eg, c, eg_add(eg, AE_RMS, a, -1, s.k, 0));
-        break;
+    case AE_MUL: return apply_add_mul(eg, c, n);
+    case AE_DIV: return apply_div(eg, c, n);
+    case AE_SUM: return apply_sum(eg, c, n);
     case AE_RMS: /* and back */
-        ch |= eg_merge(eg, c, A2(eg, AE_DIV, a, A1(eg, AE_SQRT, A2(eg, AE_DIV, SUMK(eg, n.k, A2(eg, AE_MUL, a, a)),
-                                                                 eg_add(eg, AE_CONST, -1, -1, n.k, 1)))));
-        break;
-    case AE_EXP:
+        return eg_merge(eg, c, A2(eg, AE_DIV, a, A1(eg, AE_SQRT, A2(eg, AE_DIV, SUMK(eg, n.k, A2(eg, AE_MUL, a, a)),
+                                                                  eg_add(eg, AE_CONST, -1, -1, n.k, 1)))));
+    case AE_EXP: {
+        int ch = 0;
         EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_MUL, A1(eg, AE_EXP, m.c0), A1(eg, AE_EXP, m.c1)));
-        break;
-    case AE_SQRT:
-        EACH(m, a, AE_MUL) ch |= eg_merge(eg, c, A2(eg, AE_MUL, A1(eg, AE_SQRT, m.c0), A1(eg, AE_SQRT, m.c1)));
-        break;
-    case AE_SUM:
-        /* sum(i, sum(j, x)) = sum(i j, x), both ways (splits over divisors) */
-        EACH(m, a, AE_SUM) ch |= eg_merge(eg, c, SUMK(eg, n.k * m.k, m.c0));
-        for (int64_t d = 2; d < n.k; d++)
-            if (n.k % d == 0) ch |= eg_merge(eg, c, SUMK(eg, d, SUMK(eg, n.k / d, a)));
-        EACH(m, a, AE_ADD) ch |= eg_merge(eg, c, A2(eg, AE_ADD, SUMK(eg, n.k, m.c0), SUMK(eg, n.k, m.c1)));
-        EACH(m, a, AE_MUL) {
-            ch |= eg_merge(eg, c, A2(eg, AE_MUL, SUMK(eg, n.k, m.c0), m.c1));
-            ch |= eg_merge(eg, c, A2(eg, AE_MUL, SUMK(eg, n.k, m.c1), m.c0));
-        }
-        EACH(m, a, AE_DIV) ch |= eg_merge(eg, c, A2(eg, AE_DIV, SUMK(eg, n.k, m.c0), m.c1));
-        EACH(m, a, AE_MUL) EACH(u, m.c0, AE_CONCAT) EACH(v, m.c1, AE_CONCAT)
-            if (u.k == v.k && u.k2 == v.k2 && u.k + u.k2 == n.k)
-                ch |= eg_merge(eg, c, A2(eg, AE_ADD, SUMK(eg, u.k, A2(eg, AE_MUL, u.c0, v.c0)),
-                                         SUMK(eg, u.k2, A2(eg, AE_MUL, u.c1, v.c1))));
-        break;
-    default: break;
+        return ch;
     }
-    return ch;
+    case AE_SQRT: {
+        int ch = 0;
+        EACH(m, a, AE_MUL) ch |= eg_merge(eg, c, A2(eg, AE_MUL, A1(eg, AE_SQRT, m.c0), A1(eg, AE_SQRT, m.c1)));
+        return ch;
+    }
+    default: return 0;
+    }
 }
 
 static int32_t eg_insert_term(ae_egraph *eg, const ae_tab *t, int32_t id, int32_t *memo) {
@@ -317,54 +354,42 @@ static int32_t eg_insert_term(ae_egraph *eg, const ae_tab *t, int32_t id, int32_
     return memo[id] = c < 0 ? -2 : c;
 }
 
-ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_limits *lim,
-                         ae_egraph_stats *st) {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    ae_egraph *eg = base_calloc(1, sizeof *eg);
-    int32_t *memo = base_alloc(sizeof *memo * (size_t)(t->n + 1));
-    if (!eg || !memo || n > AE_MAX_ROOTS) goto fail;
-    eg->lim.max_nodes = lim && lim->max_nodes ? lim->max_nodes : 200000;
-    eg->lim.max_iters = lim && lim->max_iters ? lim->max_iters : 40;
-    eg->lim.max_sum = lim ? lim->max_sum : 0;
-    if (!eg->lim.max_sum) {
-        /* sums beyond the roots' sizes only arise from the unsound sum(i, x y) = sum(i, x) y
-         * run in circles: cap at the total of the roots' sum sizes (concat adds two) */
-        int64_t tot = 0, path = 1;
-        memset(memo, 0, sizeof *memo * (size_t)(t->n + 1));
-        for (int i = 0; i < n; i++) memo[roots[i]] = 1;
-        for (int32_t i = t->n - 1; i >= 0; i--) { /* operands have smaller ids */
-            if (!memo[i]) continue;
-            if (t->terms[i].op == AE_SUM || t->terms[i].op == AE_RMS) tot += t->terms[i].k;
-            if (t->terms[i].op == AE_CONCAT) tot += t->terms[i].k + t->terms[i].k2;
-            if (t->terms[i].a >= 0) memo[t->terms[i].a] = 1;
-            if (t->terms[i].b >= 0) memo[t->terms[i].b] = 1;
-        }
-        /* and the largest product of sum sizes nested along one path (sum(2, sum(3, x)) may
-         * become sum(6, x)) */
-        int64_t *pp = base_calloc((size_t)t->n + 1, sizeof *pp);
-        for (int32_t i = 0; pp && i < t->n; i++) {
-            const ae_term *x = &t->terms[i];
-            int64_t m = 1;
-            if (x->a >= 0 && pp[x->a] > m) m = pp[x->a];
-            if (x->b >= 0 && pp[x->b] > m) m = pp[x->b];
-            if (x->op == AE_SUM || x->op == AE_RMS) m = m > ((int64_t)1 << 40) / x->k ? (int64_t)1 << 40 : m * x->k;
-            pp[i] = m;
-            if (memo[i] && m > path) path = m;
-        }
-        base_free(pp);
-        if (path > tot) tot = path;
-        eg->lim.max_sum = tot > 1 ? tot : 1;
+/* The default bound on sum sizes. Sums beyond the roots' sizes only arise from the unsound
+ * sum(i, x y) = sum(i, x) y run in circles: cap at the total of the roots' sum sizes (concat
+ * adds two), or the largest product of sum sizes nested along one path if larger
+ * (sum(2, sum(3, x)) may become sum(6, x)). mark: t->n + 1 scratch entries. */
+static int64_t default_max_sum(const ae_tab *t, const int32_t *roots, int n, int32_t *mark) {
+    int64_t tot = 0, path = 1;
+    memset(mark, 0, sizeof *mark * (size_t)(t->n + 1));
+    for (int i = 0; i < n; i++) mark[roots[i]] = 1;
+    for (int32_t i = t->n - 1; i >= 0; i--) { /* operands have smaller ids */
+        if (!mark[i]) continue;
+        if (t->terms[i].op == AE_SUM || t->terms[i].op == AE_RMS) tot += t->terms[i].k;
+        if (t->terms[i].op == AE_CONCAT) tot += t->terms[i].k + t->terms[i].k2;
+        if (t->terms[i].a >= 0) mark[t->terms[i].a] = 1;
+        if (t->terms[i].b >= 0) mark[t->terms[i].b] = 1;
     }
-    memset(memo, 0xff, sizeof *memo * (size_t)(t->n + 1));
-    eg->n_roots = n;
-    for (int i = 0; i < n; i++) {
-        int32_t c = eg_insert_term(eg, t, roots[i], memo);
-        if (c < 0) goto fail;
-        eg->roots[i] = c;
+    int64_t *pp = base_calloc((size_t)t->n + 1, sizeof *pp);
+    for (int32_t i = 0; pp && i < t->n; i++) {
+        const ae_term *x = &t->terms[i];
+        int64_t m = 1;
+        if (x->a >= 0 && pp[x->a] > m) m = pp[x->a];
+        if (x->b >= 0 && pp[x->b] > m) m = pp[x->b];
+        if (x->op == AE_SUM || x->op == AE_RMS) m = m > ((int64_t)1 << 40) / x->k ? (int64_t)1 << 40 : m * x->k;
+        pp[i] = m;
+        if (mark[i] && m > path) path = m;
     }
-    int it = 0, saturated = 0;
-    if (eg_rebuild(eg)) goto fail;
+    base_free(pp);
+    if (path > tot) tot = path;
+    return tot > 1 ? tot : 1;
+}
+
+/* Rounds of eg_apply on every live node until one adds nothing (*saturated = 1) or a bound
+ * stops it; *iters counts the rounds. -1 if out of memory. */
+static int saturate(ae_egraph *eg, int *iters, int *saturated) {
+    int it = 0;
+    *saturated = 0;
+    if (eg_rebuild(eg)) return -1;
     for (; it < eg->lim.max_iters && !eg->full && !eg->oom; it++) {
         int64_t n0 = eg->n_nodes;
         int ch = 0;
@@ -373,21 +398,28 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
             eg_node nd = eg->nodes[i];
             ch |= eg_apply(eg, eg_find(eg, eg->node_cls[i]), nd);
         }
-        if (eg_rebuild(eg) || eg->oom) goto fail;
+        if (eg_rebuild(eg) || eg->oom) return -1;
         if (!ch && eg->n_nodes == n0) {
-            saturated = 1;
+            *saturated = 1;
             it++;
             break;
         }
     }
+    *iters = it;
+    return 0;
+}
+
+/* reach[c]: class c is reachable from a root through operand edges (A_sub). Roots become
+ * canonical classes. Returns the number of reachable classes, -1 if out of memory. */
+static int64_t mark_reachable(ae_egraph *eg) {
     eg->reach = base_calloc((size_t)eg->n_cls + 1, 1);
     int32_t *stack = base_alloc(sizeof *stack * (size_t)(eg->n_cls + 1));
     if (!eg->reach || !stack) {
         base_free(stack);
-        goto fail;
+        return -1;
     }
     int64_t sp = 0, n_reach = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < eg->n_roots; i++) {
         int32_t r = eg->roots[i] = eg_find(eg, eg->roots[i]);
         if (!eg->reach[r]) eg->reach[r] = 1, stack[sp++] = r, n_reach++;
     }
@@ -404,13 +436,17 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
         }
     }
     base_free(stack);
-    /* up: relaxed from the roots down the operand edges until nothing changes; an edge
-     * costs its operator's weight (1, but 0 for sum: a matmul's sum comes with its mul, an
-     * accumulator's with the loop) */
+    return n_reach;
+}
+
+/* up: relaxed from the roots down the operand edges until nothing changes; an edge costs its
+ * operator's weight (1, but 0 for sum: a matmul's sum comes with its mul, an accumulator's
+ * with the loop). -1 if out of memory. */
+static int compute_up(ae_egraph *eg) {
     eg->up = base_alloc(sizeof *eg->up * (size_t)(eg->n_cls + 1));
-    if (!eg->up) goto fail;
+    if (!eg->up) return -1;
     for (int64_t c = 0; c < eg->n_cls; c++) eg->up[c] = INT32_MAX / 2;
-    for (int i = 0; i < n; i++) eg->up[eg->roots[i]] = 0;
+    for (int i = 0; i < eg->n_roots; i++) eg->up[eg->roots[i]] = 0;
     for (int changed = 1; changed;) {
         changed = 0;
         for (int64_t c = 0; c < eg->n_cls; c++) {
@@ -426,13 +462,44 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
             }
         }
     }
+    return 0;
+}
+
+/* Live nodes and classes, as the statistics count them. */
+static void count_live(const ae_egraph *eg, ae_egraph_stats *st) {
+    int64_t live = 0, cls = 0;
+    for (int64_t i = 0; i < eg->n_nodes; i++) live += eg->nodes[i].op >= 0;
+    for (int64_t c = 0; c < eg->n_cls; c++) cls += eg->parent[c] == c;
+    st->nodes = live, st->classes = cls;
+}
+
+ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_limits *lim,
+                         ae_egraph_stats *st) {
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ae_egraph *eg = base_calloc(1, sizeof *eg);
+    int32_t *memo = base_alloc(sizeof *memo * (size_t)(t->n + 1));
+    int it = 0, saturated = 0;
+    int64_t n_reach = 0;
+    if (!eg || !memo || n > AE_MAX_ROOTS) goto fail;
+    eg->lim.max_nodes = lim && lim->max_nodes ? lim->max_nodes : 200000;
+    eg->lim.max_iters = lim && lim->max_iters ? lim->max_iters : 40;
+    eg->lim.max_sum = lim ? lim->max_sum : 0;
+    if (!eg->lim.max_sum) eg->lim.max_sum = default_max_sum(t, roots, n, memo);
+    memset(memo, 0xff, sizeof *memo * (size_t)(t->n + 1));
+    eg->n_roots = n;
+    for (int i = 0; i < n; i++) {
+        int32_t c = eg_insert_term(eg, t, roots[i], memo);
+        if (c < 0) goto fail;
+        eg->roots[i] = c;
+    }
+    if (saturate(eg, &it, &saturated) || (n_reach = mark_reachable(eg)) < 0 || compute_up(eg))
+        goto fail;
     base_free(memo);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st) {
-        int64_t live = 0, cls = 0;
-        for (int64_t i = 0; i < eg->n_nodes; i++) live += eg->nodes[i].op >= 0;
-        for (int64_t c = 0; c < eg->n_cls; c++) cls += eg->parent[c] == c;
-        st->nodes = live, st->classes = cls, st->reachable = n_reach;
+        count_live(eg, st);
+        st->reachable = n_reach;
         st->iters = it, st->saturated = saturated;
         st->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }
