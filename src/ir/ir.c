@@ -13,15 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The op table, one entry per OP() row of ops.def. K, B and T are the level bits the rows are written
- * with (kernel, block, thread graph: Mirage Table 1); they exist only around the include so
- * that no other code sees one-letter macros. */
+/* The op table, one entry per OP() row of ops.def. K, B and T are the level bits the rows are
+ * written with (kernel, block, thread graph: Mirage Table 1); they exist only around the
+ * include so that no other code sees one-letter macros. */
 #define K IR_LEVEL_K
 #define B IR_LEVEL_B
 #define T IR_LEVEL_T
 const ir_op_info ir_ops[IR_OP_COUNT] = {
 #define OP(e, nm, ar, lv, lx, ne, kd, at, co, cs, cf, dg, tm, sr, ae)                              \
-    [IR_OP_##e] = {nm, ar, lv, lx, ne, IR_KIND_##kd, at, co, cs, cf, IR_DEG_##dg, IR_TERMS_##tm, sr},
+    [IR_OP_##e] = {nm, ar, lv, lx, ne, IR_KIND_##kd, at, co, cs, cf, IR_DEG_##dg, IR_TERMS_##tm,   \
+                   sr},
 #include "ops.def"
 #undef OP
 };

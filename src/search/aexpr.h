@@ -64,8 +64,8 @@ static inline uint64_t ae_mix(uint64_t h, uint64_t v) {
     return h * 0xff51afd7ed558ccdull;
 }
 static inline uint64_t ae_key_hash(int32_t op, int32_t a, int32_t b, int64_t k, int64_t k2) {
-    uint64_t h = ae_mix(ae_mix(ae_mix(ae_mix(ae_mix(1469598103934665603ull, (uint64_t)op), (uint64_t)a),
-                                      (uint64_t)b), (uint64_t)k), (uint64_t)k2);
+    uint64_t h = ae_mix(1469598103934665603ull, (uint64_t)op);
+    h = ae_mix(ae_mix(ae_mix(ae_mix(h, (uint64_t)a), (uint64_t)b), (uint64_t)k), (uint64_t)k2);
     return h ^ (h >> 29);
 }
 
