@@ -461,57 +461,78 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
 /* {"names": [...], "op": "kernel", "inputs": [...], "grid": [x, y, z], "forloop": N,
  * "threads": N, "block": {"tensors": [...]}}: the block graph is read like a program, into
  * its own graph, then becomes the kernel's output nodes (ir_add_kernel). */
-static mg_status read_kernel(jin *j, const cJSON *t) {
+/* A kernel's "names" (into names[], setting j->name to the first for messages) and "inputs"
+ * (tensors of j->g, into in[]); their counts go to *n_names and *n_in. */
+static mg_status kernel_io(jin *j, const cJSON *t, const char **names, int *n_names, int *in,
+                           int *n_in) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "names");
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs");
-    const cJSON *blk = cJSON_GetObjectItemCaseSensitive(t, "block"), *e;
-    const cJSON *bts = cJSON_GetObjectItemCaseSensitive(blk, "tensors");
-    const char *bad = unknown_key(t, IR_OP_KERNEL);
-    j->name = NULL;
-    if (bad) return jerr(j, "'kernel' takes no field \"%.64s\"", bad);
+    const cJSON *is = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
     if (!cJSON_IsArray(nm) || cJSON_GetArraySize(nm) < 1 || cJSON_GetArraySize(nm) > IR_MAX_IN)
         return jerr(j, "a kernel needs \"names\": 1 to %d output names", IR_MAX_IN);
-    const char *names[IR_MAX_IN];
-    int n_names = 0, inputs[IR_MAX_IN], n_in = 0;
+    *n_names = *n_in = 0;
     cJSON_ArrayForEach(e, nm) {
         if (!cJSON_IsString(e) || !is_ident(e->valuestring) || strlen(e->valuestring) > 255)
             return jerr(j, "kernel output names are identifiers");
-        names[n_names++] = e->valuestring;
+        names[(*n_names)++] = e->valuestring;
     }
     j->name = names[0];
-    if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) < 1 || cJSON_GetArraySize(in) > IR_MAX_IN)
+    if (!cJSON_IsArray(is) || cJSON_GetArraySize(is) < 1 || cJSON_GetArraySize(is) > IR_MAX_IN)
         return jerr(j, "a kernel needs \"inputs\": 1 to %d tensor names", IR_MAX_IN);
-    cJSON_ArrayForEach(e, in) {
+    cJSON_ArrayForEach(e, is) {
         int k = cJSON_IsString(e) ? ir_find(j->g, e->valuestring) : -1;
-        if (k < 0) return jerr(j, "kernel input %.64s is not defined before it", cJSON_IsString(e) ? e->valuestring : "?");
-        inputs[n_in++] = k;
+        if (k < 0)
+            return jerr(j, "kernel input %.64s is not defined before it",
+                        cJSON_IsString(e) ? e->valuestring : "?");
+        in[(*n_in)++] = k;
     }
-    int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
-    int ng = get_int_list(t, "grid", grid, 3);
-    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
-        get_int(t, "threads", 1, 1024, &threads) < 0)
-        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in [1, 1024]");
-    for (int g = ng; g < 3; g++) grid[g] = 1;
-    if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
-    int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
-    ir_graph *body = ir_block_new(gi, (int)threads, forloop);
-    if (!body) return jerr_rc(j, MG_ERR_NOMEM, "out of memory");
+    return MG_OK;
+}
+
+/* Reads the block graph's tensors bts into body (its kernel inputs, the tensors in[0..n_in)
+ * of j->g, declared first); messages name the kernel by its first output, name0. */
+static mg_status read_block(jin *j, ir_graph *body, const cJSON *bts, const int *in, int n_in,
+                            const char *name0) {
     mg_status rc = MG_OK;
     for (int k = 0; k < n_in && !rc; k++) {
-        const ir_node *x = &j->g->nodes[inputs[k]];
+        const ir_node *x = &j->g->nodes[in[k]];
         char lb[128];
-        int r = ir_block_add_kin(body, j->ctx, ir_node_label(j->g, inputs[k], lb, sizeof lb), x->dtype, &x->shape);
+        int r = ir_block_add_kin(body, j->ctx, ir_node_label(j->g, in[k], lb, sizeof lb),
+                                 x->dtype, &x->shape);
         if (r < 0) rc = jfwd(j, r);
     }
     char file[512];
-    snprintf(file, sizeof file, "%s: kernel '%s'", j->file, names[0]);
+    snprintf(file, sizeof file, "%s: kernel '%s'", j->file, name0);
     jin jb = {.ctx = j->ctx, .file = file, .g = body, .idx = 0};
     int k = 0;
     for (const cJSON *bt = bts->child; !rc && bt; bt = bt->next, k++) {
         jb.idx = k, jb.name = NULL;
         rc = read_tensor(&jb, bt);
     }
-    if (rc) {
+    return rc;
+}
+
+static mg_status read_kernel(jin *j, const cJSON *t) {
+    const cJSON *blk = cJSON_GetObjectItemCaseSensitive(t, "block");
+    const cJSON *bts = cJSON_GetObjectItemCaseSensitive(blk, "tensors");
+    const char *bad = unknown_key(t, IR_OP_KERNEL);
+    j->name = NULL;
+    if (bad) return jerr(j, "'kernel' takes no field \"%.64s\"", bad);
+    const char *names[IR_MAX_IN];
+    int n_names = 0, inputs[IR_MAX_IN], n_in = 0;
+    mg_status rc = kernel_io(j, t, names, &n_names, inputs, &n_in);
+    if (rc) return rc;
+    int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
+    int ng = get_int_list(t, "grid", grid, 3);
+    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
+        get_int(t, "threads", 1, 1024, &threads) < 0)
+        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in "
+                    "[1, 1024]");
+    for (int g = ng; g < 3; g++) grid[g] = 1;
+    if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
+    int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
+    ir_graph *body = ir_block_new(gi, (int)threads, forloop);
+    if (!body) return jerr_rc(j, MG_ERR_NOMEM, "out of memory");
+    if ((rc = read_block(j, body, bts, inputs, n_in, names[0]))) {
         ir_graph_free(body);
         return rc;
     }
@@ -528,6 +549,62 @@ static mg_status read_kernel(jin *j, const cJSON *t) {
     return r < 0 ? jfwd(j, r) : MG_OK;
 }
 
+/* The one JSON value of text (nothing but blanks may follow it) into *root, or an error
+ * naming the line. */
+static mg_status parse_root(const jin *j, const char *text, size_t len, cJSON **root) {
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!*root && cj_oom) return ctx_err(j->ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j->file);
+    if (!*root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        int line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+        return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j->file,
+                       line, off);
+    }
+    for (size_t k = end ? (size_t)(end - text) : len; k < len; k++)
+        if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
+            cJSON_Delete(*root);
+            *root = NULL;
+            int line = 1;
+            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
+            return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
+                           "object (byte %zu)", j->file, line, k);
+        }
+    return MG_OK;
+}
+
+/* The top-level fields: "format", an optional "version" 1, "tensors" and "outputs" lists. */
+static mg_status check_root(jin *j, const cJSON *root) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
+        return jerr(j, "not a mugen program (needs \"format\": \"mugen-program\")");
+    if (ver && !cJSON_IsNumber(ver)) return jerr(j, "\"version\" must be the number 1");
+    if (cJSON_IsNumber(ver) && ver->valuedouble != 1)
+        return jerr(j, "unsupported version %g (this mugen reads version 1)", ver->valuedouble);
+    if (!cJSON_IsArray(ts)) return jerr(j, "needs a \"tensors\" list");
+    if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
+        return jerr(j, "needs a non-empty \"outputs\" list");
+    return MG_OK;
+}
+
+/* The outputs, by name: an output may be any tensor, listed in any order. */
+static mg_status read_outputs(jin *j, const cJSON *os) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, os) {
+        int o = cJSON_IsString(e) ? ir_find(j->g, e->valuestring) : -1;
+        if (o < 0)
+            return jerr(j, "output %.64s is not a defined tensor",
+                        cJSON_IsString(e) ? e->valuestring : "(not a string)");
+        int r = ir_add_output(j->g, j->ctx, o);
+        if (r < 0) return jfwd(j, r);
+    }
+    return MG_OK;
+}
+
 /* Contract in ir.h. Only the first len bytes are parsed (the text need not end in NUL). On a
  * syntax error cJSON reports where it stopped, and the line is counted up to there. Tensors
  * are read in list order, which must be topological, then outputs by name. The cJSON tree is
@@ -537,42 +614,13 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
                         ir_graph **out) {
     jin j = {.ctx = ctx, .file = file ? file : "<input>", .idx = -1};
     use_our_allocator();
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root && cj_oom) return ctx_err(ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j.file);
-    if (!root) {
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        int line = 1;
-        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
-        return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j.file,
-                       line, off);
-    }
-    for (size_t k = end ? (size_t)(end - text) : len; root && k < len; k++)
-        if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
-            cJSON_Delete(root);
-            int line = 1;
-            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
-            return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
-                           "object (byte %zu)", j.file, line, k);
-        }
-    mg_status rc = MG_OK;
+    cJSON *root;
+    mg_status rc = parse_root(&j, text, len, &root);
+    if (rc) return rc;
     j.g = ir_graph_new();
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
-    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "outputs"), *e;
     if (!j.g) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
-        rc = jerr(&j, "not a mugen program (needs \"format\": \"mugen-program\")");
-    else if (cJSON_GetObjectItemCaseSensitive(root, "version") &&
-             !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")))
-        rc = jerr(&j, "\"version\" must be the number 1");
-    else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")) &&
-             cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble != 1)
-        rc = jerr(&j, "unsupported version %g (this mugen reads version 1)",
-                  cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble);
-    else if (!cJSON_IsArray(ts)) rc = jerr(&j, "needs a \"tensors\" list");
-    else if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
-        rc = jerr(&j, "needs a non-empty \"outputs\" list");
+    else rc = check_root(&j, root);
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     int k = 0;
     /* the first failing tensor stops the walk; its message names tensors[k] and its name */
     for (const cJSON *t = ts ? ts->child : NULL; !rc && t; t = t->next, k++) {
@@ -580,19 +628,7 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
         rc = read_tensor(&j, t);
     }
     j.idx = -1;
-    /* outputs last, by name: an output may be any tensor, listed in any order */
-    if (!rc) cJSON_ArrayForEach(e, os) {
-        int o = cJSON_IsString(e) ? ir_find(j.g, e->valuestring) : -1;
-        if (o < 0) {
-            rc = jerr(&j, "output %.64s is not a defined tensor", cJSON_IsString(e) ? e->valuestring : "(not a string)");
-            break;
-        }
-        int r = ir_add_output(j.g, ctx, o);
-        if (r < 0) {
-            rc = jfwd(&j, r);
-            break;
-        }
-    }
+    if (!rc) rc = read_outputs(&j, cJSON_GetObjectItemCaseSensitive(root, "outputs"));
     cJSON_Delete(root);
     if (rc) {
         ir_graph_free(j.g);
