@@ -396,6 +396,8 @@ void test_op_table_columns(void) {
         CHECK_MSG(ew == (o->cfn != NULL), "%s: cfn", o->name);
         CHECK_MSG(ir_op_infix((ir_op)op) == (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL),
                   "%s: infix", o->name);
+        for (const char *c = o->attrs; *c; c++) /* letters the parser's ATTR table knows */
+            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLH", *c), "%s: attribute letter '%c'", o->name, *c);
     }
     CHECK(!strcmp(ir_ops[IR_OP_EXP].cfn, "mg_exp") && !strcmp(ir_ops[IR_OP_SQRT].cfn, "sqrtf") &&
           !strcmp(ir_ops[IR_OP_DIV].cfn, "mg_div") && !strcmp(ir_ops[IR_OP_RELU].cfn, "mg_relu"));
