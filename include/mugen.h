@@ -163,7 +163,8 @@ typedef struct mg_search_opts {
     volatile int *stop;           /* set asynchronously (Ctrl-C): end early, keep what was found */
     int64_t eg_max_nodes; /* e-graph bound (0: default) */
     const char *ops;      /* the operators the search may place, comma-separated (exp, sqr, sqrt,
-                             silu, add, sub, mul, div, matmul, sum, concat, rmsnorm); NULL: all */
+                             silu, add, sub, mul, div, matmul, sum, concat, rmsnorm: the rows of
+                             src/ir/ops.def whose search column is 1); NULL: all */
 } mg_search_opts;
 
 /* One verified μGraph. */

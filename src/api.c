@@ -172,14 +172,7 @@ void mg_field_primes(uint32_t *p, uint32_t *q) {
     if (q) *q = FF_Q;
 }
 
-uint32_t mg_field_omega(uint64_t seed) {
-    rng r = {seed ^ 0x6d75676e656e0001ull};
-    for (;;) { /* the q-th roots of unity are the squares: omega = x^2 for x != 0, +-1 */
-        uint32_t x = 2 + rng_below(&r, FF_P - 3);
-        uint32_t w = ff_mulp(x, x);
-        if (w != 1) return w;
-    }
-}
+uint32_t mg_field_omega(uint64_t seed) { return ff_omega(seed); }
 
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r) {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "../ir/scalar.h"
 #include "eval.h"
 
 /* Evaluation settings: f64 = 1 keeps every intermediate in double, unrounded. */
@@ -19,27 +20,26 @@ typedef struct fctx {
  * than 2 * 24 + 2 significand bits), so this is exact f32 arithmetic; exp is libm's. */
 static inline double rnd(const fctx *c, double x) { return c->f64 ? x : (double)(float)x; }
 
-/* The scalar meaning of each unary op (docs/ir.md); silu(x) = x / (1 + exp(-x)). */
+/* The scalar meaning of each unary op: scalar.h's, with libm's exp and sqrt. */
 static double unary(ir_op op, double x) {
     switch (op) {
     case IR_OP_EXP: return exp(x);
-    case IR_OP_SQR: return x * x;
+    case IR_OP_SQR: return MG_S_SQR(x);
     case IR_OP_SQRT: return sqrt(x);
-    case IR_OP_SILU: return x / (1.0 + exp(-x));
-    /* 0.0 * x: NaN stays NaN; a negative x gives -0.0, and -inf gives NaN */
-    case IR_OP_RELU: return x > 0 || isnan(x) ? x : 0.0; /* NaN stays NaN; -inf gives 0 */
+    case IR_OP_SILU: return MG_S_SILU(double, exp, x);
+    case IR_OP_RELU: return MG_S_RELU(double, x); /* NaN stays NaN; -inf and -0 give +0 */
     default: MG_ASSERT(!"not a unary op");
     }
     return 0;
 }
 
-/* The scalar meaning of each binary op; division by zero follows IEEE (inf or NaN). */
+/* The scalar meaning of each binary op (scalar.h); division by zero follows IEEE (inf or NaN). */
 static double binary(ir_op op, double a, double b) {
     switch (op) {
-    case IR_OP_ADD: return a + b;
-    case IR_OP_SUB: return a - b;
-    case IR_OP_MUL: return a * b;
-    case IR_OP_DIV: return a / b;
+    case IR_OP_ADD: return MG_S_ADD(a, b);
+    case IR_OP_SUB: return MG_S_SUB(a, b);
+    case IR_OP_MUL: return MG_S_MUL(a, b);
+    case IR_OP_DIV: return MG_S_DIV(a, b);
     default: MG_ASSERT(!"not a binary op");
     }
     return 0;
@@ -137,6 +137,7 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
+    case IR_KIND_COMPOUND: MG_ASSERT(!"a compound is never a node"); return MG_OK;
     case IR_KIND_LAYOUT: {
         if (n->op == IR_OP_RESHAPE) {
             /* a reshape leaves row-major data as it is */
@@ -154,9 +155,6 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     return MG_OK;
 }
 
-/* Contract in eval.h (mg_eval_float in mugen.h). Walks nodes in order and keeps each value
- * until its last reader (ev_last_use) has run; outputs are rounded to their dtype on the way
- * out. On error every buffer is freed and out[] is not written. */
 /* ---- μGraphs: a graph-defined kernel runs block by block, iteration by iteration ---- */
 
 /* A block graph's tiles in the float evaluator, for ev_block_walk. */
@@ -237,6 +235,9 @@ static mg_status run_kernel(const fctx *c, mg_ctx *ctx, const ir_graph *g, int i
     return run_block(c, ctx, b, kin, outs, shapes);
 }
 
+/* Contract in eval.h (mg_eval_float in mugen.h). Walks nodes in order and keeps each value
+ * until its last reader (ev_last_use) has run; outputs are rounded to their dtype on the way
+ * out. On error every buffer is freed and out[] is not written. */
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const *in,
                    double *const *out) {
     fctx c = {.f64 = mode & EV_F64};

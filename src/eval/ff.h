@@ -41,5 +41,8 @@ static inline uint32_t ff_from_i64(int64_t v, uint32_t m) {
     int64_t r = v % (int64_t)m;
     return (uint32_t)(r < 0 ? r + m : r);
 }
+/* A pseudo-random q-th root of unity other than 1 in Z_p, determined by seed: the omega of one
+ * field test (ffeval.c; mg_field_omega in mugen.h wraps it). */
+uint32_t ff_omega(uint64_t seed);
 
 #endif

@@ -13,6 +13,15 @@
 #include "ff.h"
 #include "eval.h"
 
+uint32_t ff_omega(uint64_t seed) {
+    rng r = {seed ^ 0x6d75676e656e0001ull};
+    for (;;) { /* the q-th roots of unity are the squares: omega = x^2 for x != 0, +-1 */
+        uint32_t x = 2 + rng_below(&r, FF_P - 3);
+        uint32_t w = ff_mulp(x, x);
+        if (w != 1) return w;
+    }
+}
+
 /* Invariant: p[t] < FF_P; q[t] < FF_Q or FF_NONE. FF_NONE = 2^32 - 1 lies above both primes,
  * so it is no residue and can mark "no exponent part" in the q array without a separate flag. */
 typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */
@@ -321,6 +330,7 @@ static mg_status run_node(ffctx *c, int i, fv *v) {
     case IR_KIND_MATMUL: return matmul(c, n, &v[n->in[0]], &v[n->in[1]], o);
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
+    case IR_KIND_COMPOUND: MG_ASSERT(!"a compound is never a node"); return MG_OK;
     case IR_KIND_LAYOUT: {
         const fv *x = &v[n->in[0]], *y = n->n_in > 1 ? &v[n->in[1]] : NULL;
         if (n->op == IR_OP_RESHAPE) {

@@ -13,14 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The op table, one row per line of ops.def. K, B and T are the level bits the rows are written
- * with (kernel, block, thread graph: Mirage Table 1); they exist only around the include so
- * that no other code sees one-letter macros. */
+/* The op table, one entry per OP() row of ops.def. K, B and T are the level bits the rows are
+ * written with (kernel, block, thread graph: Mirage Table 1); they exist only around the
+ * include so that no other code sees one-letter macros. */
 #define K IR_LEVEL_K
 #define B IR_LEVEL_B
 #define T IR_LEVEL_T
 const ir_op_info ir_ops[IR_OP_COUNT] = {
-#define OP(e, nm, ar, lv, lx, ne, kd, ae) [IR_OP_##e] = {nm, ar, lv, lx, ne, IR_KIND_##kd, ae},
+#define OP(e, nm, ar, lv, lx, ne, kd, at, co, cs, cf, dg, tm, sr, ae)                              \
+    [IR_OP_##e] = {nm, ar, lv, lx, ne, IR_KIND_##kd, at, co, cs, cf, IR_DEG_##dg, IR_TERMS_##tm,   \
+                   sr},
 #include "ops.def"
 #undef OP
 };
@@ -29,6 +31,30 @@ const ir_op_info ir_ops[IR_OP_COUNT] = {
 #undef T
 /* One row per enum value: the enum and the table come from the same file. */
 _Static_assert(sizeof ir_ops / sizeof ir_ops[0] == IR_OP_COUNT, "ops.def row missing");
+
+int ir_op_attr(ir_op op, char c) {
+    for (const char *a = ir_ops[op].attrs; *a; a++) {
+        if (*a == c) return 1;
+        if (*a == c - 'a' + 'A') return 2;
+    }
+    return 0;
+}
+
+/* Three passes over the table: unary, binary, then every other kind. */
+const char *ir_search_op_names(char *buf, size_t n) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int pass = 0; pass < 3; pass++)
+        for (int op = 0; op < IR_OP_COUNT; op++) {
+            ir_kind kd = ir_ops[op].kind;
+            int in_pass = pass == 0 ? kd == IR_KIND_UNARY
+                          : pass == 1 ? kd == IR_KIND_BINARY
+                                      : kd != IR_KIND_UNARY && kd != IR_KIND_BINARY;
+            if (!ir_ops[op].search || !in_pass || k >= n) continue;
+            k += (size_t)snprintf(buf + k, n - k, "%s%s", k ? ", " : "", ir_ops[op].name);
+        }
+    return buf;
+}
 
 ir_graph *ir_graph_new(void) {
     ir_graph *g = base_calloc(1, sizeof *g);
@@ -399,6 +425,8 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     case IR_KIND_SOURCE: return MG_OK;
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: return ir_infer_ugraph(g, ctx, n);
+    case IR_KIND_COMPOUND: /* never a node (levels 0 stops it above): its expansion is */
+        return shape_err(ctx, g, n, "a compound operator is expanded into primitives");
     case IR_KIND_UNARY: n->shape = a->shape; break;
     case IR_KIND_BINARY: {
         const ir_node *b = &g->nodes[n->in[1]];

@@ -17,7 +17,7 @@ enum { IR_MAX_DIMS = MG_MAX_DIMS, IR_MAX_IN = 8 };
 #define IR_MAX_NODES (1 << 20)
 
 typedef enum ir_op {
-#define OP(e, name, ar, lv, lax, nexp, kind, ae) IR_OP_##e,
+#define OP(e, ...) IR_OP_##e,
 #include "ops.def"
 #undef OP
     IR_OP_COUNT
@@ -26,17 +26,45 @@ typedef enum ir_op {
 enum { IR_LEVEL_K = 1, IR_LEVEL_B = 2, IR_LEVEL_T = 4 };
 typedef enum ir_kind {
     IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT,
-    IR_KIND_GRAPH, IR_KIND_BLOCK
+    IR_KIND_GRAPH, IR_KIND_BLOCK, IR_KIND_COMPOUND
 } ir_kind;
+/* The rules of ops.def's deg and terms columns (verify.c vf_estimate applies them). */
+typedef enum ir_deg {
+    IR_DEG_ZERO, IR_DEG_ONE, IR_DEG_SAME, IR_DEG_MAX, IR_DEG_ADD, IR_DEG_TWICE
+} ir_deg;
+typedef enum ir_terms {
+    IR_TERMS_ZERO, IR_TERMS_ONE, IR_TERMS_TWO, IR_TERMS_SAME, IR_TERMS_MAX, IR_TERMS_ADD,
+    IR_TERMS_MUL, IR_TERMS_SQUARE, IR_TERMS_MULN, IR_TERMS_SAMEN
+} ir_terms;
 
-/* One op table row, indexed by ir_op. */
+/* One op table row, indexed by ir_op; ops.def documents every column. */
 typedef struct ir_op_info {
     const char *name;
     int arity, levels, lax, n_exp;
     ir_kind kind;
-    const char *aexpr;
+    const char *attrs; /* attribute letters, upper case = required */
+    int commutative;
+    int cost;          /* recompute cost per element */
+    const char *cfn;   /* C/CUDA spelling: a prelude function or an infix symbol; NULL */
+    ir_deg deg;
+    ir_terms terms;
+    int search;        /* the search may place it */
 } ir_op_info;
 extern const ir_op_info ir_ops[IR_OP_COUNT];
+
+/* 1 if op's cfn is an infix symbol, which is one character ("+", "-", "*"): generated code
+ * writes (a + b) rather than cfn(a, b). */
+static inline int ir_op_infix(ir_op op) {
+    const char *f = ir_ops[op].cfn;
+    return f && f[0] && !f[1];
+}
+/* Whether op takes the attribute letter c (lower case, ops.def attrs): 0 no, 1 optional,
+ * 2 required. */
+int ir_op_attr(ir_op op, char c);
+/* The names of the operators the search may place (ops.def search column), ", "-separated,
+ * in the order it tries them: the unary ones, then the binary ones, then the rest, each in
+ * table order. Written into buf (n bytes, cut if short); returns buf. */
+const char *ir_search_op_names(char *buf, size_t n);
 
 /* Invariant: 0 <= ndim <= IR_MAX_DIMS, 1 <= d[i] <= IR_MAX_DIM, product <= IR_MAX_NUMEL.
  * Rank 0 is a scalar (constants). */

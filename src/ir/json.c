@@ -58,6 +58,35 @@ static cJSON *map_array(const int map[3]) {
     return int_array(v, 3);
 }
 
+/* The JSON key of each attribute letter of ops.def's attrs column (docs/ir.md, "JSON form"). */
+static const char *json_key(char letter) {
+    static const char letters[] = "dgstifo" "rlh";
+    static const char *const keys[] = {"dim",  "group", "new_shape", "times", "imap", "fmap",
+                                       "omap", "grid",  "forloop",   "threads"};
+    const char *c = strchr(letters, tolower((unsigned char)letter));
+    return c && *c ? keys[c - letters] : "";
+}
+
+/* The attributes of n's op as docs/ir.md names them, in its ops.def order: sum and max write
+ * dim (sum also group, written even when it is the whole dim), concat dim, reshape new_shape,
+ * repeat times, the μGraph operators their maps and fmap (even when phi). A kernel's grid,
+ * forloop and threads are write_kernel's. */
+static void write_attrs(const ir_node *n, cJSON *t) {
+    for (const char *c = ir_ops[n->op].attrs; *c; c++) {
+        const char *key = json_key(*c);
+        switch (tolower((unsigned char)*c)) {
+        case 'd': cJSON_AddNumberToObject(t, key, n->dim); break;
+        case 'g': cJSON_AddNumberToObject(t, key, (double)n->group); break;
+        case 's':
+        case 't': add_item(t, key, int_array(n->ints, n->n_ints)); break;
+        case 'i':
+        case 'o': add_item(t, key, map_array(n->map)); break;
+        case 'f': cJSON_AddNumberToObject(t, key, n->fmap); break;
+        default: break;
+        }
+    }
+}
+
 static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a);
 
 /* A kernel: one entry for all its outputs ("names"), its schedule and its block graph. */
@@ -115,17 +144,7 @@ static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a) {
                 cJSON_AddItemToArray(in, ref);
             }
         }
-        /* attributes as docs/ir.md names them: sum and max take dim (sum also group, written
-         * even when it is the whole dim), concat dim, reshape new_shape, repeat times; the
-         * μGraph ops their maps */
-        int reduce = ir_ops[n->op].kind == IR_KIND_REDUCE;
-        if (reduce || n->op == IR_OP_CONCAT) cJSON_AddNumberToObject(t, "dim", n->dim);
-        if (n->op == IR_OP_SUM) cJSON_AddNumberToObject(t, "group", (double)n->group);
-        if (n->op == IR_OP_RESHAPE || n->op == IR_OP_REPEAT)
-            add_item(t, n->op == IR_OP_RESHAPE ? "new_shape" : "times", int_array(n->ints, n->n_ints));
-        if (n->op == IR_OP_ITER) add_item(t, "imap", map_array(n->map));
-        if (n->op == IR_OP_SAVE) add_item(t, "omap", map_array(n->map));
-        if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) cJSON_AddNumberToObject(t, "fmap", n->fmap);
+        write_attrs(n, t);
         /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
         add_item(t, "shape", int_array(n->shape.d, n->shape.ndim));
@@ -238,36 +257,35 @@ static int is_ident(const char *s) {
     return 1;
 }
 
+/* 1 if key is the JSON name of an attribute op takes (ops.def attrs). */
+static int takes_key(ir_op op, const char *key) {
+    for (const char *c = ir_ops[op].attrs; *c; c++)
+        if (!strcmp(json_key(*c), key)) return 1;
+    return 0;
+}
+
 /* The first field of tensor object t that op does not take, or NULL. Extra fields are
- * refused rather than ignored, so a JSON program means exactly what it says. */
+ * refused rather than ignored, so a JSON program means exactly what it says. A constant has
+ * a name and a value; a kernel names its outputs and holds a block; every other tensor has
+ * a name, dtype and shape, an iterator the input it reads, others their inputs. */
 static const char *unknown_key(const cJSON *t, ir_op op) {
     const cJSON *e;
     cJSON_ArrayForEach(e, t) {
         const char *k = e->string;
-        int ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "dtype") || !strcmp(k, "shape");
-        if (op == IR_OP_CONST) ok = !strcmp(k, "name") || !strcmp(k, "op") || !strcmp(k, "value");
-        if (op == IR_OP_KERNEL)
-            ok = !strcmp(k, "names") || !strcmp(k, "op") || !strcmp(k, "inputs") || !strcmp(k, "grid") ||
-                 !strcmp(k, "forloop") || !strcmp(k, "threads") || !strcmp(k, "block");
-        if (op == IR_OP_ITER) ok |= !strcmp(k, "input") || !strcmp(k, "imap") || !strcmp(k, "fmap");
-        if (op == IR_OP_ACCUM) ok |= !strcmp(k, "fmap");
-        if (op == IR_OP_SAVE) ok |= !strcmp(k, "omap");
-        if (op != IR_OP_CONST && op != IR_OP_INPUT && op != IR_OP_ITER) ok |= !strcmp(k, "inputs");
-        ok |= !strcmp(k, "dim") && (ir_ops[op].kind == IR_KIND_REDUCE || op == IR_OP_CONCAT);
-        ok |= !strcmp(k, "group") && op == IR_OP_SUM;
-        ok |= !strcmp(k, "new_shape") && op == IR_OP_RESHAPE;
-        ok |= !strcmp(k, "times") && op == IR_OP_REPEAT;
+        int ok = !strcmp(k, "op") || takes_key(op, k);
+        if (op == IR_OP_CONST) ok |= !strcmp(k, "name") || !strcmp(k, "value");
+        else if (op == IR_OP_KERNEL)
+            ok |= !strcmp(k, "names") || !strcmp(k, "inputs") || !strcmp(k, "block");
+        else {
+            ok |= !strcmp(k, "name") || !strcmp(k, "dtype") || !strcmp(k, "shape");
+            if (op == IR_OP_ITER) ok |= !strcmp(k, "input");
+            else if (op != IR_OP_INPUT) ok |= !strcmp(k, "inputs");
+        }
         if (!ok) return k;
     }
     return NULL;
 }
 
-/* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
- * own constructors; an op's "inputs" are names of earlier tensors or inline {"const": "..."}
- * objects, each of which becomes an anonymous constant node. An absent "dim" or "group"
- * reads as 0 (dim 0; group 0 = the whole dim, see infer); keys an op does not take are not
- * rejected. The node is added, which infers its shape, before the optional "dtype" and
- * "shape" are compared with the result; on any error the caller drops the whole graph. */
 static mg_status read_kernel(jin *j, const cJSON *t);
 
 /* A grid map: a list of up to 3 entries, each a tensor dim or -1 (phi). 1 if read, 0 if
@@ -287,6 +305,132 @@ static int get_map(const cJSON *o, const char *key, int map[3]) {
     return 1;
 }
 
+/* An input (name, dtype, shape) or a named constant (its value as a decimal string). */
+static mg_status read_source(jin *j, const cJSON *t, int code) {
+    int i, rc;
+    if (code == IR_OP_CONST) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "value");
+        if (!cJSON_IsString(v)) return jerr(j, "a const needs a string \"value\"");
+        i = ir_add_const(j->g, j->ctx, v->valuestring, 0, 0);
+        if (i < 0) return jfwd(j, i);
+        rc = ir_set_name(j->g, j->ctx, i, j->name);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
+    if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
+    ir_shape s = {0};
+    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    if (s.ndim < 0)
+        return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
+    rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
+    return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+/* n's operands from the "inputs" list: names of earlier tensors, or inline {"const": "..."}
+ * objects, each of which becomes an anonymous constant node. */
+static mg_status read_operands(jin *j, const cJSON *in, ir_node *n) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, in) {
+        if (n->n_in == IR_MAX_IN) return jerr(j, "too many inputs");
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
+        if (cJSON_IsObject(e) && cJSON_IsString(c)) { /* an inline constant */
+            int ci = ir_add_const(j->g, j->ctx, c->valuestring, 0, 0);
+            if (ci < 0) return jfwd(j, ci);
+            n->in[n->n_in++] = ci;
+            continue;
+        }
+        if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
+        int k = ir_find(j->g, e->valuestring);
+        if (k < 0) {
+            /* its own name is not in the map yet: ir_set_name runs last */
+            if (!strcmp(e->valuestring, j->name))
+                return jerr(j, "reads itself (a cycle)");
+            return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
+                        "cycle: tensors must be listed in topological order)", e->valuestring);
+        }
+        n->in[n->n_in++] = k;
+    }
+    return MG_OK;
+}
+
+/* The attributes of n from t, which unknown_key has held to those its op takes: the maps
+ * (absent: all phi) and fmap (absent: -1), read before the operands... */
+static mg_status read_maps(jin *j, const cJSON *t, ir_node *n) {
+    if (get_map(t, ir_op_attr(n->op, 'o') ? "omap" : "imap", n->map) < 0)
+        return jerr(j, "a map lists up to 3 entries, each a tensor dim or -1");
+    int64_t fm = -1;
+    if (get_int(t, "fmap", -1, IR_MAX_DIMS - 1, &fm) < 0) return jerr(j, "bad \"fmap\"");
+    n->fmap = (int)fm;
+    return MG_OK;
+}
+
+/* ...and after them dim and group (absent: 0, which is dim 0 and, for group, the whole dim,
+ * see infer) and a reshape's or repeat's list. */
+static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
+    int64_t v = 0;
+    if (get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v) < 0) return jerr(j, "bad \"dim\"");
+    n->dim = (int)v;
+    if (get_int(t, "group", 1, IR_MAX_DIM, &n->group) < 0) return jerr(j, "bad \"group\"");
+    char c = ir_op_attr(n->op, 's') ? 's' : ir_op_attr(n->op, 't') ? 't' : 0;
+    if (c && (n->n_ints = get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
+        return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", json_key(c));
+    return MG_OK;
+}
+
+/* The optional "dtype" and "shape" of t must match what inference gave node i. */
+static mg_status check_inferred(jin *j, const cJSON *t, int i) {
+    const ir_node *n = &j->g->nodes[i];
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
+    if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(n->dtype))))
+        return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(n->dtype));
+    ir_shape s = {0};
+    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &n->shape, sizeof s))) {
+        char sh[128];
+        return jerr(j, "\"shape\" does not match the inferred %s",
+                    ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+    }
+    return MG_OK;
+}
+
+/* An operator tensor: an iterator names the kernel input it reads, every other op lists its
+ * "inputs"; then the attributes, the node (which infers its shape), the check of the given
+ * dtype and shape, and its name, or for a saver its place among the kernel's outputs. */
+static mg_status read_op(jin *j, const cJSON *t, int code) {
+    ir_node n = {.op = (ir_op)code, .fmap = -1};
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs");
+    mg_status st;
+    if (code == IR_OP_ITER) { /* reads a kernel input by name */
+        const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, "input");
+        n.index = -1;
+        for (int k = 0; cJSON_IsString(x) && k < j->g->n_kin; k++)
+            if (!strcmp(j->g->kin_name[k], x->valuestring)) n.index = k;
+        if (n.index < 0) return jerr(j, "iter needs \"input\": the name of one of the kernel's inputs");
+        in = NULL;
+    } else if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
+    if ((st = read_maps(j, t, &n))) return st;
+    if (code == IR_OP_SAVE) n.index = j->g->n_outputs;
+    if ((st = read_operands(j, in, &n))) return st;
+    if (code != IR_OP_KERNEL && n.n_in != ir_ops[code].arity)
+        return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
+                    n.n_in);
+    if ((st = read_sizes(j, t, &n))) return st;
+    int i = ir_add_node(j->g, j->ctx, &n), rc;
+    if (i < 0) return jfwd(j, i);
+    if ((st = check_inferred(j, t, i))) return st;
+    if (code == IR_OP_SAVE) { /* the k-th saver is the kernel's k-th output */
+        rc = ir_add_output(j->g, j->ctx, i);
+        return rc < 0 ? jfwd(j, rc) : MG_OK;
+    }
+    rc = ir_set_name(j->g, j->ctx, i, j->name);
+    return rc < 0 ? jfwd(j, rc) : MG_OK;
+}
+
+/* Reads one element of "tensors" and adds it to j->g. Inputs and named constants use their
+ * own constructors (read_source), operators read_op; keys an op does not take are refused
+ * (unknown_key). The node is added, which infers its shape, before the optional "dtype" and
+ * "shape" are compared with the result; on any error the caller drops the whole graph. */
 static mg_status read_tensor(jin *j, const cJSON *t) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "name");
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(t, "op");
@@ -302,153 +446,93 @@ static mg_status read_tensor(jin *j, const cJSON *t) {
     if (!strcmp(j->name, "input") || !strcmp(j->name, "output"))
         return jerr(j, "'%s' is a keyword and cannot name a tensor", j->name);
     if (!cJSON_IsString(op)) return jerr(j, "needs a string \"op\"");
-    /* op names are looked up in the op table, so JSON knows every ops.def row */
+    /* op names are looked up in the op table, so JSON knows every ops.def row that can be a
+     * node (a compound, levels 0, is written as its primitives) */
     int code = -1;
     for (int k = 0; k < IR_OP_COUNT; k++)
-        if (!strcmp(op->valuestring, ir_ops[k].name)) code = k;
+        if (ir_ops[k].levels && !strcmp(op->valuestring, ir_ops[k].name)) code = k;
     if (code < 0) return jerr(j, "unknown op '%.64s'", op->valuestring);
     const char *bad = unknown_key(t, (ir_op)code);
     if (bad) return jerr(j, "'%s' takes no field \"%.64s\"", ir_ops[code].name, bad);
-    int i, rc;
-    if (code == IR_OP_INPUT || code == IR_OP_CONST) {
-        if (code == IR_OP_CONST) {
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(t, "value");
-            if (!cJSON_IsString(v)) return jerr(j, "a const needs a string \"value\"");
-            i = ir_add_const(j->g, j->ctx, v->valuestring, 0, 0);
-            if (i < 0) return jfwd(j, i);
-            rc = ir_set_name(j->g, j->ctx, i, j->name);
-            return rc < 0 ? jfwd(j, rc) : MG_OK;
-        }
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
-        int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
-        if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
-        ir_shape s = {0};
-        s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
-        if (s.ndim < 0)
-            return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
-        rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
-        return rc < 0 ? jfwd(j, rc) : MG_OK;
-    }
-    ir_node n = {.op = (ir_op)code, .fmap = -1};
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
-    if (code == IR_OP_ITER) { /* reads a kernel input by name */
-        const cJSON *x = cJSON_GetObjectItemCaseSensitive(t, "input");
-        n.index = -1;
-        for (int k = 0; cJSON_IsString(x) && k < j->g->n_kin; k++)
-            if (!strcmp(j->g->kin_name[k], x->valuestring)) n.index = k;
-        if (n.index < 0) return jerr(j, "iter needs \"input\": the name of one of the kernel's inputs");
-        in = NULL;
-    } else if (!cJSON_IsArray(in)) return jerr(j, "needs an \"inputs\" list");
-    if (get_map(t, code == IR_OP_SAVE ? "omap" : "imap", n.map) < 0)
-        return jerr(j, "a map lists up to 3 entries, each a tensor dim or -1");
-    int64_t fm = -1;
-    if (get_int(t, "fmap", -1, IR_MAX_DIMS - 1, &fm) < 0) return jerr(j, "bad \"fmap\"");
-    n.fmap = (int)fm;
-    if (code == IR_OP_SAVE) n.index = j->g->n_outputs;
-    cJSON_ArrayForEach(e, in) {
-        if (n.n_in == IR_MAX_IN) return jerr(j, "too many inputs");
-        const cJSON *c = cJSON_GetObjectItemCaseSensitive(e, "const");
-        if (cJSON_IsObject(e) && cJSON_IsString(c)) { /* an inline constant */
-            int ci = ir_add_const(j->g, j->ctx, c->valuestring, 0, 0);
-            if (ci < 0) return jfwd(j, ci);
-            n.in[n.n_in++] = ci;
-            continue;
-        }
-        if (!cJSON_IsString(e)) return jerr(j, "inputs must be tensor names or {\"const\": \"1.5\"}");
-        int k = ir_find(j->g, e->valuestring);
-        if (k < 0) {
-            /* its own name is not in the map yet: ir_set_name runs last */
-            if (!strcmp(e->valuestring, j->name))
-                return jerr(j, "reads itself (a cycle)");
-            return jerr(j, "reads '%.64s', which is not defined before it (unknown tensor, or a "
-                        "cycle: tensors must be listed in topological order)", e->valuestring);
-        }
-        n.in[n.n_in++] = k;
-    }
-    if (code != IR_OP_KERNEL && n.n_in != ir_ops[code].arity)
-        return jerr(j, "'%s' takes %d inputs, got %d", ir_ops[code].name, ir_ops[code].arity,
-                    n.n_in);
-    int64_t v = 0;
-    if ((rc = get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v)) < 0) return jerr(j, "bad \"dim\"");
-    n.dim = (int)v;
-    if ((rc = get_int(t, "group", 1, IR_MAX_DIM, &n.group)) < 0) return jerr(j, "bad \"group\"");
-    const char *lk = code == IR_OP_RESHAPE ? "new_shape" : code == IR_OP_REPEAT ? "times" : NULL;
-    if (lk && (n.n_ints = get_int_list(t, lk, n.ints, IR_MAX_DIMS)) < 0)
-        return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", lk);
-    i = ir_add_node(j->g, j->ctx, &n);
-    if (i < 0) return jfwd(j, i);
-    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(t, "dtype");
-    if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(j->g->nodes[i].dtype))))
-        return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(j->g->nodes[i].dtype));
-    ir_shape s = {0};
-    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
-    if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &j->g->nodes[i].shape, sizeof s))) {
-        char sh[128];
-        return jerr(j, "\"shape\" does not match the inferred %s",
-                    ir_shape_str(j->g->nodes[i].dtype, &j->g->nodes[i].shape, sh, sizeof sh));
-    }
-    if (code == IR_OP_SAVE) { /* the k-th saver is the kernel's k-th output */
-        rc = ir_add_output(j->g, j->ctx, i);
-        return rc < 0 ? jfwd(j, rc) : MG_OK;
-    }
-    rc = ir_set_name(j->g, j->ctx, i, j->name);
-    return rc < 0 ? jfwd(j, rc) : MG_OK;
+    if (code == IR_OP_INPUT || code == IR_OP_CONST) return read_source(j, t, code);
+    return read_op(j, t, code);
 }
 
 /* {"names": [...], "op": "kernel", "inputs": [...], "grid": [x, y, z], "forloop": N,
  * "threads": N, "block": {"tensors": [...]}}: the block graph is read like a program, into
  * its own graph, then becomes the kernel's output nodes (ir_add_kernel). */
-static mg_status read_kernel(jin *j, const cJSON *t) {
+/* A kernel's "names" (into names[], setting j->name to the first for messages) and "inputs"
+ * (tensors of j->g, into in[]); their counts go to *n_names and *n_in. */
+static mg_status kernel_io(jin *j, const cJSON *t, const char **names, int *n_names, int *in,
+                           int *n_in) {
     const cJSON *nm = cJSON_GetObjectItemCaseSensitive(t, "names");
-    const cJSON *in = cJSON_GetObjectItemCaseSensitive(t, "inputs");
-    const cJSON *blk = cJSON_GetObjectItemCaseSensitive(t, "block"), *e;
-    const cJSON *bts = cJSON_GetObjectItemCaseSensitive(blk, "tensors");
-    const char *bad = unknown_key(t, IR_OP_KERNEL);
-    j->name = NULL;
-    if (bad) return jerr(j, "'kernel' takes no field \"%.64s\"", bad);
+    const cJSON *is = cJSON_GetObjectItemCaseSensitive(t, "inputs"), *e;
     if (!cJSON_IsArray(nm) || cJSON_GetArraySize(nm) < 1 || cJSON_GetArraySize(nm) > IR_MAX_IN)
         return jerr(j, "a kernel needs \"names\": 1 to %d output names", IR_MAX_IN);
-    const char *names[IR_MAX_IN];
-    int n_names = 0, inputs[IR_MAX_IN], n_in = 0;
+    *n_names = *n_in = 0;
     cJSON_ArrayForEach(e, nm) {
         if (!cJSON_IsString(e) || !is_ident(e->valuestring) || strlen(e->valuestring) > 255)
             return jerr(j, "kernel output names are identifiers");
-        names[n_names++] = e->valuestring;
+        names[(*n_names)++] = e->valuestring;
     }
     j->name = names[0];
-    if (!cJSON_IsArray(in) || cJSON_GetArraySize(in) < 1 || cJSON_GetArraySize(in) > IR_MAX_IN)
+    if (!cJSON_IsArray(is) || cJSON_GetArraySize(is) < 1 || cJSON_GetArraySize(is) > IR_MAX_IN)
         return jerr(j, "a kernel needs \"inputs\": 1 to %d tensor names", IR_MAX_IN);
-    cJSON_ArrayForEach(e, in) {
+    cJSON_ArrayForEach(e, is) {
         int k = cJSON_IsString(e) ? ir_find(j->g, e->valuestring) : -1;
-        if (k < 0) return jerr(j, "kernel input %.64s is not defined before it", cJSON_IsString(e) ? e->valuestring : "?");
-        inputs[n_in++] = k;
+        if (k < 0)
+            return jerr(j, "kernel input %.64s is not defined before it",
+                        cJSON_IsString(e) ? e->valuestring : "?");
+        in[(*n_in)++] = k;
     }
-    int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
-    int ng = get_int_list(t, "grid", grid, 3);
-    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
-        get_int(t, "threads", 1, 1024, &threads) < 0)
-        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in [1, 1024]");
-    for (int g = ng; g < 3; g++) grid[g] = 1;
-    if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
-    int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
-    ir_graph *body = ir_block_new(gi, (int)threads, forloop);
-    if (!body) return jerr_rc(j, MG_ERR_NOMEM, "out of memory");
+    return MG_OK;
+}
+
+/* Reads the block graph's tensors bts into body (its kernel inputs, the tensors in[0..n_in)
+ * of j->g, declared first); messages name the kernel by its first output, name0. */
+static mg_status read_block(jin *j, ir_graph *body, const cJSON *bts, const int *in, int n_in,
+                            const char *name0) {
     mg_status rc = MG_OK;
     for (int k = 0; k < n_in && !rc; k++) {
-        const ir_node *x = &j->g->nodes[inputs[k]];
+        const ir_node *x = &j->g->nodes[in[k]];
         char lb[128];
-        int r = ir_block_add_kin(body, j->ctx, ir_node_label(j->g, inputs[k], lb, sizeof lb), x->dtype, &x->shape);
+        int r = ir_block_add_kin(body, j->ctx, ir_node_label(j->g, in[k], lb, sizeof lb),
+                                 x->dtype, &x->shape);
         if (r < 0) rc = jfwd(j, r);
     }
     char file[512];
-    snprintf(file, sizeof file, "%s: kernel '%s'", j->file, names[0]);
+    snprintf(file, sizeof file, "%s: kernel '%s'", j->file, name0);
     jin jb = {.ctx = j->ctx, .file = file, .g = body, .idx = 0};
     int k = 0;
     for (const cJSON *bt = bts->child; !rc && bt; bt = bt->next, k++) {
         jb.idx = k, jb.name = NULL;
         rc = read_tensor(&jb, bt);
     }
-    if (rc) {
+    return rc;
+}
+
+static mg_status read_kernel(jin *j, const cJSON *t) {
+    const cJSON *blk = cJSON_GetObjectItemCaseSensitive(t, "block");
+    const cJSON *bts = cJSON_GetObjectItemCaseSensitive(blk, "tensors");
+    const char *bad = unknown_key(t, IR_OP_KERNEL);
+    j->name = NULL;
+    if (bad) return jerr(j, "'kernel' takes no field \"%.64s\"", bad);
+    const char *names[IR_MAX_IN];
+    int n_names = 0, inputs[IR_MAX_IN], n_in = 0;
+    mg_status rc = kernel_io(j, t, names, &n_names, inputs, &n_in);
+    if (rc) return rc;
+    int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
+    int ng = get_int_list(t, "grid", grid, 3);
+    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
+        get_int(t, "threads", 1, 1024, &threads) < 0)
+        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in "
+                    "[1, 1024]");
+    for (int g = ng; g < 3; g++) grid[g] = 1;
+    if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
+    int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
+    ir_graph *body = ir_block_new(gi, (int)threads, forloop);
+    if (!body) return jerr_rc(j, MG_ERR_NOMEM, "out of memory");
+    if ((rc = read_block(j, body, bts, inputs, n_in, names[0]))) {
         ir_graph_free(body);
         return rc;
     }
@@ -465,6 +549,62 @@ static mg_status read_kernel(jin *j, const cJSON *t) {
     return r < 0 ? jfwd(j, r) : MG_OK;
 }
 
+/* The one JSON value of text (nothing but blanks may follow it) into *root, or an error
+ * naming the line. */
+static mg_status parse_root(const jin *j, const char *text, size_t len, cJSON **root) {
+    const char *end = NULL;
+    *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!*root && cj_oom) return ctx_err(j->ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j->file);
+    if (!*root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        int line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
+        return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j->file,
+                       line, off);
+    }
+    for (size_t k = end ? (size_t)(end - text) : len; k < len; k++)
+        if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
+            cJSON_Delete(*root);
+            *root = NULL;
+            int line = 1;
+            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
+            return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
+                           "object (byte %zu)", j->file, line, k);
+        }
+    return MG_OK;
+}
+
+/* The top-level fields: "format", an optional "version" 1, "tensors" and "outputs" lists. */
+static mg_status check_root(jin *j, const cJSON *root) {
+    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
+    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "outputs");
+    if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
+        return jerr(j, "not a mugen program (needs \"format\": \"mugen-program\")");
+    if (ver && !cJSON_IsNumber(ver)) return jerr(j, "\"version\" must be the number 1");
+    if (cJSON_IsNumber(ver) && ver->valuedouble != 1)
+        return jerr(j, "unsupported version %g (this mugen reads version 1)", ver->valuedouble);
+    if (!cJSON_IsArray(ts)) return jerr(j, "needs a \"tensors\" list");
+    if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
+        return jerr(j, "needs a non-empty \"outputs\" list");
+    return MG_OK;
+}
+
+/* The outputs, by name: an output may be any tensor, listed in any order. */
+static mg_status read_outputs(jin *j, const cJSON *os) {
+    const cJSON *e;
+    cJSON_ArrayForEach(e, os) {
+        int o = cJSON_IsString(e) ? ir_find(j->g, e->valuestring) : -1;
+        if (o < 0)
+            return jerr(j, "output %.64s is not a defined tensor",
+                        cJSON_IsString(e) ? e->valuestring : "(not a string)");
+        int r = ir_add_output(j->g, j->ctx, o);
+        if (r < 0) return jfwd(j, r);
+    }
+    return MG_OK;
+}
+
 /* Contract in ir.h. Only the first len bytes are parsed (the text need not end in NUL). On a
  * syntax error cJSON reports where it stopped, and the line is counted up to there. Tensors
  * are read in list order, which must be topological, then outputs by name. The cJSON tree is
@@ -474,42 +614,13 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
                         ir_graph **out) {
     jin j = {.ctx = ctx, .file = file ? file : "<input>", .idx = -1};
     use_our_allocator();
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
-    if (!root && cj_oom) return ctx_err(ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j.file);
-    if (!root) {
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        int line = 1;
-        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
-        return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j.file,
-                       line, off);
-    }
-    for (size_t k = end ? (size_t)(end - text) : len; root && k < len; k++)
-        if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
-            cJSON_Delete(root);
-            int line = 1;
-            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
-            return ctx_err(ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
-                           "object (byte %zu)", j.file, line, k);
-        }
-    mg_status rc = MG_OK;
+    cJSON *root;
+    mg_status rc = parse_root(&j, text, len, &root);
+    if (rc) return rc;
     j.g = ir_graph_new();
-    const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
-    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
-    const cJSON *os = cJSON_GetObjectItemCaseSensitive(root, "outputs"), *e;
     if (!j.g) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    else if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "mugen-program"))
-        rc = jerr(&j, "not a mugen program (needs \"format\": \"mugen-program\")");
-    else if (cJSON_GetObjectItemCaseSensitive(root, "version") &&
-             !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")))
-        rc = jerr(&j, "\"version\" must be the number 1");
-    else if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(root, "version")) &&
-             cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble != 1)
-        rc = jerr(&j, "unsupported version %g (this mugen reads version 1)",
-                  cJSON_GetObjectItemCaseSensitive(root, "version")->valuedouble);
-    else if (!cJSON_IsArray(ts)) rc = jerr(&j, "needs a \"tensors\" list");
-    else if (!cJSON_IsArray(os) || !cJSON_GetArraySize(os))
-        rc = jerr(&j, "needs a non-empty \"outputs\" list");
+    else rc = check_root(&j, root);
+    const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     int k = 0;
     /* the first failing tensor stops the walk; its message names tensors[k] and its name */
     for (const cJSON *t = ts ? ts->child : NULL; !rc && t; t = t->next, k++) {
@@ -517,19 +628,7 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
         rc = read_tensor(&j, t);
     }
     j.idx = -1;
-    /* outputs last, by name: an output may be any tensor, listed in any order */
-    if (!rc) cJSON_ArrayForEach(e, os) {
-        int o = cJSON_IsString(e) ? ir_find(j.g, e->valuestring) : -1;
-        if (o < 0) {
-            rc = jerr(&j, "output %.64s is not a defined tensor", cJSON_IsString(e) ? e->valuestring : "(not a string)");
-            break;
-        }
-        int r = ir_add_output(j.g, ctx, o);
-        if (r < 0) {
-            rc = jfwd(&j, r);
-            break;
-        }
-    }
+    if (!rc) rc = read_outputs(&j, cJSON_GetObjectItemCaseSensitive(root, "outputs"));
     cJSON_Delete(root);
     if (rc) {
         ir_graph_free(j.g);

@@ -4,6 +4,7 @@
  * `mugen check` prints what the front ends built, and the partitioner prints each part
  * through ir_print_text; the dot view colours inputs, outputs and non-Lax ops, so the points
  * where ir_partition cuts stand out. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,10 +44,6 @@ static void print_ints(strbuf *sb, const char *key, const int64_t *v, int n) {
     sb_puts(sb, "]");
 }
 
-/* Writes the right-hand side of node i. Binary ops print infix without parentheses: their
- * operands are names or inline literals, never nested expressions, so precedence cannot
- * matter ("X - -0.5" parses back as X minus the constant -0.5). sum prints group= only when
- * it differs from the whole dim, which is the default. */
 /* A grid-dim map as "key=[..]" with trailing phi entries dropped; nothing if all are phi. */
 static void print_map(strbuf *sb, const char *key, const int map[3]) {
     int n = 3;
@@ -57,6 +54,33 @@ static void print_map(strbuf *sb, const char *key, const int map[3]) {
     sb_puts(sb, "]");
 }
 
+/* ", key=value" for each attribute n's op takes, in the order of its ops.def attrs letters.
+ * sum prints group= only when it differs from the whole dim, which is the default; fmap only
+ * when set. A kernel's grid, forloop and threads are print_kernel's. */
+static void print_attrs(const ir_graph *g, const ir_node *n, strbuf *sb) {
+    for (const char *c = ir_ops[n->op].attrs; *c; c++) {
+        switch (tolower((unsigned char)*c)) {
+        case 'd': sb_printf(sb, ", dim=%d", n->dim); break;
+        case 'g':
+            if (n->group != g->nodes[n->in[0]].shape.d[n->dim])
+                sb_printf(sb, ", group=%" PRId64, n->group);
+            break;
+        case 's': print_ints(sb, "shape", n->ints, n->n_ints); break;
+        case 't': print_ints(sb, "times", n->ints, n->n_ints); break;
+        case 'i': print_map(sb, "imap", n->map); break;
+        case 'o': print_map(sb, "omap", n->map); break;
+        case 'f':
+            if (n->fmap >= 0) sb_printf(sb, ", fmap=%d", n->fmap);
+            break;
+        default: break;
+        }
+    }
+}
+
+/* Writes the right-hand side of node i. Binary ops print infix without parentheses: their
+ * operands are names or inline literals, never nested expressions, so precedence cannot
+ * matter ("X - -0.5" parses back as X minus the constant -0.5). An iterator's operand is the
+ * kernel input it reads. */
 static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) {
     const ir_node *n = &g->nodes[i];
     const ir_op_info *info = &ir_ops[n->op];
@@ -71,30 +95,10 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
         sb_printf(sb, "%s %c %s", names[n->in[0]], sym[n->op], names[n->in[1]]);
         return;
     }
-    if (n->op == IR_OP_ITER) {
-        sb_printf(sb, "iter(%s", g->kin_name[n->index]);
-        print_map(sb, "imap", n->map);
-        if (n->fmap >= 0) sb_printf(sb, ", fmap=%d", n->fmap);
-        sb_puts(sb, ")");
-        return;
-    }
     sb_printf(sb, "%s(", info->name);
+    if (n->op == IR_OP_ITER) sb_puts(sb, g->kin_name[n->index]);
     for (int k = 0; k < n->n_in; k++) sb_printf(sb, "%s%s", k ? ", " : "", names[n->in[k]]);
-    const ir_shape *a = n->n_in ? &g->nodes[n->in[0]].shape : NULL;
-    switch (n->op) {
-    case IR_OP_SUM:
-        sb_printf(sb, ", dim=%d", n->dim);
-        if (n->group != a->d[n->dim]) sb_printf(sb, ", group=%" PRId64, n->group);
-        break;
-    case IR_OP_MAX:
-    case IR_OP_CONCAT: sb_printf(sb, ", dim=%d", n->dim); break;
-    case IR_OP_RESHAPE: print_ints(sb, "shape", n->ints, n->n_ints); break;
-    case IR_OP_REPEAT: print_ints(sb, "times", n->ints, n->n_ints); break;
-    case IR_OP_ACCUM:
-        if (n->fmap >= 0) sb_printf(sb, ", fmap=%d", n->fmap);
-        break;
-    default: break;
-    }
+    print_attrs(g, n, sb);
     sb_puts(sb, ")");
 }
 
@@ -142,10 +146,10 @@ static void print_graph(const ir_graph *g, strbuf *sb, int indent) {
             if (n->index == 0) print_kernel(g, i, names, sb, indent);
             continue;
         }
-        if (n->op == IR_OP_SAVE) {
-            sb_printf(sb, "%*ssave(%s", indent, "", names[n->in[0]]);
-            print_map(sb, "omap", n->map);
-            sb_puts(sb, ")\n");
+        if (n->op == IR_OP_SAVE) { /* a statement of its own: no name */
+            sb_printf(sb, "%*s", indent, "");
+            print_rhs(g, i, names, sb);
+            sb_puts(sb, "\n");
             continue;
         }
         sb_printf(sb, "%*s%s = ", indent, "", names[i]);

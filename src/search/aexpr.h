@@ -2,8 +2,9 @@
  * the search (Table 2), docs/search.md.
  *
  * A term table hash-conses terms over uninterpreted functions: input variables, constants,
- * add, mul, div, exp, sqrt, silu, sum(k, x), concat(k1, k2, x, y) and rms(k, x). add and mul keep their
- * operands in a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
+ * add, mul, div, exp, sqrt, silu, sum(k, x), concat(k1, k2, x, y) and rms(k, x), the FN()
+ * entries of ops.def's ae column. add and mul (commutative in ops.def) keep their operands in
+ * a canonical order and sum(1, x) is x, so those A_eq axioms hold by construction.
  * The program's expression is saturated once under the rest of A_eq in an e-graph (node and
  * iteration bounds, deterministic); a prefix expression E is then a subexpression of some
  * expression A_eq-equal to the program's iff E's e-class exists and is reachable from the
@@ -18,10 +19,55 @@
 
 enum { AE_MAX_ROOTS = 16 };
 
+/* ops.def's ae column, read by the preprocessor. Around an include of ops.def, FN, AS, ID and
+ * NONE are defined to rewrite each row's entry into a triple (kind, name, defines) (below, and
+ * again in aexpr.c; they exist only there, like ir.c's K, B and T); AE_ROW then calls
+ * AE_DEF_1(kind, name, arity, comm) for a row that defines a kind (FN) and AE_DEF_0 for the
+ * others, which each reader defines. */
+#define AE_ROW(ar, co, ...) AE_ROW_(ar, co, __VA_ARGS__)
+#define AE_ROW_(ar, co, kind, name, def) AE_DEF_##def(kind, name, ar, co)
+
+/* The kinds of term: one per FN() of ops.def's ae column, numbered in row order, so the
+ * input's VAR and the constant's CONST come first, then ADD, MUL, DIV, EXP, SQRT, SILU, SUM,
+ * CONCAT and RMS (rmsnorm's). */
+#define FN(kind, name) kind, name, 1
+#define AS(kind) kind, NULL, 0
+#define ID ID_, NULL, 0
+#define NONE NONE_, NULL, 0
+#define AE_DEF_0(kind, name, ar, co)
+#define AE_DEF_1(kind, name, ar, co) AE_##kind,
 typedef enum ae_op {
-    AE_VAR, AE_CONST, AE_ADD, AE_MUL, AE_DIV, AE_EXP, AE_SQRT, AE_SILU, AE_SUM, AE_CONCAT,
-    AE_RMS, AE_OP_COUNT
+#define OP(e, nm, ar, lv, lx, ne, kd, at, co, cs, cf, dg, tm, sr, ae) AE_ROW(ar, co, ae)
+#include "../ir/ops.def"
+#undef OP
+    AE_OP_COUNT
 } ae_op;
+#undef AE_DEF_0
+#undef AE_DEF_1
+#undef FN
+#undef AS
+#undef ID
+#undef NONE
+
+/* Each kind's s-expression name ("add"), arity and commutativity: those of the ops.def row
+ * that defines it (aexpr.c). */
+typedef struct ae_kind_info {
+    const char *name;
+    int arity, commutative;
+} ae_kind_info;
+extern const ae_kind_info ae_kinds[AE_OP_COUNT];
+
+/* The hash of a term's key (op, operands, sizes), shared by the term table and the e-graph's
+ * hash-consing of e-nodes (operands are then e-classes). */
+static inline uint64_t ae_mix(uint64_t h, uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+static inline uint64_t ae_key_hash(int32_t op, int32_t a, int32_t b, int64_t k, int64_t k2) {
+    uint64_t h = ae_mix(1469598103934665603ull, (uint64_t)op);
+    h = ae_mix(ae_mix(ae_mix(ae_mix(h, (uint64_t)a), (uint64_t)b), (uint64_t)k), (uint64_t)k2);
+    return h ^ (h >> 29);
+}
 
 /* A term. VAR: k = input index. CONST: k/k2 = the value as a reduced fraction.
  * SUM: k = elements summed (>= 2). CONCAT: k, k2 = widths of a and b. RMS: k = elements
@@ -61,7 +107,8 @@ void ae_print(const ae_tab *t, int32_t id, strbuf *sb);
 /* Table 1 for one operator node n of graph g (a block graph for accum), its operands'
  * terms a and b (-1 where it has fewer): the term, -1 if out of memory, -2 if the operator
  * has no abstract expression here (not Lax; inputs, constants, iterators and kernels are the
- * callers' business). n need not be in g yet; its operands must be. */
+ * callers' business). The rule is ops.def's ae column; n may be the compound rmsnorm, which
+ * gives rms(n, a) for the size n of its dim. n need not be in g yet; its operands must be. */
 int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);
 /* Abstract expressions of every node of kernel graph g (Table 1, graph-defined kernels
  * inlined): out[i] = term of node i, or -1 for a node that has none (non-Lax). Variables
@@ -72,7 +119,7 @@ mg_status ae_of_graph(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int32_t *out);
 mg_status ae_of_block(ae_tab *t, mg_ctx *ctx, const ir_graph *b, const int32_t *kin,
                       int32_t *out);
 
-/* ---- the e-graph ---- */
+/* ---- the e-graph (egraph.c) ---- */
 typedef struct ae_limits {
     int64_t max_nodes; /* stop saturating past this many e-nodes (default 200000) */
     int max_iters;     /* at most this many rounds of rule application (default 40) */

@@ -23,11 +23,50 @@ static int dcap(long d) { return d > DEG_CAP ? DEG_CAP : (int)d; }
 static double kcap(double k) { return k > K_CAP ? K_CAP : k; }
 static double terms(double k) { return k < 1 ? 1 : k; } /* a polynomial is one term, exp(0) */
 
-/* Degree d and exp-term count k per node, then the largest over the outputs. Rules: sums
- * add term counts, products multiply them (exp(a) exp(b) = exp(a + b) is one term), a
- * reduction over n elements multiplies by n, exp makes one term of its argument's degree,
- * a quotient keeps the larger count of its two sides. sqrt keeps d and k (no theorem covers
- * it; docs/verify.md). */
+/* Elements combined into one output of reduction n: a matmul's inner dim, a sum's group. */
+static double reduced(const ir_graph *g, const ir_node *n) {
+    if (ir_ops[n->op].kind != IR_KIND_MATMUL) return (double)n->group;
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    return (double)a->d[a->ndim - 1];
+}
+
+/* The degree of node n from its operands' d1, d2 (ops.def deg column). */
+static int degree(ir_deg rule, int d1, int d2) {
+    switch (rule) {
+    case IR_DEG_ZERO: return 0;
+    case IR_DEG_ONE: return 1;
+    case IR_DEG_MAX: return dmax(d1, d2);
+    case IR_DEG_ADD: return dcap((long)d1 + d2);
+    case IR_DEG_TWICE: return dcap(2L * d1);
+    case IR_DEG_SAME: break;
+    }
+    return d1;
+}
+
+/* The exp-term count of node n from its operands' k1, k2 (ops.def terms column); poly: both
+ * operands are polynomials (k = 0), and so is a sum or product of them. */
+static double exp_terms(const ir_graph *g, const ir_node *n, double k1, double k2) {
+    int poly = k1 == 0 && k2 == 0;
+    switch (ir_ops[n->op].terms) {
+    case IR_TERMS_ZERO: return 0;
+    case IR_TERMS_ONE: return 1;
+    case IR_TERMS_TWO: return 2;
+    case IR_TERMS_MAX: return k1 > k2 ? k1 : k2;
+    case IR_TERMS_ADD: return poly ? 0 : terms(k1) + terms(k2);
+    case IR_TERMS_MUL: return poly ? 0 : terms(k1) * terms(k2);
+    case IR_TERMS_SQUARE: return k1 == 0 ? 0 : k1 * k1;
+    case IR_TERMS_MULN: return poly ? 0 : reduced(g, n) * terms(k1) * terms(k2);
+    case IR_TERMS_SAMEN: return k1 * reduced(g, n);
+    case IR_TERMS_SAME: break;
+    }
+    return k1;
+}
+
+/* Degree d and exp-term count k per node, then the largest over the outputs. Rules (ops.def
+ * deg and terms columns): sums add term counts, products multiply them (exp(a) exp(b) =
+ * exp(a + b) is one term), a reduction over n elements multiplies by n, exp makes one term of
+ * its argument's degree, a quotient keeps the larger count of its two sides. sqrt keeps d and
+ * k (no theorem covers it; docs/verify.md). */
 void vf_estimate(const ir_graph *g, int *d_out, double *k_out) {
     int *d = base_calloc((size_t)g->n_nodes + 1, sizeof *d);
     double *k = base_calloc((size_t)g->n_nodes + 1, sizeof *k);
@@ -40,26 +79,8 @@ void vf_estimate(const ir_graph *g, int *d_out, double *k_out) {
         const ir_node *n = &g->nodes[i];
         int d1 = n->n_in ? d[n->in[0]] : 0, d2 = n->n_in > 1 ? d[n->in[1]] : 0;
         double k1 = n->n_in ? k[n->in[0]] : 0, k2 = n->n_in > 1 ? k[n->in[1]] : 0;
-        int poly = k1 == 0 && k2 == 0;
-        switch (n->op) {
-        case IR_OP_INPUT: d[i] = 1, k[i] = 0; break;
-        case IR_OP_CONST: d[i] = 0, k[i] = 0; break;
-        case IR_OP_ADD: case IR_OP_SUB: d[i] = dmax(d1, d2), k[i] = poly ? 0 : terms(k1) + terms(k2); break;
-        case IR_OP_MUL: d[i] = dcap((long)d1 + d2), k[i] = poly ? 0 : terms(k1) * terms(k2); break;
-        case IR_OP_DIV: d[i] = dcap((long)d1 + d2), k[i] = k1 > k2 ? k1 : k2; break;
-        case IR_OP_EXP: d[i] = d1, k[i] = 1; break;
-        case IR_OP_SILU: d[i] = d1, k[i] = 2; break; /* x / (1 + exp(-x)) */
-        case IR_OP_SQR: d[i] = dcap(2L * d1), k[i] = k1 == 0 ? 0 : k1 * k1; break;
-        case IR_OP_MATMUL: {
-            double kk = (double)g->nodes[n->in[0]].shape.d[g->nodes[n->in[0]].shape.ndim - 1];
-            d[i] = dcap((long)d1 + d2), k[i] = poly ? 0 : kk * terms(k1) * terms(k2);
-            break;
-        }
-        case IR_OP_SUM: d[i] = d1, k[i] = k1 * (double)n->group; break;
-        case IR_OP_CONCAT: d[i] = dmax(d1, d2), k[i] = k1 > k2 ? k1 : k2; break;
-        default: d[i] = d1, k[i] = k1; break; /* sqrt, layout: unchanged */
-        }
-        k[i] = kcap(k[i]);
+        d[i] = degree(ir_ops[n->op].deg, d1, d2);
+        k[i] = kcap(exp_terms(g, n, k1, k2));
     }
     *d_out = 0, *k_out = 0;
     for (int o = 0; o < g->n_outputs; o++) {
@@ -172,7 +193,7 @@ static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
         f->t[t].pp[k] = base_alloc(n), f->t[t].pq[k] = base_alloc(n);
         if (!f->t[t].pp[k] || !f->t[t].pq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    f->t[t].omega = mg_field_omega(rng_next(&f->rg));
+    f->t[t].omega = ff_omega(rng_next(&f->rg));
     if (!rc) rc = ev_field(p, ctx, f->t[t].omega, (const uint32_t *const *)f->t[t].ip,
                            (const uint32_t *const *)f->t[t].iq, f->t[t].pp, f->t[t].pq);
     if (!rc) f->n_built++;

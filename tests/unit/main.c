@@ -12,8 +12,8 @@ int unit_fails;
     X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_shape_errors)                \
     X(test_parse_errors_caret) X(test_const_literals) X(test_lax_checker)                    \
     X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)                 \
-    X(test_docs_op_table)                                                                    \
-    X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_field_ops_by_hand)             \
+    X(test_docs_op_table) X(test_op_table_columns)                                           \
+    X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_float_special_values) X(test_field_ops_by_hand)             \
     X(test_field_exp_add) X(test_field_distributive) X(test_field_sqrt_mul)                  \
     X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
     X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)                     \

@@ -6,6 +6,7 @@
 
 void test_float_ops_by_hand(void);
 void test_float_f32_vs_f64(void);
+void test_float_special_values(void);
 
 typedef struct hand_case {
     const char *src;       /* inputs A (and B) f32; one output */
@@ -96,4 +97,55 @@ void test_float_f32_vs_f64(void) {
     CHECK_MSG(worst < 1e-4, "f32 strays %.3g from f64", worst);
     free(x), free(w);
     ir_graph_free(g);
+}
+
+/* IEEE special values through every elementwise operator (src/ir/scalar.h): NaN, +inf, -inf
+ * and -0 as written out below, in f32 and f64 mode. Equal means both NaN, or equal with the
+ * same sign (so -0 and +0 differ). */
+static int same_value(double got, double want) {
+    if (isnan(want)) return isnan(got);
+    return got == want && signbit(got) == signbit(want);
+}
+
+void test_float_special_values(void) {
+    const double N = NAN, I = INFINITY;
+    /* unary ops on A; binary ops on the pairs (A[i], B[i]) */
+    static const char *const un[] = {"exp(A)", "sqr(A)", "sqrt(A)", "silu(A)", "relu(A)"};
+    static const char *const bin[] = {"A + B", "A - B", "A * B", "A / B"};
+    const double a[8] = {N, I, -I, -0.0, I, -0.0, 2, 1};
+    const double b[8] = {1, -I, -I, 0.0, I, -0.0, 0.0, -I};
+    const double want_un[5][8] = {
+        {N, I, 0, 1, I, 1, 7.389056098930650, 2.718281828459045},   /* exp */
+        {N, I, I, 0.0, I, 0.0, 4, 1},                               /* sqr: (-0)^2 = +0 */
+        {N, I, N, -0.0, I, -0.0, 1.4142135623730951, 1},            /* sqrt(-0) = -0 */
+        {N, I, N, -0.0, I, -0.0, 1.7615941559557649, 0.7310585786300049}, /* silu(-inf) = -inf/inf */
+        {N, I, 0.0, 0.0, I, 0.0, 2, 1},                             /* relu: NaN stays NaN */
+    };
+    const double want_bin[4][8] = {
+        {N, N, -I, 0.0, I, -0.0, 2, -I},   /* -0 + +0 = +0, -0 + -0 = -0 */
+        {N, I, N, -0.0, N, 0.0, 2, I},     /* -0 - +0 = -0, -0 - -0 = +0 */
+        {N, -I, I, -0.0, I, 0.0, 0.0, -I},
+        {N, N, N, N, N, N, I, -0.0},       /* 2 / +0 = +inf, 1 / -inf = -0 */
+    };
+    for (int k = 0; k < 9; k++) {
+        const char *expr = k < 5 ? un[k] : bin[k - 5];
+        const double *want = k < 5 ? want_un[k] : want_bin[k - 5];
+        char src[160];
+        snprintf(src, sizeof src, "input A : f32[8]\ninput B : f32[8]\nO = %s\noutput O\n", expr);
+        ir_graph *g = unit_parse(src);
+        for (int f64 = 0; f64 < 2; f64++) {
+            double out[8];
+            for (int i = 0; i < 8; i++) out[i] = 12345; /* poison */
+            const double *in[2] = {a, b};
+            double *outs[1] = {out};
+            CHECK(unit_feval(g, f64, in, outs) == MG_OK);
+            for (int i = 0; i < 8; i++) {
+                /* outputs are f32: finite results compare after rounding the wanted value */
+                double w = isfinite(want[i]) ? (double)(float)want[i] : want[i];
+                CHECK_MSG(same_value(out[i], w), "%s (%s) at (%g, %g): %g, want %g", expr,
+                          f64 ? "f64" : "f32", a[i], b[i], out[i], w);
+            }
+        }
+        ir_graph_free(g);
+    }
 }

@@ -15,6 +15,7 @@ void test_partition_examples(void);
 void test_partition_recompose(void);
 void test_ir_check(void);
 void test_docs_op_table(void);
+void test_op_table_columns(void);
 
 static const char *EXAMPLES[] = {"gqa_b1", "gqa_b8", "qknorm_b1", "qknorm_b8", "rmsnorm_linear_b1",
                                  "rmsnorm_linear_b8", "ntrans_b1", "ntrans_b8", "lora",
@@ -287,6 +288,33 @@ void test_partition_examples(void) {
     free(s);
 }
 
+/* Named tensor values, for running a partition's parts one after another. */
+enum { MAX_ENV = 64 };
+typedef struct env {
+    const char *name[MAX_ENV];
+    double *val[MAX_ENV];
+    int n;
+} env;
+
+/* Runs one part (program text): its inputs are read from e by name, its outputs join e. */
+static void run_part(char *text, env *e) {
+    ir_graph *pg = unit_parse(text);
+    const double *in[8];
+    double *out[8];
+    int ni = 0;
+    for (int i = 0; i < pg->n_nodes; i++)
+        if (pg->nodes[i].op == IR_OP_INPUT)
+            for (int v = 0; v < e->n; v++)
+                if (!strcmp(e->name[v], pg->nodes[i].name)) in[ni++] = e->val[v];
+    for (int k = 0; k < pg->n_outputs; k++) {
+        out[k] = malloc((size_t)ir_numel(&pg->nodes[pg->outputs[k]].shape) * sizeof(double));
+        e->name[e->n] = strdup(pg->nodes[pg->outputs[k]].name);
+        e->val[e->n++] = out[k];
+    }
+    CHECK(unit_feval(pg, 0, in, out) == MG_OK);
+    ir_graph_free(pg);
+}
+
 /* Evaluating the parts one after another gives exactly what the whole program gives. */
 void test_partition_recompose(void) {
     const char *src = "input Q : f32[2, 4, 3]\ninput K : f32[2, 3, 5]\ninput V : f32[2, 5, 3]\n"
@@ -296,21 +324,18 @@ void test_partition_recompose(void) {
     ir_graph *g = unit_parse(src);
     mg_ctx ctx = {{0}};
     rng r = {3};
-    enum { MAXN = 64 };
-    const char *env_name[MAXN];
-    double *env_val[MAXN];
-    int n_env = 0;
+    env e = {.n = 0};
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_INPUT) {
             int64_t n = ir_numel(&g->nodes[i].shape);
-            env_name[n_env] = g->nodes[i].name;
-            env_val[n_env] = malloc((size_t)n * sizeof(double));
-            for (int64_t t = 0; t < n; t++) env_val[n_env][t] = rng_uniform(&r) * 2 - 1;
-            n_env++;
+            e.name[e.n] = g->nodes[i].name;
+            e.val[e.n] = malloc((size_t)n * sizeof(double));
+            for (int64_t t = 0; t < n; t++) e.val[e.n][t] = rng_uniform(&r) * 2 - 1;
+            e.n++;
         }
     double *whole[2];
     for (int k = 0; k < 2; k++) whole[k] = malloc((size_t)ir_numel(&g->nodes[g->outputs[k]].shape) * sizeof(double));
-    CHECK(unit_feval(g, 0, (const double *const *)env_val, whole) == MG_OK);
+    CHECK(unit_feval(g, 0, (const double *const *)e.val, whole) == MG_OK);
     strbuf sb = {0};
     CHECK(ir_print_partition(g, &ctx, &sb) == MG_OK);
     char *text = sb_take(&sb), *cur = text;
@@ -318,21 +343,7 @@ void test_partition_recompose(void) {
     while (cur && *cur) { /* parse and run each "# part" chunk in order */
         char *next = strstr(cur + 1, "\n# part");
         if (next) *next = 0;
-        ir_graph *pg = unit_parse(cur);
-        const double *in[8];
-        double *out[8];
-        int ni = 0;
-        for (int i = 0; i < pg->n_nodes; i++)
-            if (pg->nodes[i].op == IR_OP_INPUT)
-                for (int e = 0; e < n_env; e++)
-                    if (!strcmp(env_name[e], pg->nodes[i].name)) in[ni++] = env_val[e];
-        for (int k = 0; k < pg->n_outputs; k++) {
-            out[k] = malloc((size_t)ir_numel(&pg->nodes[pg->outputs[k]].shape) * sizeof(double));
-            env_name[n_env] = strdup(pg->nodes[pg->outputs[k]].name);
-            env_val[n_env++] = out[k];
-        }
-        CHECK(unit_feval(pg, 0, in, out) == MG_OK);
-        ir_graph_free(pg);
+        run_part(cur, &e);
         n_parts++;
         cur = next ? next + 1 : NULL;
     }
@@ -340,18 +351,18 @@ void test_partition_recompose(void) {
     CHECK(n_parts == 6);
     for (int k = 0; k < 2; k++) {
         const char *name = g->nodes[g->outputs[k]].name;
-        int e = n_env - 1;
-        while (e >= 0 && strcmp(env_name[e], name)) e--;
-        CHECK(e >= 0);
+        int v = e.n - 1;
+        while (v >= 0 && strcmp(e.name[v], name)) v--;
+        CHECK(v >= 0);
         int64_t n = ir_numel(&g->nodes[g->outputs[k]].shape), bad = 0;
-        for (int64_t t = 0; e >= 0 && t < n; t++) bad += env_val[e][t] != whole[k][t];
+        for (int64_t t = 0; v >= 0 && t < n; t++) bad += e.val[v][t] != whole[k][t];
         CHECK_MSG(bad == 0, "output %s: %lld elements differ", name, (long long)bad);
     }
     base_free(text);
     for (int k = 0; k < 2; k++) free(whole[k]);
-    for (int e = 0; e < n_env; e++) {
-        free(env_val[e]);
-        if (e >= 3) free((char *)env_name[e]);
+    for (int v = 0; v < e.n; v++) {
+        free(e.val[v]);
+        if (v >= 3) free((char *)e.name[v]);
     }
     ir_graph_free(g);
 }
@@ -366,6 +377,36 @@ void test_ir_check(void) {
     g->nodes[2].shape.d[1] = 3; /* stale shape */
     CHECK(ir_check(g, &ctx) != MG_OK && strstr(ctx.msg, "stale shape"));
     ir_graph_free(g);
+}
+
+/* The columns of ops.def that other stages read in place of their own lists: the search's
+ * operators in the order it tries and lists them, the planner's recompute costs, the emitted
+ * spelling, commutativity and attribute letters, pinned to what those lists said. */
+void test_op_table_columns(void) {
+    char buf[256];
+    CHECK(!strcmp(ir_search_op_names(buf, sizeof buf),
+                  "exp, sqr, sqrt, silu, add, sub, mul, div, matmul, sum, concat, rmsnorm"));
+    CHECK(!strcmp(ir_search_op_names(buf, 12), "exp, sqr, s")); /* cut, still terminated */
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        const ir_op_info *o = &ir_ops[op];
+        int ew = o->kind == IR_KIND_UNARY || o->kind == IR_KIND_BINARY;
+        CHECK_MSG(!ew || o->cost == (op == IR_OP_EXP || op == IR_OP_SILU || op == IR_OP_SQRT ? 4 : 1),
+                  "%s: cost %d", o->name, o->cost);
+        CHECK_MSG(o->commutative == (op == IR_OP_ADD || op == IR_OP_MUL), "%s", o->name);
+        CHECK_MSG(ew == (o->cfn != NULL), "%s: cfn", o->name);
+        CHECK_MSG(ir_op_infix((ir_op)op) == (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL),
+                  "%s: infix", o->name);
+        for (const char *c = o->attrs; *c; c++) /* letters the parser's ATTR table knows */
+            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLH", *c), "%s: attribute letter '%c'", o->name, *c);
+    }
+    CHECK(!strcmp(ir_ops[IR_OP_EXP].cfn, "mg_exp") && !strcmp(ir_ops[IR_OP_SQRT].cfn, "sqrtf") &&
+          !strcmp(ir_ops[IR_OP_DIV].cfn, "mg_div") && !strcmp(ir_ops[IR_OP_RELU].cfn, "mg_relu"));
+    CHECK(ir_op_attr(IR_OP_SUM, 'd') == 2 && ir_op_attr(IR_OP_SUM, 'g') == 1 &&
+          ir_op_attr(IR_OP_SUM, 's') == 0 && ir_op_attr(IR_OP_KERNEL, 'r') == 2 &&
+          ir_op_attr(IR_OP_RMSNORM, 'd') == 1 && ir_op_attr(IR_OP_ADD, 'd') == 0);
+    /* the compound is never a node, and sits one past the primitives (the search's rank) */
+    CHECK(ir_ops[IR_OP_RMSNORM].kind == IR_KIND_COMPOUND && ir_ops[IR_OP_RMSNORM].levels == 0 &&
+          IR_OP_RMSNORM == IR_OP_COUNT - 1);
 }
 
 /* docs/ir.md has a row for every operator of ops.def. */
