@@ -13,8 +13,7 @@ int op_is_elementwise(ir_op op) {
 }
 
 /* Cost of computing block-graph node i (inside node self's recomputation) in place of a
- * load: its elementwise operators, through one-iteration accumulators; exp, silu and sqrt
- * count 4. -1 when it reaches a leaf other than an iterator, a constant or a value it
+ * load: its elementwise operators (ops.def's cost column), through one-iteration accumulators. -1 when it reaches a leaf other than an iterator, a constant or a value it
  * broadcasts (a row's norm): a reduction or matmul of its size could itself be fused into
  * one reader (fuse.c) and is not recomputed. */
 static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, const int *uses, const int *user) {
@@ -23,7 +22,7 @@ static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, con
     int c;
     if (n->op == IR_OP_ACCUM && b->forloop == 1) c = 0;
     else if (op_is_elementwise(n->op) && (i == self || op_inlined(b, i, uses, user, 1)))
-        c = n->op == IR_OP_EXP || n->op == IR_OP_SILU || n->op == IR_OP_SQRT ? 4 : 1;
+        c = ir_ops[n->op].cost;
     else return -1;
     for (int a = 0; a < n->n_in; a++) {
         int x = recompute_cost(b, n->in[a], self, numel, uses, user);
