@@ -21,7 +21,6 @@
 #include "verify/verify.h"
 
 enum { MAX_OUT = 16, MAX_SETS = 8 };
-#define L2_BYTES 50e6 /* H100; rotating past twice this keeps timing out of the cache */
 
 typedef struct job {
     const ir_graph *prog, *ug;
@@ -34,6 +33,7 @@ typedef struct job {
     int reps;
     int pdl; /* !mg_run_opts.no_pdl */
     int specials; /* mg_run_opts.specials: the sign of a zero output counts too */
+    mg_device dev; /* the target: detected from the GPU, else the default (ir/device.c) */
 } job;
 
 static double tol_of(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 2e-2 : 1e-4; }
@@ -60,12 +60,12 @@ static op_opts opts_of(const mg_run_opts *o) {
     return oo;
 }
 
-/* plan + emit */
-static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, op_plan **plan,
-                          cg_program *cg) {
+/* plan + emit for device dev */
+static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
+                          op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
-    mg_status rc = op_plan_new(g, ctx, &ir_device_h100, &oo, plan);
+    mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
 }
@@ -218,7 +218,8 @@ static mg_status gpu_buffers(gpu_run *G, job *J, mg_ctx *ctx, void **host) {
     const cg_program *cg = &J->cg;
     double in_bytes = 0;
     for (int i = 0; i < cg->n_in; i++) in_bytes += (double)cg->buf_bytes[cg->in_buf[i]];
-    G->n_sets = J->reps > 0 ? (int)(2 * L2_BYTES / (in_bytes > 1 ? in_bytes : 1)) + 1 : 1;
+    /* rotating past twice the L2 keeps timing out of the cache */
+    G->n_sets = J->reps > 0 ? (int)(2 * (double)J->dev.l2_bytes / (in_bytes > 1 ? in_bytes : 1)) + 1 : 1;
     if (G->n_sets > MAX_SETS) G->n_sets = MAX_SETS;
     mg_status rc = MG_OK;
     for (int s = 0; s < G->n_sets && !rc; s++)
@@ -346,7 +347,11 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
         mg_ctx c = {{0}};
         rt_gpu *gpu = NULL;
         mg_status rc = rt_gpu_open(&c, &gpu);
-        if (!rc) rc = generate(J->ug, &c, o, CG_CUDA, &J->plan, &J->cg);
+        if (!rc) {
+            const rt_gpu_info *in = rt_gpu_get_info(gpu);
+            mg_device_detect(in->name, in->cc_major, in->cc_minor, in->n_sm, in->smem_optin, in->mem_bytes, &J->dev);
+            rc = generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg);
+        }
         if (!rc) rc = plant(&J->cg, &c);
         if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
         rt_gpu_free(gpu);
@@ -392,7 +397,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     mg_run_opts def = {0};
     if (!o) o = &def;
     memset(r, 0, sizeof *r);
-    job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g};
+    job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g, .dev = *mg_device_default()};
     J.reps = o->reps == 0 ? 50 : o->reps;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
@@ -405,7 +410,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
     }
     if (!rc && !on_gpu) {
-        rc = generate(J.ug, ctx, o, CG_C, &J.plan, &J.cg);
+        rc = generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
         if (!rc) rc = plant(&J.cg, ctx);
         if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
@@ -422,12 +427,13 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     if (!prog || !src) return ctx_err(ctx, MG_ERR_INVALID, "mg_emit: NULL argument");
     op_plan *plan = NULL;
     cg_program cg = {0};
-    mg_status rc = generate(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &plan, &cg);
+    const mg_device *dev = mg_device_default();
+    mg_status rc = generate(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
     if (!rc) rc = plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;
         size_t n = 0;
-        rc = rt_nvrtc_compile(ctx, cg.src, "sm_90a", &img, &n, NULL, NULL);
+        rc = rt_nvrtc_compile(ctx, cg.src, dev->arch, &img, &n, NULL, NULL);
         base_free(img);
     } else if (!rc && compile) {
         char *so = NULL;

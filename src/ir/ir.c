@@ -499,7 +499,7 @@ mg_status ir_check(const ir_graph *g, mg_ctx *ctx) {
             return ctx_err(ctx, MG_ERR_INVALID, "ir_check: node %d has a stale shape", i);
         if (n->op == IR_OP_KERNEL && n->index == 0) { /* the block graph, once per kernel */
             mg_status rc = ir_check(n->body, ctx);
-            if (!rc) rc = ir_block_check(n->body, ctx, &ir_device_h100);
+            if (!rc) rc = ir_block_check(n->body, ctx, mg_device_default());
             if (rc) return rc == MG_ERR_NOMEM ? rc : MG_ERR_INVALID;
         }
     }

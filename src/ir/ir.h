@@ -10,6 +10,7 @@
 #define MG_IR_H
 
 #include "../base/base.h"
+#include "device.h" /* what a block graph is checked against (Mirage Definition 2.1 (2)) */
 
 enum { IR_MAX_DIMS = MG_MAX_DIMS, IR_MAX_IN = 8 };
 #define IR_MAX_DIM ((int64_t)INT32_MAX)   /* largest size of one dimension */
@@ -108,15 +109,6 @@ typedef struct ir_node {
     int fmap;
 } ir_node;
 
-/* What a block graph is checked against (Mirage Definition 2.1 (2)). */
-typedef struct ir_device {
-    const char *name;
-    int n_sm;
-    int64_t smem_per_block; /* bytes of shared memory one block may use */
-    int64_t dmem;           /* bytes of device memory */
-    int max_threads;
-} ir_device;
-extern const ir_device ir_device_h100;
 
 /* Invariant: nodes[0..n_nodes) topologically ordered; outputs[] index distinct nodes;
  * names maps every non-NULL node name to its index. */
@@ -213,7 +205,7 @@ mg_status ir_infer_ugraph(const ir_graph *g, mg_ctx *ctx, ir_node *n);
  * tensor fits in shared memory on dev (thread-graph tensors live in registers), (3) every
  * path from an iterator to a saver passes exactly one accumulator; plus maps in range and
  * distinct. MG_OK or MG_ERR_SHAPE with a message naming the operator. */
-mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev);
+mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const mg_device *dev);
 /* Per node of block graph b: IR_LOOP (runs every iteration), IR_POST (after the loop, on
  * accumulated values) or IR_INVARIANT (constants and what only they feed). */
 enum { IR_INVARIANT = 0, IR_LOOP = 1, IR_POST = 2 };

@@ -11,8 +11,6 @@
 
 #include "ir.h"
 
-const ir_device ir_device_h100 = {"h100", 132, 227 * 1024, 80LL << 30, 1024};
-
 static const char GRID[] = "xyz";
 
 ir_graph *ir_block_new(const int grid[3], int threads, int64_t forloop) {
@@ -216,7 +214,7 @@ int64_t ir_block_smem(const ir_graph *b) {
     return peak;
 }
 
-mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev) {
+mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const mg_device *dev) {
     char lb[128];
     for (int g = 0; g < 3; g++)
         if (b->grid[g] < 1 || b->grid[g] > 65535)
@@ -264,7 +262,7 @@ mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const ir_device *dev) {
 
 int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n_in,
                   const char *const *names, int line, int col) {
-    mg_status rc = ir_block_check(body, ctx, &ir_device_h100);
+    mg_status rc = ir_block_check(body, ctx, mg_device_default());
     int first = -1;
     for (int k = 0; !rc && k < body->n_outputs; k++) {
         ir_node n = {.op = IR_OP_KERNEL, .n_in = n_in, .body = body, .index = k, .line = line, .col = col};
@@ -283,10 +281,10 @@ int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n
         int64_t bytes = 0;
         for (int i = 0; i < g->n_nodes; i++)
             bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
-        if (bytes > ir_device_h100.dmem)
+        if (bytes > mg_device_default()->dmem)
             rc = ctx_err(ctx, MG_ERR_SHAPE, "kernel: the kernel graph's tensors need %.1f GB of device "
-                         "memory; %s has %.0f GB", (double)bytes / 1e9, ir_device_h100.name,
-                         (double)ir_device_h100.dmem / 1e9);
+                         "memory; %s has %.0f GB", (double)bytes / 1e9, mg_device_default()->name,
+                         (double)mg_device_default()->dmem / 1e9);
     }
     return rc ? -(int)rc : first;
 }

@@ -134,7 +134,7 @@ void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, 
  * dense copies of the largest such accumulator, after everything else, when it still fits
  * (measured: RMSNorm+Linear b=1's four groups adding one after another, three barriers, took
  * 0.77 us after the loop, side by side then one pass 0.26; notes §27). */
-void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const ir_device *dev) {
+void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const mg_device *dev) {
     int64_t need = 0;
     k->acc_scratch = -1;
     for (int i = 0; i < b->n_nodes; i++) {

@@ -15,7 +15,7 @@ static int kernels_only(const op_plan *p) {
 /* The kernels planned again at kernels[0]'s block size where theirs differs, into a new array
  * (the arena's), or NULL when one fails: a kernel graph of graph-defined kernels only, two or
  * more. *smem: the largest shared memory. */
-static op_kernel *same_threads(op_plan *p, const ir_device *dev, int64_t *smem) {
+static op_kernel *same_threads(op_plan *p, const mg_device *dev, int64_t *smem) {
     if (p->n_kernels < 2 || !kernels_only(p)) return NULL;
     int T = p->kernels[0].threads;
     op_kernel *k = arena_alloc(&p->mem, (size_t)p->n_kernels * sizeof *k);
@@ -42,7 +42,7 @@ static op_kernel *same_threads(op_plan *p, const ir_device *dev, int64_t *smem) 
  * One block size for all: the first kernel's (attention's chain, sized to its registers);
  * a kernel planned with another is planned again with it. Not fused when that fails or the
  * largest shared memory plus the ticket's 16 bytes does not fit a block. */
-void op_plan_fused(op_plan *p, const ir_device *dev) {
+void op_plan_fused(op_plan *p, const mg_device *dev) {
     int64_t smem;
     op_kernel *k = same_threads(p, dev, &smem);
     if (!k || smem + 16 > dev->smem_per_block) return;
@@ -104,7 +104,7 @@ static int depends(const op_plan *p, int k1, int k2, const int b1[3], const int 
  * one block of kernel 2 (cluster_map): no second launch, and no waiting for the whole grid.
  * Both run at kernel 1's block size (kernel 2 planned again at it). Found by enumerating the
  * blocks' tiles (at most 1024 blocks). */
-void op_plan_cluster(op_plan *p, const ir_device *dev) {
+void op_plan_cluster(op_plan *p, const mg_device *dev) {
     const ir_graph *kg = p->g;
     if (p->n_kernels != 2 || !kernels_only(p)) return;
     int k1 = -1, k2 = -1;

@@ -177,7 +177,7 @@ typedef struct op_plan {
 /* Plans graph g for device dev with options o. *out owns the plan (op_plan_free; NULL ok),
  * which borrows g (g must outlive it). MG_ERR_SHAPE when a block graph's shared memory,
  * after planning, exceeds dev's per-block limit (naming the kernel and the bytes). */
-mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
+mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *o,
                       op_plan **out);
 void op_plan_free(op_plan *p);
 /* Checks every invariant above on plan p (opt/check.c): MG_OK, or MG_ERR_INVALID naming the

@@ -22,7 +22,7 @@ enum { PH_PRE, PH_LOOP, PH_POST };
 /* Plans block graph b (the body of KERNEL node `knode` of p->g) into *k, with `threads` a
  * block when > 0 (else the block-size pass decides). MG_ERR_NOMEM, or MG_ERR_SHAPE when its
  * shared memory exceeds dev's limit. */
-mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k,
+mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knode, op_kernel *k,
                          int threads);
 
 /* ---- inline.c ---- */
@@ -49,7 +49,7 @@ int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int 
 void op_register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, const int *user);
 /* Places the split-K scratch of the register accumulators (op_kernel.acc_scratch) after
  * k->smem when it fits in dev's limit. */
-void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const ir_device *dev);
+void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const mg_device *dev);
 
 /* ---- layout.c ---- */
 /* Does some matmul read block-graph node i (directly or through one-iteration accumulators)? */
@@ -99,7 +99,7 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user);
 
 /* ---- launch.c ---- */
 /* Several kernels as one launch: persistent (opts.persist) or cluster fusion (opts.cluster). */
-void op_plan_fused(op_plan *p, const ir_device *dev);
-void op_plan_cluster(op_plan *p, const ir_device *dev);
+void op_plan_fused(op_plan *p, const mg_device *dev);
+void op_plan_cluster(op_plan *p, const mg_device *dev);
 
 #endif

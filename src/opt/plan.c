@@ -48,7 +48,7 @@ static void reset_strategies(op_kernel *k) {
  * whose writers the schedule puts in different barrier intervals is undone (and the steps
  * change); tiles that do not move with the loop load once before it (hoist), unless that no
  * longer fits in dev's shared memory. */
-static void schedule_and_place(const op_plan *p, const ir_device *dev, op_kernel *k, const int *cls,
+static void schedule_and_place(const op_plan *p, const mg_device *dev, op_kernel *k, const int *cls,
                                const int *fixed, int *ph, int *depth, int *level) {
     for (int hoist = 1; hoist >= 0; hoist--) {
         do op_schedule(k, cls, fixed, hoist, p->opts.depth, ph, depth, level);
@@ -59,7 +59,7 @@ static void schedule_and_place(const op_plan *p, const ir_device *dev, op_kernel
 }
 
 /* A block graph's passes, in the order they run (opt_internal.h names each one's file). */
-mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const ir_device *dev, int knode, op_kernel *k,
+mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knode, op_kernel *k,
                          int threads) {
     const ir_graph *b = p->g->nodes[knode].body;
     int n = b->n_nodes;
@@ -112,7 +112,7 @@ static void check_plan(const op_plan *p) {
     }
 }
 
-mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const ir_device *dev, const op_opts *o,
+mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *o,
                       op_plan **out) {
     op_plan *p = base_calloc(1, sizeof *p);
     int n = g->n_nodes;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../ir/device.h"
 #include "rt_internal.h"
 
 typedef int CUresult; /* CUDA_SUCCESS = 0 */
@@ -290,8 +291,7 @@ static CUresult query_info(rt_gpu *g, const char **what) {
     if ((r = drv.device_total_mem(&mem, g->dev))) return r;
     in->n_sm = v[0], in->cc_major = v[1], in->cc_minor = v[2], in->smem_optin = v[3];
     in->mem_bytes = (int64_t)mem;
-    if (in->cc_major == 9 && in->cc_minor == 0) snprintf(in->arch, sizeof in->arch, "sm_90a");
-    else snprintf(in->arch, sizeof in->arch, "sm_%d%d", in->cc_major % 100, in->cc_minor % 10);
+    mg_device_arch(in->cc_major, in->cc_minor, in->arch, (int)sizeof in->arch);
     return 0;
 }
 

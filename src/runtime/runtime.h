@@ -47,11 +47,11 @@ typedef uint64_t rt_dptr; /* a device address */
 
 typedef struct rt_gpu_info {
     char name[256];
-    int cc_major, cc_minor; /* compute capability, 9.0 on H100 */
+    int cc_major, cc_minor; /* compute capability */
     int n_sm;
     int64_t smem_optin;     /* largest dynamic shared memory a block may opt into, bytes */
     int64_t mem_bytes;
-    char arch[16];          /* NVRTC target for it: "sm_90a" on 9.0, else "sm_XY" */
+    char arch[16];          /* NVRTC target for it (mg_device_arch, ir/device.c) */
 } rt_gpu_info;
 
 /* Opens device 0: dlopens libcuda, cuInit, retains the primary context, makes a stream and

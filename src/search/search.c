@@ -129,7 +129,7 @@ typedef struct worker {
 struct search {
     const ir_graph *prog;
     const sr_opts *o;
-    ir_device dev; /* the target: ir_device_h100 with o->n_sm multiprocessors */
+    mg_device dev; /* the target: the default device with o->n_sm multiprocessors */
     ae_egraph *eg;
     ae_tab tab0;
     int n_in, n_out;
@@ -452,7 +452,7 @@ static double row_bytes(double w) {
  *   compute: FLOPs over the tensor-core rate, divided by the share of SMs its waves keep busy;
  *   plus the pipeline's fill (one iteration's tiles of a wave) and cost_iter_us per iteration
  *   and wave. */
-static double block_us(const ir_graph *b, const ir_device *dev, unsigned outs) {
+static double block_us(const ir_graph *b, const mg_device *dev, unsigned outs) {
     double n_sm = dev && dev->n_sm > 0 ? dev->n_sm : 1, bytes = 0, flops = 0, iter_bytes = 0;
     double blocks = (double)b->grid[0] * b->grid[1] * b->grid[2], waves = ceil(blocks / n_sm);
     double util = blocks / (waves * n_sm), mem_util = fmin(1.0, cost_sm_share * util);
@@ -485,7 +485,7 @@ static double block_us(const ir_graph *b, const ir_device *dev, unsigned outs) {
            cost_iter_us * (double)b->forloop * waves;
 }
 
-double sr_cost_us(const ir_graph *ug, const ir_device *dev) {
+double sr_cost_us(const ir_graph *ug, const mg_device *dev) {
     double us = 0;
     for (int i = 0; i < ug->n_nodes; i++) {
         const ir_node *n = &ug->nodes[i];
@@ -1416,7 +1416,7 @@ static void tile_one(worker *w, int d, const dimcls *D, const int grid[3], const
     }
     int32_t terms[MAXBN], kin[IR_MAX_IN];
     for (int k = 0; k < bs->n_kin; k++) kin[k] = w->t[bs->kin[k]].term;
-    ok = ok && !ir_block_check(t, NULL, &ir_device_h100) && !ae_of_block(&w->tab, &w->ctx, t, kin, terms);
+    ok = ok && !ir_block_check(t, NULL, mg_device_default()) && !ae_of_block(&w->tab, &w->ctx, t, kin, terms);
     int last = w->n_kops == w->max_kops - 1;
     for (int i = 0; ok && i < t->n_nodes; i++) {
         ir_op op = t->nodes[i].op;
@@ -1885,7 +1885,7 @@ void sr_opts_default(sr_opts *o) {
     o->max_kops = 5, o->max_bops = 11, o->max_kin = 3, o->max_kout = 2, o->max_grid_dims = 2, o->max_blocks = 1024;
     o->max_kernels = 1;
     o->slack = 1.5;
-    sr_grid_for_sms(o, ir_device_h100.n_sm);
+    sr_grid_for_sms(o, mg_device_default()->n_sm);
     static const int fl[] = {1, 8, 64};
     memcpy(o->forloop, fl, sizeof fl), o->n_forloop = (int)(sizeof fl / sizeof *fl);
     o->prune = 1;
@@ -1920,7 +1920,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
         char why[200];
         if (!(s.ops = ops_mask(o->ops, why, sizeof why))) return ctx_err(ctx, MG_ERR_INVALID, "%s", why);
     }
-    s.dev = ir_device_h100;
+    s.dev = *mg_device_default();
     if (o->n_sm > 0) s.dev.n_sm = o->n_sm;
     char why[512];
     int lax = ir_is_lax(prog, why, sizeof why);

@@ -35,6 +35,6 @@ void sr_result_free(sr_result *r);
 /* The cost model's estimate for a μGraph in microseconds on dev: per kernel, bytes over
  * bandwidth or FLOPs over the tensor-core rate, whichever is larger, divided by the share of
  * dev's SMs the kernel's waves of blocks keep busy, plus a launch each. */
-double sr_cost_us(const ir_graph *ug, const ir_device *dev);
+double sr_cost_us(const ir_graph *ug, const mg_device *dev);
 
 #endif

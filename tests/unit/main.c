@@ -19,6 +19,7 @@ int unit_fails;
     X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)                     \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus) X(test_search_finds_fused)                \
     X(test_search_split_reduction) X(test_search_screen) X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm) X(test_search_theorem1) X(test_search_nothing_found)          \
+    X(test_device_table)                                                                     \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics) X(test_ugraph_smem_peak)                 \
     X(test_verify_verdicts) X(test_property_regrid)                                          \
     X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error)        \

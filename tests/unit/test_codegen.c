@@ -41,7 +41,7 @@ static op_plan *plan(const ir_graph *g, int reuse, int depth, int layout) {
     op_opts o = op_opts_default;
     o.reuse = reuse, o.depth = depth, o.layout = layout;
     op_plan *p = NULL;
-    mg_status rc = op_plan_new(g, &ctx, &ir_device_h100, &o, &p);
+    mg_status rc = op_plan_new(g, &ctx, mg_device_default(), &o, &p);
     CHECK_MSG(rc == MG_OK, "%s", ctx.msg);
     return p;
 }
@@ -138,7 +138,7 @@ void test_plan_invariants(void) {
                          .persist = mask & 1,
                          .cluster = (mask >> 1) & 1};
             op_plan *p = NULL;
-            if (op_plan_new(g, &ctx, &ir_device_h100, &o, &p)) { /* only "does not fit" may fail */
+            if (op_plan_new(g, &ctx, mg_device_default(), &o, &p)) { /* only "does not fit" may fail */
                 CHECK_MSG(!o.reuse && strstr(ctx.msg, "shared memory"), "%s: %s", NAMES[e], ctx.msg);
                 continue;
             }
@@ -165,7 +165,7 @@ void test_plan_passes(void) {
     if (P >= 0 && on) CHECK(on->kst[P][3] == 1 && on->kst[P][1] == 64 && on->kst[P][2] == 256 * 64 && on->kst[P][0] == 8 * 256 * 64);
     /* reuse: GQA's first kernel needs over a fifth less shared memory with reuse, at the same
      * 4-stage pipeline */
-    CHECK(op_plan_new(g, &ctx, &ir_device_h100, &noreuse, &off) == MG_OK);
+    CHECK(op_plan_new(g, &ctx, mg_device_default(), &noreuse, &off) == MG_OK);
     CHECK(on && off && on->kernels[0].smem * 5 <= off->kernels[0].smem * 4);
     CHECK(on && off && on->kernels[0].stages == 4 && off->kernels[0].stages == 4);
     op_plan_free(on), op_plan_free(off);
@@ -190,7 +190,7 @@ void test_plan_passes(void) {
     nosw.swizzle = 0;
     op_plan *pad = NULL;
     mg_ctx c1 = {{0}};
-    CHECK(op_plan_new(r, &c1, &ir_device_h100, &nosw, &pad) == MG_OK);
+    CHECK(op_plan_new(r, &c1, mg_device_default(), &nosw, &pad) == MG_OK);
     int w = ir_find(r->nodes[ir_find(r, "O")].body, "w");
     CHECK(w >= 0 && on && off && pad);
     if (w >= 0 && on && off && pad) {
@@ -205,7 +205,7 @@ void test_plan_passes(void) {
     op_opts nopipe = op_opts_default, noreg = op_opts_default;
     nopipe.pipeline = 0, noreg.regacc = 0;
     on = plan(r, 1, 1, 1), off = NULL;
-    CHECK(op_plan_new(r, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
+    CHECK(op_plan_new(r, &c2, mg_device_default(), &nopipe, &off) == MG_OK);
     int m = ir_find(r->nodes[ir_find(r, "O")].body, "m");
     CHECK(w >= 0 && m >= 0 && on && off);
     if (w >= 0 && m >= 0 && on && off) {
@@ -216,7 +216,7 @@ void test_plan_passes(void) {
         CHECK(a->t[m].fuse.regacc == mm && a->t[mm].fuse.regacc == m && !a->t[mm].mat && a->post_sync);
     }
     op_plan_free(off), off = NULL;
-    CHECK(op_plan_new(r, &c2, &ir_device_h100, &noreg, &off) == MG_OK);
+    CHECK(op_plan_new(r, &c2, mg_device_default(), &noreg, &off) == MG_OK);
     if (m >= 0 && off) CHECK(off->kernels[0].t[m].fuse.regacc < 0 && !off->kernels[0].post_sync);
     op_plan_free(on), op_plan_free(off);
     ir_graph_free(g), ir_graph_free(r), ir_graph_free(l);
@@ -245,7 +245,7 @@ void test_plan_passes(void) {
     op_opts nochain = op_opts_default;
     nochain.chain = 0;
     on = plan(g, 1, 1, 1), off = NULL;
-    CHECK(op_plan_new(g, &c2, &ir_device_h100, &nochain, &off) == MG_OK);
+    CHECK(op_plan_new(g, &c2, mg_device_default(), &nochain, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
@@ -306,8 +306,8 @@ void test_plan_passes(void) {
     op_opts wg = op_opts_default;
     wg.wgmma = 1;
     on = off = NULL;
-    CHECK(op_plan_new(g, &c2, &ir_device_h100, &wg, &on) == MG_OK);
-    CHECK(op_plan_new(g, &c2, &ir_device_h100, &op_opts_default, &off) == MG_OK);
+    CHECK(op_plan_new(g, &c2, mg_device_default(), &wg, &on) == MG_OK);
+    CHECK(op_plan_new(g, &c2, mg_device_default(), &op_opts_default, &off) == MG_OK);
     CHECK(ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off);
     if (ge >= 0 && gv >= 0 && gq >= 0 && gk >= 0 && on && off) {
         const op_kernel *a = &on->kernels[0], *b = &off->kernels[0];
@@ -338,7 +338,7 @@ void test_plan_passes(void) {
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
     g = load_ugraph("bench/searched/qknorm_b8/ugraph-1.mu");
     on = NULL;
-    CHECK(g && op_plan_new(g, &c2, &ir_device_h100, &wg, &on) == MG_OK);
+    CHECK(g && op_plan_new(g, &c2, mg_device_default(), &wg, &on) == MG_OK);
     if (on) {
         int chains = 0, wgs = 0;
         for (int i = 0; i < on->kernels[0].body->n_nodes; i++)
@@ -378,7 +378,7 @@ void test_plan_passes(void) {
      * ask 128); without the pipeline the threads load the W tile: 512 */
     g = load_ugraph("tests/ugraphs/good/rmsnorm_stream_b1.mu");
     on = plan(g, 1, 1, 1), off = NULL;
-    CHECK(op_plan_new(g, &c2, &ir_device_h100, &nopipe, &off) == MG_OK);
+    CHECK(op_plan_new(g, &c2, mg_device_default(), &nopipe, &off) == MG_OK);
     CHECK(on && off);
     if (on && off) CHECK(on->kernels[0].threads == 256 && on->kernels[0].stages == 2 && off->kernels[0].threads == 512);
     op_plan_free(on), op_plan_free(off), ir_graph_free(g);
@@ -508,9 +508,9 @@ void test_persist(void) {
     op_plan *on = NULL, *off = NULL, *one = NULL;
     op_opts yes = op_opts_default;
     yes.persist = 1;
-    CHECK(op_plan_new(g, &ctx, &ir_device_h100, &yes, &on) == MG_OK);
-    CHECK(op_plan_new(g, &ctx, &ir_device_h100, &op_opts_default, &off) == MG_OK);
-    CHECK(op_plan_new(r, &ctx, &ir_device_h100, &yes, &one) == MG_OK);
+    CHECK(op_plan_new(g, &ctx, mg_device_default(), &yes, &on) == MG_OK);
+    CHECK(op_plan_new(g, &ctx, mg_device_default(), &op_opts_default, &off) == MG_OK);
+    CHECK(op_plan_new(r, &ctx, mg_device_default(), &yes, &one) == MG_OK);
     if (on && off && one) {
         CHECK(on->fused && !off->fused && !one->fused && on->n_kernels == 2);
         int T = off->kernels[0].threads;
@@ -546,7 +546,7 @@ void test_persist(void) {
         op_opts c = yes; /* the C target's plan (driver.c) but fused */
         c.chain = c.swizzle = 0;
         op_plan_free(off), off = NULL;
-        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &c, &off) == MG_OK && off->fused);
+        CHECK(op_plan_new(g, &ctx, mg_device_default(), &c, &off) == MG_OK && off->fused);
         if (off && cg_emit(off, &ctx, CG_C, &cg) == MG_OK) {
             CHECK(cg.n_launches == 2 && cg.sync_buf == -1);
             cg_program_free(&cg);
@@ -571,8 +571,8 @@ void test_cluster(void) {
         ir_graph *g = load_ugraph(files[f]);
         mg_ctx ctx = {{0}};
         op_plan *p = NULL, *off = NULL;
-        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &on, &p) == MG_OK);
-        CHECK(op_plan_new(g, &ctx, &ir_device_h100, &op_opts_default, &off) == MG_OK);
+        CHECK(op_plan_new(g, &ctx, mg_device_default(), &on, &p) == MG_OK);
+        CHECK(op_plan_new(g, &ctx, mg_device_default(), &op_opts_default, &off) == MG_OK);
         if (!p || !off) continue;
         CHECK_MSG(p->clustered == (f < 2) && !off->clustered, "%s: clustered %d", files[f], p->clustered);
         if (f < 2 && p->clustered) {
@@ -650,7 +650,7 @@ void test_acc_scratch(void) {
         CHECK(cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK && strstr(cg.src, want));
         cg_program_free(&cg);
     }
-    ir_device small = ir_device_h100;
+    mg_device small = *mg_device_default();
     small.smem_per_block = p ? p->kernels[0].acc_scratch : 0; /* everything but the scratch fits */
     mg_ctx ctx = {{0}};
     op_plan *q = NULL;
