@@ -12,7 +12,7 @@ LDLIBS  := -lcjson -lm -ldl -lpthread
 B       ?= build
 
 LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/opt/*.c \
-           src/codegen/*.c src/runtime/*.c src/search/*.c src/*.c)
+           src/codegen/*.c src/codegen/cuda/*.c src/codegen/c/*.c src/runtime/*.c src/search/*.c src/*.c)
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
