@@ -1,8 +1,8 @@
 /* codegen internals: the emitter's context and what its files share. emit.c is the pass list
  * (cg_emit); expr.c, loops.c, params.c and block.c are the target-neutral core; cuda/ and c/
- * hold what one target alone writes (its strategies, launch forms and entry point), and
- * prelude.c the fixed text a program starts with. Nothing here is visible outside
- * src/codegen. */
+ * hold what one target alone writes (its strategies, launch forms and entry point), and c/lib.h
+ * and cuda/lib/ the device code a generated program starts with. Nothing here is visible
+ * outside src/codegen. */
 #ifndef MG_CG_INTERNAL_H
 #define MG_CG_INTERNAL_H
 
@@ -43,11 +43,10 @@ static inline const char *cg_ctype(mg_dtype t) { return t == MG_F16 ? "mg_h" : t
 static inline const char *cg_ldfn(mg_dtype t) { return t == MG_F16 ? "mg_ldh" : t == MG_BF16 ? "mg_ldb" : ""; }
 static inline const char *cg_stfn(mg_dtype t) { return t == MG_F16 ? "mg_sth" : t == MG_BF16 ? "mg_stb" : ""; }
 
-/* ---- prelude.c: the fixed text a program starts with ---- */
-extern const char cg_prelude_c[];
-extern const char cg_prelude_cuda[], cg_prelude_cuda_mm[], cg_prelude_cuda_mm2[], cg_prelude_cuda_mm3[],
-    cg_prelude_cuda_mm4[], cg_prelude_cuda_mm5[], cg_prelude_cuda_mm6[], cg_prelude_cuda_wg[], cg_prelude_cuda_wg1[],
-    cg_prelude_cuda_wg2[], cg_prelude_cuda_wg3[], cg_prelude_cuda_task[], cg_prelude_cuda_mm7[];
+/* ---- the fixed text a program starts with: c/lib.h and the pieces in cuda/lib/, embedded at
+ * build time (tools/embed.sh, the Makefile: $(B)/gen/), NUL-terminated ---- */
+extern const char cg_c_lib[];
+extern const char cg_cuda_scalar[], cg_cuda_mma[], cg_cuda_copy[], cg_cuda_chain[], cg_cuda_wgmma[], cg_cuda_task[];
 
 /* ---- params.c: kernel parameters and launch records ---- */
 const char **cg_names(const ir_graph *g, arena *a, const char *prefix);

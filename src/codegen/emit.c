@@ -43,6 +43,12 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
     cg_record_launch(E, out, kname, j, &ps, grid, 256, 0);
 }
 
+/* The pieces of device code every CUDA program starts with (cuda/lib/, codegen/cg_internal.h):
+ * scalar.cuh types, conversions, unary ops, barriers; mma.cuh the tensor-core block matmul;
+ * copy.cuh cp.async, put4 and in-place f16 -> bf16; chain.cuh attention chains; wgmma.cuh
+ * sm_90a warpgroup products; task.cuh a persistent launch's tickets. */
+static const char *const cuda_lib[] = {cg_cuda_scalar, cg_cuda_mma, cg_cuda_copy, cg_cuda_chain, cg_cuda_wgmma, cg_cuda_task};
+
 static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
     const ir_graph *g = p->g;
     out->buf_bytes = base_calloc((size_t)p->n_bufs + 1, sizeof *out->buf_bytes);
@@ -69,12 +75,9 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     out->launches = base_calloc((size_t)g->n_nodes + 1, sizeof *out->launches);
     if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
-    if (t == CG_CUDA) {
-        sb_puts(&sb, cg_prelude_cuda), sb_puts(&sb, cg_prelude_cuda_mm), sb_puts(&sb, cg_prelude_cuda_mm2), sb_puts(&sb, cg_prelude_cuda_mm3),
-        sb_puts(&sb, cg_prelude_cuda_mm4), sb_puts(&sb, cg_prelude_cuda_mm7), sb_puts(&sb, cg_prelude_cuda_mm5), sb_puts(&sb, cg_prelude_cuda_mm6);
-        sb_puts(&sb, cg_prelude_cuda_wg), sb_puts(&sb, cg_prelude_cuda_wg1), sb_puts(&sb, cg_prelude_cuda_wg2),
-            sb_puts(&sb, cg_prelude_cuda_wg3), sb_puts(&sb, cg_prelude_cuda_task);
-    } else sb_puts(&sb, cg_prelude_c);
+    if (t == CG_CUDA) /* the device code, in the order each piece needs the ones before it */
+        for (int q = 0; q < (int)(sizeof cuda_lib / sizeof *cuda_lib); q++) sb_puts(&sb, cuda_lib[q]);
+    else sb_puts(&sb, cg_c_lib);
     out->sync_buf = -1;
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
