@@ -182,6 +182,7 @@ static void step_op(em *E, int j) {
 
 static void barrier(em *E) {
     E->mm_w0 = 0;
+    if (E->wg) cg_uses(E, CG_LIB_WGMMA); /* mg_fence_async */
     if (E->tg == CG_CUDA) sb_puts(E->sb, E->wg ? "    mg_fence_async();\n    __syncthreads();\n" : "    __syncthreads();\n");
 }
 
@@ -258,6 +259,7 @@ static void issue_loads(em *E, const char **gn, int knode) {
 void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     const op_kernel *k = E->k;
     int S = k->stages, cuda = E->tg == CG_CUDA;
+    cg_uses(E, CG_LIB_COPY); /* mg_cp_commit, mg_cp_wait */
     block_decls(E);
     for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
         const ir_node *n = &E->g->nodes[j];

@@ -11,6 +11,10 @@
 enum { CW = 160 }; /* room for one coordinate expression */
 typedef char coord[4][CW];
 
+/* The pieces of CUDA device code (cuda/lib/) besides scalar.cuh, which every program gets: a
+ * program starts with those its kernels call and those these need (emit.c's cuda_lib). */
+enum { CG_LIB_MMA = 1, CG_LIB_COPY = 2, CG_LIB_CHAIN = 4, CG_LIB_WGMMA = 8, CG_LIB_TASK = 16 };
+
 /* The emitter's state while it writes one kernel (or, at kernel level, the program). A block
  * kernel's em is a copy of the program's with g, k, names and block set (cg_block_em). */
 typedef struct em {
@@ -26,9 +30,14 @@ typedef struct em {
     int mm_w0;           /* the warp the next mg_mm_tc's first tile goes to (0 after a barrier) */
     int wg;              /* the kernel has wgmma: barriers first order shared-memory writes
                           * before wgmma's reads (fence.proxy.async) */
+    unsigned *lib;       /* CUDA: the pieces of device code the text written so far calls
+                          * (CG_LIB_*), one mask for the whole program */
     mg_status rc;
     mg_ctx *ctx;
 } em;
+
+/* the text just written calls device code of the pieces `pieces` (CG_LIB_*) */
+static inline void cg_uses(const em *E, unsigned pieces) { *E->lib |= pieces; }
 
 /* A kernel's parameters. */
 typedef struct params {

@@ -43,11 +43,36 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
     cg_record_launch(E, out, kname, j, &ps, grid, 256, 0);
 }
 
-/* The pieces of device code every CUDA program starts with (cuda/lib/, codegen/cg_internal.h):
- * scalar.cuh types, conversions, unary ops, barriers; mma.cuh the tensor-core block matmul;
- * copy.cuh cp.async, put4 and in-place f16 -> bf16; chain.cuh attention chains; wgmma.cuh
- * sm_90a warpgroup products; task.cuh a persistent launch's tickets. */
-static const char *const cuda_lib[] = {cg_cuda_scalar, cg_cuda_mma, cg_cuda_copy, cg_cuda_chain, cg_cuda_wgmma, cg_cuda_task};
+/* The pieces of device code a CUDA program may start with (cuda/lib/), in this order, each
+ * after those it needs (tests/codegen/run.sh compiles each after exactly these):
+ * scalar.cuh types, conversions, unary ops, barriers (every program); mma.cuh the tensor-core
+ * block matmul; copy.cuh cp.async, put4 and in-place f16 -> bf16; chain.cuh attention chains;
+ * wgmma.cuh sm_90a warpgroup products; task.cuh a persistent launch's tickets. */
+static const struct {
+    const char *text;
+    unsigned piece, needs; /* CG_LIB_* (0: every program) and the pieces it calls */
+} cuda_lib[] = {
+    {cg_cuda_scalar, 0, 0},
+    {cg_cuda_mma, CG_LIB_MMA, 0},
+    {cg_cuda_copy, CG_LIB_COPY, 0},
+    {cg_cuda_chain, CG_LIB_CHAIN, CG_LIB_MMA},
+    {cg_cuda_wgmma, CG_LIB_WGMMA, CG_LIB_CHAIN | CG_LIB_MMA},
+    {cg_cuda_task, CG_LIB_TASK, 0},
+};
+
+/* The text a program starts with: C, lib.h; CUDA, the pieces its kernels call (used, CG_LIB_*)
+ * and those they need. */
+static void write_lib(strbuf *sb, cg_target t, unsigned used) {
+    int n = (int)(sizeof cuda_lib / sizeof *cuda_lib);
+    if (t == CG_C) {
+        sb_puts(sb, cg_c_lib);
+        return;
+    }
+    for (int q = 0; q < n; q++)
+        if (used & cuda_lib[q].piece) used |= cuda_lib[q].needs;
+    for (int q = 0; q < n; q++)
+        if (!cuda_lib[q].piece || (used & cuda_lib[q].piece)) sb_puts(sb, cuda_lib[q].text);
+}
 
 static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
     const ir_graph *g = p->g;
@@ -68,16 +93,15 @@ static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
 mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     memset(out, 0, sizeof *out);
     const ir_graph *g = p->g;
-    strbuf sb = {0};
+    strbuf sb = {0}, body = {0}; /* the program; its kernels, written first */
+    unsigned used = 0;
     arena a;
     arena_init(&a);
-    em E = {.sb = &sb, .p = p, .tg = t, .g = g, .names = cg_names(g, &a, "g_"), .ctx = ctx, .reg_node = -1};
+    em E = {.sb = &body, .p = p, .tg = t, .g = g, .names = cg_names(g, &a, "g_"), .ctx = ctx, .reg_node = -1,
+            .lib = &used};
     out->launches = base_calloc((size_t)g->n_nodes + 1, sizeof *out->launches);
     if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
-    if (t == CG_CUDA) /* the device code, in the order each piece needs the ones before it */
-        for (int q = 0; q < (int)(sizeof cuda_lib / sizeof *cuda_lib); q++) sb_puts(&sb, cuda_lib[q]);
-    else sb_puts(&sb, cg_c_lib);
     out->sync_buf = -1;
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
@@ -89,7 +113,10 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     }
     if (!E.rc && t == CG_C) cg_c_entry(&E, out);
     arena_free(&a);
-    if (!E.rc && sb.oom) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    write_lib(&sb, t, used); /* the device code the kernels call, then the kernels */
+    sb_puts(&sb, body.s ? body.s : "");
+    if (!E.rc && (sb.oom || body.oom)) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    sb_free(&body);
     if (E.rc) {
         sb_free(&sb);
         cg_program_free(out);

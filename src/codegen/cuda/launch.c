@@ -118,6 +118,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     params ps = {0};
     int first, last, nk;
     union_params(p, &ps, &first, &last, &nk);
+    cg_uses(KE, CG_LIB_TASK);
     const op_kernel *k0 = &p->kernels[p->kern[first]];
     int64_t smem = 0, total = 0, widest = 1;
     for (int q = 0; q < p->n_kernels; q++) {

@@ -63,6 +63,7 @@ static int step_matmul_tc(em *E, int j, int out) {
     int64_t T;
     int SK;
     op_regacc_split(E->g, E->k, j, &T, &SK);
+    cg_uses(E, CG_LIB_MMA);
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
@@ -110,6 +111,7 @@ void cg_cuda_store_regacc(em *E, int acc) {
     int64_t T;
     int SK;
     op_regacc_split(E->g, E->k, mm, &T, &SK);
+    cg_uses(E, E->k->t[mm].chain_of >= 0 ? CG_LIB_CHAIN : CG_LIB_MMA);
     if (E->k->t[mm].chain_of >= 0) {
         const op_tensor *h = &E->k->t[E->k->t[mm].chain_of];
         sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
@@ -133,6 +135,7 @@ int cg_cuda_iter_wg(em *E, int j, const char *gname, const int64_t fst[4]) {
     if (!t->wg) return 0;
     int64_t K = t->dim[2], N = t->dim[3];
     int as = t->stages || E->async;
+    if (as) cg_uses(E, CG_LIB_COPY);
     sb_printf(E->sb, "    #pragma unroll 4\n    for (int e = threadIdx.x; e < %" PRId64 "; e += %d) {\n", K * N / 8,
               E->k->threads);
     sb_printf(E->sb, "        const long long k_ = e / %" PRId64 " * 8 + e %% 8, n_ = e / 8 %% %" PRId64 " * 8;\n", N, N / 8);
@@ -166,6 +169,7 @@ static void step_chain(em *E, int e) {
     int64_t srm = r->dim[2] == M ? r->stride[2] : r->stride[3];
     char oname[80];
     snprintf(oname, sizeof oname, "r_%s", acc >= 0 ? E->names[acc] : "chain");
+    cg_uses(E, h->chain_wg ? CG_LIB_WGMMA : CG_LIB_CHAIN);
     if (acc < 0)
         sb_printf(E->sb, "    {\n    float r_chain[%d][4][4] = {};\n", (int)(h->chain_ts * (N2 / 32)));
     if (h->chain_wg) /* B and V in the core-matrix layout, read by wgmma */

@@ -44,6 +44,7 @@ int cg_cuda_iter_vec(em *E, int j, const char *gname, const int64_t fst[4]) {
         snprintf(cs[inner], CW, t->swz == 1 ? "((c3 ^ (%s & 7)) * %" PRId64 ")" : "((c3 ^ ((%s >> 1) & 3)) * %" PRId64 ")",
                  c[2], v);
     int as = t->stages || E->async;
+    if (as) cg_uses(E, CG_LIB_COPY);
     sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
     cg_index_expr(E->sb, cs, t->stride, 0);
     sb_printf(E->sb, as ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);
@@ -68,6 +69,7 @@ int cg_cuda_convert_in_place(em *E, int knode, int pipelined) {
         if (n->op != IR_OP_ITER || (t->stages > 0) != pipelined) continue;
         if (!cvt_in_place(E, j, E->p->g->nodes[knode].in[n->index])) continue;
         sb_printf(E->sb, "    mg_h2bf_block(%s, %" PRId64 "); /* f16 copied, bf16 read */\n", E->names[j], t->stage_elems);
+        cg_uses(E, CG_LIB_COPY);
         count++;
     }
     return count;
@@ -112,6 +114,7 @@ static void put4_loop(em *E, const int64_t d[4], int v, const char *dst, const c
         sb_puts(E->sb, ";\n");
     }
     sb_printf(E->sb, "        mg_put4(&%s[%s", dst, base);
+    cg_uses(E, CG_LIB_COPY);
     cg_index_expr(E->sb, c, st, *base != 0);
     sb_puts(E->sb, "]");
     for (int q = 0; q < 4; q++) {
