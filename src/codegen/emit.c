@@ -7,7 +7,9 @@
  * coordinate c0..c3 and the value there. A value is read back through cg_expr() (expr.c): a
  * load from shared or device memory, a literal, or, for an inlined elementwise operator (a
  * thread graph), its expression over its own operands. A graph-defined kernel is written by
- * block.c, its steps by the step table's strategies (block.c, cuda/, c/). */
+ * block.c, its steps by the step table's strategies (block.c, cuda/, c/). The kernels are
+ * written first; the device code they call (c/lib.h, or the pieces of cuda/lib/ they use) is
+ * put before them. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -50,7 +52,7 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
  * wgmma.cuh sm_90a warpgroup products; task.cuh a persistent launch's tickets. */
 static const struct {
     const char *text;
-    unsigned piece, needs; /* CG_LIB_* (0: every program) and the pieces it calls */
+    unsigned piece, needs; /* CG_LIB_* (0: every program); every piece it calls, transitively */
 } cuda_lib[] = {
     {cg_cuda_scalar, 0, 0},
     {cg_cuda_mma, CG_LIB_MMA, 0},
