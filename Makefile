@@ -12,8 +12,12 @@ LDLIBS  := -lcjson -lm -ldl -lpthread
 B       ?= build
 
 LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/opt/*.c \
-           src/codegen/*.c src/runtime/*.c src/search/*.c src/*.c)
-LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o)
+           src/codegen/*.c src/codegen/cuda/*.c src/codegen/c/*.c src/runtime/*.c src/search/*.c src/*.c)
+# Device code embedded at build time (tools/embed.sh): the C target's lib.h and the CUDA
+# pieces in src/codegen/cuda/lib/, each an array cg_c_lib, cg_cuda_<piece> in $(B)/gen/.
+EMBED_CUH := $(wildcard src/codegen/cuda/lib/*.cuh)
+EMBED_C := $(EMBED_CUH:src/codegen/cuda/lib/%.cuh=$(B)/gen/cuda_%.c) $(B)/gen/c_lib.c
+LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(EMBED_C:%.c=%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
@@ -24,7 +28,21 @@ $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
+$(B)/gen/cuda_%.c: src/codegen/cuda/lib/%.cuh tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh cg_cuda_$* $< >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/c_lib.c: src/codegen/c/lib.h tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh cg_c_lib $< >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/%.o: $(B)/gen/%.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
+.SECONDARY: $(EMBED_C)
+
 $(B)/libmugen.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a

@@ -1,12 +1,139 @@
-/* codegen internals shared by emit.c and prelude.c. */
+/* codegen internals: the emitter's context and what its files share. emit.c is the pass list
+ * (cg_emit); expr.c, loops.c, params.c and block.c are the target-neutral core; cuda/ and c/
+ * hold what one target alone writes (its strategies, launch forms and entry point), and c/lib.h
+ * and cuda/lib/ the device code a generated program starts with. Nothing here is visible
+ * outside src/codegen. */
 #ifndef MG_CG_INTERNAL_H
 #define MG_CG_INTERNAL_H
 
 #include "codegen.h"
 
-extern const char cg_prelude_c[];
-extern const char cg_prelude_cuda[], cg_prelude_cuda_mm[], cg_prelude_cuda_mm2[], cg_prelude_cuda_mm3[],
-    cg_prelude_cuda_mm4[], cg_prelude_cuda_mm5[], cg_prelude_cuda_mm6[], cg_prelude_cuda_wg[], cg_prelude_cuda_wg1[], cg_prelude_cuda_wg2[],
-    cg_prelude_cuda_wg3[], cg_prelude_cuda_task[], cg_prelude_cuda_mm7[];
+enum { CW = 160 }; /* room for one coordinate expression */
+typedef char coord[4][CW];
+
+/* The pieces of CUDA device code (cuda/lib/) besides scalar.cuh, which every program gets: a
+ * program starts with those its kernels call and those these need (emit.c's cuda_lib). */
+enum { CG_LIB_MMA = 1, CG_LIB_COPY = 2, CG_LIB_CHAIN = 4, CG_LIB_WGMMA = 8, CG_LIB_TASK = 16 };
+
+/* The emitter's state while it writes one kernel (or, at kernel level, the program). A block
+ * kernel's em is a copy of the program's with g, k, names and block set (cg_block_em). */
+typedef struct em {
+    strbuf *sb;
+    const op_plan *p;
+    cg_target tg;
+    const ir_graph *g;   /* the graph whose nodes cg_expr() reads: kernel graph or a block graph */
+    const op_kernel *k;  /* the block graph's plan, NULL at kernel level */
+    const char **names;  /* C names of g's nodes */
+    int block;           /* inside a block kernel */
+    int reg_node;        /* a node whose value is the variable vr_ here (a fused reduction), or -1 */
+    int async;           /* iterator copies go out as cp.async (CUDA), waited for later */
+    int mm_w0;           /* the warp the next mg_mm_tc's first tile goes to (0 after a barrier) */
+    int wg;              /* the kernel has wgmma: barriers first order shared-memory writes
+                          * before wgmma's reads (fence.proxy.async) */
+    unsigned *lib;       /* CUDA: the pieces of device code the text written so far calls
+                          * (CG_LIB_*), one mask for the whole program */
+    mg_status rc;
+    mg_ctx *ctx;
+} em;
+
+/* the text just written calls device code of the pieces `pieces` (CG_LIB_*) */
+static inline void cg_uses(const em *E, unsigned pieces) { *E->lib |= pieces; }
+
+/* A kernel's parameters. */
+typedef struct params {
+    int n;
+    int node[CG_MAX_ARGS]; /* kernel-graph nodes passed, outputs first, each once */
+    int n_out;
+} params;
+
+/* the C type of a stored dtype, and the functions that load it as / store it from a float
+ * (empty for f32) */
+static inline const char *cg_ctype(mg_dtype t) { return t == MG_F16 ? "mg_h" : t == MG_BF16 ? "mg_bh" : "float"; }
+static inline const char *cg_ldfn(mg_dtype t) { return t == MG_F16 ? "mg_ldh" : t == MG_BF16 ? "mg_ldb" : ""; }
+static inline const char *cg_stfn(mg_dtype t) { return t == MG_F16 ? "mg_sth" : t == MG_BF16 ? "mg_stb" : ""; }
+
+/* ---- the fixed text a program starts with: c/lib.h and the pieces in cuda/lib/, embedded at
+ * build time (tools/embed.sh, the Makefile: $(B)/gen/), NUL-terminated ---- */
+extern const char cg_c_lib[];
+extern const char cg_cuda_scalar[], cg_cuda_mma[], cg_cuda_copy[], cg_cuda_chain[], cg_cuda_wgmma[], cg_cuda_task[];
+
+/* ---- params.c: kernel parameters and launch records ---- */
+const char **cg_names(const ir_graph *g, arena *a, const char *prefix);
+/* Adds kernel-graph node `node` to ps unless it is there. */
+void cg_add_param(params *ps, int node);
+void cg_collect_inputs(const op_plan *p, int j, params *ps);
+void cg_param_list(em *E, const char **gn, const params *ps, int fused);
+/* Writes the head of kernel kname over ps (nthreads: CUDA's launch bounds); after: it waits
+ * for the kernel before it (CUDA). */
+void cg_signature(em *E, const char *kname, const params *ps, int nthreads, const char **gn, int after);
+/* Appends a launch of kname over grid x block threads with smem bytes, args from ps. */
+void cg_record_launch(const em *E, cg_program *out, const char *kname, int node, const params *ps,
+                      const unsigned grid[3], unsigned block, int64_t smem);
+void cg_block_params(const op_plan *p, int knode, params *ps);
+
+/* ---- expr.c: reading and computing values ---- */
+/* Node j's strides and stored dtype: its shared-memory tile in a block, else its buffer's. */
+void cg_tensor_strides(const em *E, int j, int64_t st[4], mg_dtype *store);
+void cg_index_expr(strbuf *o, coord c, const int64_t st[4], int wide);
+void cg_expr(em *E, strbuf *o, int j, coord c, int force);
+int cg_reduce_lanes(const em *E, const ir_node *n);
+void cg_compute_reduce(em *E, const ir_node *n, coord c);
+/* v = matmul n at c: a dot product over the depth, element by element */
+void cg_compute_matmul(em *E, const ir_node *n, coord c);
+/* Statements computing node j's value at c into a variable v (see the section's ruler). */
+void cg_compute(em *E, int j, coord c);
+
+/* ---- loops.c: element loops ---- */
+void cg_loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes);
+/* cg_loop_open_lanes with one thread an element */
+void cg_loop_open(em *E, const int64_t d[4], coord c);
+void cg_loop_open_perm(em *E, const int64_t d[4], coord c, const int perm[4]);
+/* name[index of c under strides st] = val, converted to t */
+void cg_store_to(em *E, const char *name, mg_dtype t, const int64_t st[4], coord c, const char *val);
+/* Dense row-major strides of dims fd (0 on dims of size 1). */
+void cg_full_strides(const int64_t fd[4], int64_t st[4]);
+
+/* ---- block.c: the block-kernel skeleton ---- */
+void cg_block_body(em *E, const char **gn, int knode, const params *ps);
+int cg_block_em(em *KE, int knode, arena *a, em *E);
+/* The comment above block kernel knode: grid, threads, for-loop, shared memory, barriers. */
+void cg_block_comment(em *E, int knode);
+/* Writes graph-defined kernel knode as a kernel of its own and records its launch. */
+void cg_emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, arena *a);
+
+/* ---- cuda/mma.c: tensor-core matmuls and attention chains ---- */
+/* Step strategies (block.c's table): each writes step j and returns 1, or returns 0. */
+int cg_cuda_chain_writer(em *E, int j);
+int cg_cuda_matmul(em *E, int j);
+int cg_cuda_matmul_epilogue(em *E, int j);
+/* Iterator j's tile in the core-matrix layout (op_tensor.wg), from gname at base_; 1 if
+ * written (t->tc.wg), else 0. */
+int cg_cuda_iter_wg(em *E, int j, const char *gname, const int64_t fst[4]);
+/* Register accumulator acc: its fragments declared zeroed before the loop, its sum stored
+ * after it. */
+void cg_cuda_regacc_decl(em *E, int acc);
+void cg_cuda_store_regacc(em *E, int acc);
+
+/* ---- cuda/vector.c: 16-byte copies, four elements a thread, in-place conversion ---- */
+int cg_cuda_iter_vec(em *E, int j, const char *gname, const int64_t fst[4]);
+int cg_cuda_convert_in_place(em *E, int knode, int pipelined);
+int cg_cuda_save4(em *E, const int64_t td[4], const char *gname, const int64_t fst[4], int node);
+int cg_cuda_elementwise4(em *E, int j);
+
+/* ---- cuda/launch.c: how blocks are launched ---- */
+/* The body of block kernel knode as a CUDA kernel's: one block a thread block. */
+void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps);
+void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a);
+void cg_cuda_emit_clustered(em *KE, cg_program *out, arena *a);
+
+/* ---- c/entry.c: the C target ---- */
+/* The body of block kernel knode as a C function's: the blocks over OpenMP threads. */
+void cg_c_blocks(em *E, const char **gn, int knode, const params *ps);
+/* Register accumulator acc (C): a private dense array, zeroed before the loop, added to by
+ * its matmul step mm (cg_c_regacc_add: the value v at c) and stored after it. */
+void cg_c_regacc_decl(em *E, int acc);
+void cg_c_regacc_add(em *E, int mm, coord c);
+void cg_c_store_regacc(em *E, int acc);
+void cg_c_entry(em *E, const cg_program *out);
 
 #endif

@@ -6,6 +6,8 @@
 #     the float reference within per-dtype tolerance;
 #   - each optimizer pass switched off still gives correct code;
 #   - near-miss μGraphs (wrong on purpose) run and are caught as mismatches (exit 3);
+#   - each piece of device code (src/codegen/cuda/lib/*.cuh) compiles with nvcc after the
+#     pieces it needs, and the C target's lib.h with cc;
 #   - planted failures (compile error, fault) come back as errors, and the process goes on;
 #   - --backend gpu without a GPU is a clear error.
 # The compile-and-run list runs on two workers (NVRTC is single-threaded: 343 -> 271 s here).
@@ -92,6 +94,22 @@ for u in tests/ugraphs/good/gqa_b1_q4.mu bench/searched/gqa_b8/ugraph-1.mu bench
     if "$M" emit --compile --cluster "$u" >"$T/out" 2>"$T/err" && grep -q "    mg_cluster_sync();" "$T/out"; then ok
     else bad "$u --cluster: $(head -c 400 "$T/err")"; fi
 done
+# the device code by itself (src/codegen/cuda/lib/, src/codegen/c/lib.h): each CUDA piece
+# compiles for sm_90a with nvcc, after only the pieces it needs (the order of emit.c's
+# cuda_lib; warnings are errors, unused functions aside), and the C target's lib.h with the C
+# runtime's flags. NVRTC, which compiles programs at run time, compiles every generated
+# program above (cuda_compiles).
+NVCC=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
+L=src/codegen/cuda/lib
+if [ -x "$NVCC" ]; then
+    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task"; do
+        for p in $set; do cat "$L/$p.cuh"; done >"$T/piece.cu"
+        if "$NVCC" -c -arch=sm_90a -x cu -diag-suppress 177 -Werror all-warnings "$T/piece.cu" -o "$T/piece.o" >"$T/err" 2>&1; then ok
+        else bad "$L/${set##* }.cuh after $set: nvcc: $(head -c 600 "$T/err")"; fi
+    done
+else echo "note: no nvcc ($NVCC): the CUDA pieces are checked only inside generated programs (NVRTC)"; fi
+if cc -std=c11 -fopenmp -Wall -Wextra -Werror -fsyntax-only -x c src/codegen/c/lib.h 2>"$T/err"; then ok
+else bad "src/codegen/c/lib.h: cc: $(head -c 600 "$T/err")"; fi
 # without reuse, GQA's first kernel needs more shared memory and keeps fewer pipeline stages
 with=$("$M" emit examples/ugraphs/gqa_b1.mu 2>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)
 without=$("$M" emit --no-reuse examples/ugraphs/gqa_b1.mu 2>>"$T/err" | grep -o '[0-9]* bytes of shared memory' | head -1 | cut -d' ' -f1)

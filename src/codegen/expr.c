@@ -1,0 +1,292 @@
+/* codegen/expr: the value of a node at a coordinate, as C/CUDA text. A value is read back
+ * through cg_expr(): a load from shared or device memory, a literal, or, for an inlined
+ * elementwise operator (a thread graph, Mirage §4.2), its expression over its own operands;
+ * cg_compute() writes the statements that compute a materialised value (reductions, matmuls,
+ * layout operators) into a variable v. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* ---- reading values ---- */
+
+/* Is node j of the current graph stored (a load reads it) rather than computed in place? */
+static int stored(const em *E, int j) {
+    if (E->k) return E->k->t[j].mat;
+    return E->p->buf[j] >= 0;
+}
+
+void cg_tensor_strides(const em *E, int j, int64_t st[4], mg_dtype *store) {
+    if (E->k) {
+        memcpy(st, E->k->t[j].stride, sizeof(int64_t) * 4);
+        *store = E->k->t[j].store;
+        return;
+    }
+    memcpy(st, E->p->kst[j], sizeof(int64_t) * 4); /* the buffer's layout (opt/buffers.c) */
+    *store = E->p->store[j];
+}
+
+/* sum of c[d] * st[d] over the dims that move; "0" when none does */
+void cg_index_expr(strbuf *o, coord c, const int64_t st[4], int wide) {
+    int any = 0;
+    for (int d = 0; d < 4; d++) {
+        if (!st[d] || !strcmp(c[d], "0")) continue;
+        sb_printf(o, "%s%s%s * %" PRId64 "%s", any ? " + " : "", wide ? "(long long)" : "", c[d], st[d],
+                  wide ? "LL" : "");
+        any = 1;
+    }
+    if (!any) sb_puts(o, "0");
+}
+
+/* operand a's coordinates when node j (dims nd) is at c: dims where a has size 1 read 0 */
+static void bcast_coord(const em *E, int a, coord c, coord out) {
+    int64_t ad[4];
+    op_pad4(&E->g->nodes[a].shape, ad);
+    for (int d = 0; d < 4; d++) snprintf(out[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+}
+
+static void unary(em *E, strbuf *o, const ir_node *n, coord c) {
+    static const char *fn[IR_OP_COUNT] = {[IR_OP_EXP] = "mg_exp", [IR_OP_SQR] = "mg_sqr",
+                                          [IR_OP_SQRT] = "sqrtf", [IR_OP_SILU] = "mg_silu",
+                                          [IR_OP_RELU] = "mg_relu"};
+    coord ac;
+    bcast_coord(E, n->in[0], c, ac);
+    sb_printf(o, "%s(", fn[n->op]);
+    cg_expr(E, o, n->in[0], ac, 0);
+    sb_puts(o, ")");
+}
+
+static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
+    static const char sym[IR_OP_COUNT] = {[IR_OP_ADD] = '+', [IR_OP_SUB] = '-', [IR_OP_MUL] = '*',
+                                          [IR_OP_DIV] = '/'};
+    coord ac, bc;
+    bcast_coord(E, n->in[0], c, ac);
+    bcast_coord(E, n->in[1], c, bc);
+    sb_puts(o, n->op == IR_OP_DIV ? "mg_div(" : "(");
+    cg_expr(E, o, n->in[0], ac, 0);
+    if (n->op == IR_OP_DIV) sb_puts(o, ", ");
+    else sb_printf(o, " %c ", sym[n->op]);
+    cg_expr(E, o, n->in[1], bc, 0);
+    sb_puts(o, ")");
+}
+
+/* The value of node j at coordinate c as a float expression: a literal, a load, or (inlined
+ * elementwise operators, or force) the operator applied to its operands' expressions. */
+void cg_expr(em *E, strbuf *o, int j, coord c, int force) {
+    const ir_node *n = &E->g->nodes[j];
+    if (j == E->reg_node) {
+        sb_puts(o, "vr_");
+        return;
+    }
+    if (n->op == IR_OP_CONST) {
+        char lit[48];
+        snprintf(lit, sizeof lit, "%.9g", (double)(float)n->value);
+        sb_printf(o, "%s%sf", lit, strpbrk(lit, ".e") ? "" : ".0");
+        return;
+    }
+    if (!force && stored(E, j)) {
+        int64_t st[4];
+        mg_dtype t;
+        cg_tensor_strides(E, j, st, &t);
+        sb_printf(o, "%s(%s[", cg_ldfn(t), E->names[j]);
+        cg_index_expr(o, c, st, !E->block);
+        sb_puts(o, "])");
+        return;
+    }
+    ir_kind kind = ir_ops[n->op].kind;
+    if (n->op == IR_OP_ACCUM) cg_expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
+    else if (n->op == IR_OP_RESHAPE) { /* the same row-major flat index in the operand */
+        int64_t nd[4], ad[4], inner = 1;
+        op_pad4(&n->shape, nd), op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+        char flat[CW] = "";
+        size_t len = 0;
+        for (int d = 3; d >= 0; d--) {
+            if (nd[d] > 1) len += (size_t)snprintf(flat + len, len < CW ? CW - len : 0, "%s%s * %" PRId64, len ? " + " : "", c[d], inner);
+            inner *= nd[d];
+        }
+        if (!len) snprintf(flat, CW, "0");
+        coord ac;
+        inner = 1;
+        for (int d = 3; d >= 0; d--) {
+            if (ad[d] == 1) snprintf(ac[d], CW, "0");
+            else if (snprintf(ac[d], CW, E->block && E->tg == CG_CUDA ? "(int)((unsigned)(%s) / %" PRId64 "u %% %" PRId64 "u)"
+                                                                      : "((%s) / %" PRId64 " %% %" PRId64 ")",
+                              flat, inner, ad[d]) >= CW && !E->rc)
+                E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: reshape index too long");
+            inner *= ad[d];
+        }
+        if (len >= CW && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: reshape index too long");
+        cg_expr(E, o, n->in[0], ac, 0);
+    }
+    else if (kind == IR_KIND_UNARY) unary(E, o, n, c);
+    else if (kind == IR_KIND_BINARY) binary(E, o, n, c);
+    else if (!E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: %s cannot be inlined", ir_ops[n->op].name);
+}
+
+/* ---- computing one materialised value: statements ending in `const float v = ...;` ---- */
+
+/* The tile a reduction reads (through inlined accumulators and unary operators) and, in *r,
+ * the reduced dim's index among its 4 padded dims; the tile may not be materialised. */
+static int reduce_tile(const em *E, const ir_node *n, int *r) {
+    int x = n->in[0];
+    *r = n->dim + 4 - E->g->nodes[x].shape.ndim;
+    while (!E->k->t[x].mat && E->g->nodes[x].n_in == 1 && E->g->nodes[E->g->nodes[x].in[0]].shape.ndim == E->g->nodes[x].shape.ndim)
+        x = E->g->nodes[x].in[0];
+    return x;
+}
+
+/* Whether the tiles node j's inlined expression reads along padded dim r are all 2-byte
+ * tiles contiguous along r (1), or broadcast along it (2: none of the first kind); 0 if any
+ * other tile is read. Elementwise nodes of j's rank only. */
+static int near_leaves(const em *E, int j, int r) {
+    const op_tensor *t = &E->k->t[j];
+    if (t->mat) return t->dim[r] == 1 ? 2 : t->stride[r] == 1 && base_dtype_size(t->store) == 2;
+    const ir_node *n = &E->g->nodes[j];
+    ir_kind k = ir_ops[n->op].kind;
+    if (n->op == IR_OP_CONST) return 2;
+    if ((k != IR_KIND_UNARY && k != IR_KIND_BINARY && n->op != IR_OP_ACCUM) || n->n_in < 1) return 0;
+    int any = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        if (E->g->nodes[n->in[i]].shape.ndim != n->shape.ndim) return 0;
+        int v = near_leaves(E, n->in[i], r);
+        if (!v) return 0;
+        any |= v == 1;
+    }
+    return any ? 1 : 2;
+}
+
+/* Lanes per output of a reduction in a CUDA block: a long reduction with few outputs is
+ * shared out over up to 32 lanes of a warp (combined by shuffles) while the block's threads
+ * take at most 8 rounds and each lane keeps at least 2 elements. 1 at kernel level and in C. */
+int cg_reduce_lanes(const em *E, const ir_node *n) {
+    if (!E->block || E->tg != CG_CUDA || E->k->threads % 32) return 1;
+    int64_t outs = ir_numel(&n->shape), group = n->group, T = E->k->threads;
+    /* a few long reductions (a norm over a row of 4096): the whole block, in one round,
+     * each warp's partial through shared memory */
+    if (outs * 64 <= T && T % outs == 0 && group >= 8 * (T / outs) && ((T / outs) & (T / outs - 1)) == 0)
+        return (int)(T / outs);
+    int l = 1;
+    /* lanes of a column reduction (QKNorm's K norm), or of one whose input tile lies in shared
+     * memory with the reduced dim strided (the attention combine's sum over splits, a
+     * column-major tile), read down the rows: adjacent outputs are adjacent in memory, so
+     * a thread an output is conflict-free; few lanes, at most one round of the block, each
+     * summing 8+ elements (8 lanes in 8 rounds of 4 elements each: 0.93 us for GQA b=1's
+     * 512 sums of 32, docs/notes §27) */
+    int r, x = reduce_tile(E, n, &r);
+    if (n->dim != n->shape.ndim - 1 || (E->k->t[x].mat && E->k->t[x].stride[r] != 1)) {
+        while (l < 32 && group >= 16 * l && outs * 2 * l <= T) l *= 2;
+        return l;
+    }
+    while (l < 32 && group >= 4 * l && outs * 2 * l <= 8 * T) l *= 2;
+    return l;
+}
+
+/* v = the reduction at c: each lane (l_, of `lanes`) folds every lanes-th element of the group
+ * into up to 4 independent partials (instruction-level parallelism), then the lanes combine
+ * by shuffles. The order of the sum differs from the reference's; within f32 rounding. */
+void cg_compute_reduce(em *E, const ir_node *n, coord c) {
+    const ir_node *a = &E->g->nodes[n->in[0]];
+    int r = n->dim + 4 - a->shape.ndim, lanes = cg_reduce_lanes(E, n);
+    int64_t per = n->group / lanes;
+    int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
+    /* lanes sharing a row of a 2-byte tile each read four neighbours (one 8-byte load when
+     * the compiler merges them: nTrans's norms 0.50 -> 0.45 us); elsewhere lane l_ reads
+     * every lanes-th element, conflict-free element by element */
+    int near = lanes > 1 && u == 4 && n->dim == n->shape.ndim - 1 && near_leaves(E, n->in[0], r) == 1; /* lanes > 1: a CUDA block */
+    int is_max = n->op == IR_OP_MAX;
+    const char *init = !is_max ? "0.0f" : E->tg == CG_CUDA ? "__int_as_float(0xff800000)" : "-INFINITY";
+    sb_puts(E->sb, "        float v0_");
+    for (int q = 1; q < u; q++) sb_printf(E->sb, ", v%d_", q);
+    sb_printf(E->sb, ";\n        v0_ = %s;\n", init);
+    for (int q = 1; q < u; q++) sb_printf(E->sb, "        v%d_ = v0_;\n", q);
+    sb_printf(E->sb, "        for (int r_ = %s; r_ < %" PRId64 "; r_ += %" PRId64 ") {\n",
+              lanes > 1 ? (near ? "l_ * 4" : "l_") : "0", n->group, (int64_t)u * lanes);
+    for (int q = 0; q < u; q++) {
+        coord ac;
+        memcpy(ac, c, sizeof ac);
+        snprintf(ac[r], CW, "(%s * %" PRId64 " + r_ + %" PRId64 ")", c[r], n->group, near ? (int64_t)q : (int64_t)q * lanes);
+        sb_printf(E->sb, "            v%d_ = %s", q, is_max ? "fmaxf(" : "");
+        sb_printf(E->sb, "v%d_%s", q, is_max ? ", " : " + ");
+        cg_expr(E, E->sb, n->in[0], ac, 0);
+        sb_puts(E->sb, is_max ? ");\n" : ";\n");
+    }
+    sb_puts(E->sb, "        }\n");
+    const char *op = is_max ? "fmaxf" : "mg_add";
+    if (u == 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
+    else if (u == 2) sb_printf(E->sb, "        float v = %s(v0_, v1_);\n", op);
+    else sb_puts(E->sb, "        float v = v0_;\n");
+    for (int o = (lanes < 32 ? lanes : 32) / 2; o >= 1; o /= 2)
+        sb_printf(E->sb, "        v = %s(v, __shfl_xor_sync(0xffffffffu, v, %d));\n", op, o);
+    if (lanes > 32) { /* the warps of a group meet in shared memory (every thread is here) */
+        int w = lanes / 32;
+        sb_printf(E->sb, "        __shared__ float red_[%d];\n        if ((threadIdx.x & 31) == 0) red_[threadIdx.x >> 5] = v;\n"
+                         "        mg_bar();\n        v = red_[e * %d];\n        for (int q_ = 1; q_ < %d; q_++) v = %s(v, red_[e * %d + q_]);\n",
+                  (int)(E->k->threads / 32), w, w, op, w);
+    }
+}
+
+void cg_compute_matmul(em *E, const ir_node *n, coord c) {
+    int64_t ad[4], bd[4];
+    op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+    op_pad4(&E->g->nodes[n->in[1]].shape, bd);
+    coord ac, bc;
+    for (int d = 0; d < 2; d++) {
+        snprintf(ac[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+        snprintf(bc[d], CW, "%s", bd[d] == 1 ? "0" : c[d]);
+    }
+    snprintf(ac[2], CW, "%s", c[2]), snprintf(ac[3], CW, "k_");
+    snprintf(bc[2], CW, "k_"), snprintf(bc[3], CW, "%s", c[3]);
+    sb_printf(E->sb, "        float v = 0.0f;\n        for (int k_ = 0; k_ < %" PRId64 "; k_++) v += ", ad[3]);
+    cg_expr(E, E->sb, n->in[0], ac, 0);
+    sb_puts(E->sb, " * ");
+    cg_expr(E, E->sb, n->in[1], bc, 0);
+    sb_puts(E->sb, ";\n");
+}
+
+static void compute_layout(em *E, const ir_node *n, coord c) {
+    int64_t nd[4], ad[4];
+    op_pad4(&n->shape, nd);
+    op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+    coord ac;
+    if (n->op == IR_OP_REPEAT) {
+        for (int d = 0; d < 4; d++)
+            if (ad[d] == nd[d] || ad[d] == 1) snprintf(ac[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
+            else snprintf(ac[d], CW, "(%s %% %" PRId64 ")", c[d], ad[d]);
+    } else if (n->op == IR_OP_RESHAPE) { /* same row-major flat index e */
+        for (int d = 0; d < 4; d++) {
+            int64_t inner = 1;
+            for (int q = d + 1; q < 4; q++) inner *= ad[q];
+            if (ad[d] == 1) snprintf(ac[d], CW, "0");
+            else snprintf(ac[d], CW, "(int)(e / %" PRId64 " %% %" PRId64 ")", inner, ad[d]);
+        }
+    } else { /* CONCAT along r: operand 0 below its size, operand 1 after it */
+        int r = n->dim + 4 - n->shape.ndim;
+        coord bc;
+        bcast_coord(E, n->in[1], c, bc);
+        bcast_coord(E, n->in[0], c, ac);
+        snprintf(bc[r], CW, "(%s - %" PRId64 ")", c[r], ad[r]);
+        sb_printf(E->sb, "        const float v = %s < %" PRId64 " ? ", c[r], ad[r]);
+        cg_expr(E, E->sb, n->in[0], ac, 0);
+        sb_puts(E->sb, " : ");
+        cg_expr(E, E->sb, n->in[1], bc, 0);
+        sb_puts(E->sb, ";\n");
+        return;
+    }
+    sb_puts(E->sb, "        const float v = ");
+    cg_expr(E, E->sb, n->in[0], ac, 0);
+    sb_puts(E->sb, ";\n");
+}
+
+void cg_compute(em *E, int j, coord c) {
+    const ir_node *n = &E->g->nodes[j];
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_REDUCE: cg_compute_reduce(E, n, c); break;
+    case IR_KIND_MATMUL: cg_compute_matmul(E, n, c); break;
+    case IR_KIND_LAYOUT: compute_layout(E, n, c); break;
+    default:
+        sb_puts(E->sb, "        const float v = ");
+        cg_expr(E, E->sb, j, c, 1);
+        sb_puts(E->sb, ";\n");
+    }
+}
