@@ -120,6 +120,59 @@ uint64_t sr_text_hash(const char *s) {
  * dim shrunk, against the program shrunk alike; a failed screen rejects every schedule of
  * those operators. The screen only rejects; what is kept is verified at full size. */
 
+/* Adds node i of g, untiled and shrunk as in sr_untile, to c (map: g's nodes to c's):
+ * map[i] = its node, or -1 where it cannot be untiled (reshape, repeat, a partial sum) or on
+ * error. 0 if a name or output could not be set, else 1. */
+static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
+                       int n, mg_ctx *ctx) {
+    int is_block = g->is_block, ok = 1;
+    const ir_node *nd = &g->nodes[i];
+    ir_node p = *nd;
+    for (int k = 0; k < p.n_in; k++) p.in[k] = map[nd->in[k]];
+    if (is_block) p.name = NULL;
+    switch (nd->op) {
+    case IR_OP_INPUT:
+        for (int dd = 0; dd < p.shape.ndim; dd++)
+            for (int j = 0; j < n; j++)
+                if (p.shape.d[dd] == from[j]) {
+                    p.shape.d[dd] = to[j];
+                    break;
+                }
+        map[i] = ir_add_input(c, ctx, p.name, p.dtype, &p.shape);
+        break;
+    case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
+    case IR_OP_RESHAPE:
+    case IR_OP_REPEAT: map[i] = -1; break;
+    case IR_OP_KERNEL: {
+        if (nd->index) {
+            map[i] = map[i - nd->index] + nd->index;
+            break;
+        }
+        ir_shape in[IR_MAX_IN];
+        for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
+        ir_graph *body = sr_untile(nd->body, in, from, to, n, ctx);
+        map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
+        for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
+            if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
+        break;
+    }
+    default:
+        if (nd->op == IR_OP_SUM) {
+            if (nd->group != g->nodes[nd->in[0]].shape.d[nd->dim]) {
+                map[i] = -1;
+                break;
+            }
+            p.group = 0;
+        }
+        p.fmap = -1;
+        for (int k = 0; k < 3; k++) p.map[k] = -1;
+        map[i] = ir_add_node(c, ctx, &p);
+        if (map[i] >= 0 && nd->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
+        if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
+    }
+    return ok;
+}
+
 /* A copy of μGraph or program g with every graph-defined kernel untiled (grid 1, for-loop 1,
  * no imaps, fmaps or omaps) and every input dim of size from[i] made to[i] (i < n); a block
  * graph's kernel inputs have shapes kin[]. NULL if
@@ -134,50 +187,7 @@ ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from,
     for (int k = 0; ok && is_block && k < g->n_kin; k++)
         ok = ir_block_add_kin(c, ctx, g->kin_name[k], g->kin_dtype[k], &kin[k]) >= 0;
     for (int i = 0; ok && i < g->n_nodes; i++) {
-        const ir_node *nd = &g->nodes[i];
-        ir_node p = *nd;
-        for (int k = 0; k < p.n_in; k++) p.in[k] = map[nd->in[k]];
-        if (is_block) p.name = NULL;
-        switch (nd->op) {
-        case IR_OP_INPUT:
-            for (int dd = 0; dd < p.shape.ndim; dd++)
-                for (int j = 0; j < n; j++)
-                    if (p.shape.d[dd] == from[j]) {
-                        p.shape.d[dd] = to[j];
-                        break;
-                    }
-            map[i] = ir_add_input(c, ctx, p.name, p.dtype, &p.shape);
-            break;
-        case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
-        case IR_OP_RESHAPE:
-        case IR_OP_REPEAT: map[i] = -1; break;
-        case IR_OP_KERNEL: {
-            if (nd->index) {
-                map[i] = map[i - nd->index] + nd->index;
-                break;
-            }
-            ir_shape in[IR_MAX_IN];
-            for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
-            ir_graph *body = sr_untile(nd->body, in, from, to, n, ctx);
-            map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
-            for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
-                if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
-            break;
-        }
-        default:
-            if (nd->op == IR_OP_SUM) {
-                if (nd->group != g->nodes[nd->in[0]].shape.d[nd->dim]) {
-                    map[i] = -1;
-                    break;
-                }
-                p.group = 0;
-            }
-            p.fmap = -1;
-            for (int k = 0; k < 3; k++) p.map[k] = -1;
-            map[i] = ir_add_node(c, ctx, &p);
-            if (map[i] >= 0 && nd->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
-            if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
-        }
+        ok = untile_node(g, i, c, map, from, to, n, ctx);
         ok = ok && map[i] >= 0;
     }
     for (int j = 0; ok && !is_block && j < g->n_outputs; j++) ok = ir_add_output(c, ctx, map[g->outputs[j]]) >= 0;
@@ -312,12 +322,6 @@ static void verify_one(worker *w, ir_graph *u) {
  * μGraph found has aeq set). Each of its kernels stands for a group of interchangeable
  * schedules (tiled_kernel), so this is one candidate per combination of them: the operators
  * are screened once (screen()), then every combination is materialised and verified. */
-static void candidate_in(worker *w, const int *outs);
-void sr_candidate(worker *w, const int *outs) {
-    double t0 = sr_now_s();
-    candidate_in(w, outs);
-    w->verify_s += sr_now_s() - t0;
-}
 static void candidate_in(worker *w, const int *outs) {
     search *s = w->s;
     int ds[SR_MAX_KOPS], nd = 0, idx[SR_MAX_KOPS] = {0};
@@ -351,3 +355,9 @@ static void candidate_in(worker *w, const int *outs) {
     for (int i = 0; i < nd; i++) w->k->nodes[w->bs[ds[i]].knode].body = rep[i];
 }
 
+/* sr_candidate: candidate_in, its time counted as verification time (search_int.h). */
+void sr_candidate(worker *w, const int *outs) {
+    double t0 = sr_now_s();
+    candidate_in(w, outs);
+    w->verify_s += sr_now_s() - t0;
+}

@@ -15,61 +15,64 @@ static void uf_join(int *uf, int a, int b) {
     if (a != b) uf[a > b ? a : b] = a < b ? a : b;
 }
 
-int sr_dims_of(const ir_graph *b, dimcls *D) {
-    int n = b->n_nodes, uf[SR_DIM_SLOTS];
-    uint8_t concat_dim[SR_DIM_SLOTS] = {0};
-    if (n > SR_MAX_BNODES) return -1;
-#define S(i, dd) ((i) * IR_MAX_DIMS + (dd))
-    for (int x = 0; x < n * IR_MAX_DIMS; x++) uf[x] = x;
-    for (int i = 0; i < n; i++) {
-        const ir_node *p = &b->nodes[i];
-        const ir_shape *o = &p->shape;
-        int r = o->ndim;
-        switch (p->op) {
-        case IR_OP_ITER:
-        case IR_OP_INPUT:
-        case IR_OP_CONST: break;
-        case IR_OP_RESHAPE: { /* only a squeeze of the last dim is followed */
-            const ir_shape *a = &b->nodes[p->in[0]].shape;
-            if (a->ndim != r + 1 || a->d[r] != 1 || memcmp(a->d, o->d, sizeof *o->d * (size_t)r)) return -1;
-            for (int dd = 0; dd < r; dd++) uf_join(uf, S(i, dd), S(p->in[0], dd));
-            break;
+/* The slot of dim dd of node i. */
+static int slot(int i, int dd) { return i * IR_MAX_DIMS + dd; }
+
+/* Joins the dims of node i of b that must be split alike with its operands' (concat dims
+ * marked in concat_dim); -1 for an operator whose dims are not followed. */
+static int join_node(const ir_graph *b, int i, int *uf, uint8_t *concat_dim) {
+    const ir_node *p = &b->nodes[i];
+    const ir_shape *o = &p->shape;
+    int r = o->ndim;
+    switch (p->op) {
+    case IR_OP_ITER:
+    case IR_OP_INPUT:
+    case IR_OP_CONST: break;
+    case IR_OP_RESHAPE: { /* only a squeeze of the last dim is followed */
+        const ir_shape *a = &b->nodes[p->in[0]].shape;
+        if (a->ndim != r + 1 || a->d[r] != 1 || memcmp(a->d, o->d, sizeof *o->d * (size_t)r)) return -1;
+        for (int dd = 0; dd < r; dd++) uf_join(uf, slot(i, dd), slot(p->in[0], dd));
+        break;
+    }
+    case IR_OP_REPEAT:
+    case IR_OP_KERNEL:
+    case IR_OP_MAX: return -1; /* not analysed: no dim labels (docs/search.md) */
+    case IR_OP_MATMUL: {
+        const ir_shape *as = &b->nodes[p->in[0]].shape, *bs = &b->nodes[p->in[1]].shape;
+        for (int dd = 0; dd < r - 2; dd++) {
+            if (as->d[dd] == o->d[dd]) uf_join(uf, slot(i, dd), slot(p->in[0], dd));
+            if (bs->d[dd] == o->d[dd]) uf_join(uf, slot(i, dd), slot(p->in[1], dd));
         }
-        case IR_OP_REPEAT:
-        case IR_OP_KERNEL:
-        case IR_OP_MAX: return -1; /* not analysed: no dim labels (docs/search.md) */
-        case IR_OP_MATMUL: {
-            const ir_shape *as = &b->nodes[p->in[0]].shape, *bs = &b->nodes[p->in[1]].shape;
-            for (int dd = 0; dd < r - 2; dd++) {
-                if (as->d[dd] == o->d[dd]) uf_join(uf, S(i, dd), S(p->in[0], dd));
-                if (bs->d[dd] == o->d[dd]) uf_join(uf, S(i, dd), S(p->in[1], dd));
-            }
-            uf_join(uf, S(i, r - 2), S(p->in[0], r - 2));
-            uf_join(uf, S(i, r - 1), S(p->in[1], r - 1));
-            uf_join(uf, S(p->in[0], r - 1), S(p->in[1], r - 2));
-            break;
-        }
-        case IR_OP_SUM:
-        case IR_OP_CONCAT:
-            for (int k = 0; k < p->n_in; k++)
-                for (int dd = 0; dd < r; dd++)
-                    if (dd != p->dim) uf_join(uf, S(i, dd), S(p->in[k], dd));
-                    else if (p->op == IR_OP_CONCAT) concat_dim[S(i, dd)] = concat_dim[S(p->in[k], dd)] = 1;
-            break;
-        default: /* elementwise, accum, save: aligned from the right, broadcast dims apart */
-            for (int k = 0; k < p->n_in; k++) {
-                const ir_shape *a = &b->nodes[p->in[k]].shape;
-                for (int dd = 0; dd < a->ndim; dd++)
-                    if (a->d[dd] == o->d[dd + r - a->ndim]) uf_join(uf, S(i, dd + r - a->ndim), S(p->in[k], dd));
-            }
+        uf_join(uf, slot(i, r - 2), slot(p->in[0], r - 2));
+        uf_join(uf, slot(i, r - 1), slot(p->in[1], r - 1));
+        uf_join(uf, slot(p->in[0], r - 1), slot(p->in[1], r - 2));
+        break;
+    }
+    case IR_OP_SUM:
+    case IR_OP_CONCAT:
+        for (int k = 0; k < p->n_in; k++)
+            for (int dd = 0; dd < r; dd++)
+                if (dd != p->dim) uf_join(uf, slot(i, dd), slot(p->in[k], dd));
+                else if (p->op == IR_OP_CONCAT) concat_dim[slot(i, dd)] = concat_dim[slot(p->in[k], dd)] = 1;
+        break;
+    default: /* elementwise, accum, save: aligned from the right, broadcast dims apart */
+        for (int k = 0; k < p->n_in; k++) {
+            const ir_shape *a = &b->nodes[p->in[k]].shape;
+            for (int dd = 0; dd < a->ndim; dd++)
+                if (a->d[dd] == o->d[dd + r - a->ndim]) uf_join(uf, slot(i, dd + r - a->ndim), slot(p->in[k], dd));
         }
     }
+    return 0;
+}
+
+/* Numbers the classes (roots of uf) in order of first appearance: D->cls, nc, size. */
+static void number_classes(const ir_graph *b, int *uf, dimcls *D) {
     int id[SR_DIM_SLOTS];
     D->nc = 0;
-    for (int x = 0; x < n * IR_MAX_DIMS; x++) id[x] = -1;
-    for (int i = 0; i < n; i++)
+    for (int x = 0; x < b->n_nodes * IR_MAX_DIMS; x++) id[x] = -1;
+    for (int i = 0; i < b->n_nodes; i++)
         for (int dd = 0; dd < b->nodes[i].shape.ndim; dd++) {
-            int root = uf_find(uf, S(i, dd));
+            int root = uf_find(uf, slot(i, dd));
             if (id[root] < 0) {
                 id[root] = D->nc++;
                 D->size[id[root]] = b->nodes[i].shape.d[dd];
@@ -77,11 +80,16 @@ int sr_dims_of(const ir_graph *b, dimcls *D) {
             }
             D->cls[i][dd] = (int16_t)id[root];
         }
+}
+
+/* Which classes may be split (D->split_ok) and which each node has reduced (D->red). */
+static void mark_classes(const ir_graph *b, const uint8_t *concat_dim, dimcls *D) {
+    int n = b->n_nodes;
     uint8_t bad[SR_DIM_SLOTS] = {0}, read[SR_DIM_SLOTS] = {0};
     for (int i = 0; i < n; i++)
         for (int dd = 0; dd < b->nodes[i].shape.ndim; dd++) {
             int c = D->cls[i][dd];
-            bad[c] |= concat_dim[S(i, dd)] || b->nodes[i].shape.d[dd] != D->size[c];
+            bad[c] |= concat_dim[slot(i, dd)] || b->nodes[i].shape.d[dd] != D->size[c];
             read[c] |= b->nodes[i].op == IR_OP_ITER;
         }
     for (int c = 0; c < D->nc; c++) D->split_ok[c] = read[c] && !bad[c] && D->size[c] > 1;
@@ -95,7 +103,17 @@ int sr_dims_of(const ir_graph *b, dimcls *D) {
         if (rc >= 0 && rc < 64) m |= 1ull << rc;
         D->red[i] = m;
     }
-#undef S
+}
+
+int sr_dims_of(const ir_graph *b, dimcls *D) {
+    int n = b->n_nodes, uf[SR_DIM_SLOTS];
+    uint8_t concat_dim[SR_DIM_SLOTS] = {0};
+    if (n > SR_MAX_BNODES) return -1;
+    for (int x = 0; x < n * IR_MAX_DIMS; x++) uf[x] = x;
+    for (int i = 0; i < n; i++)
+        if (join_node(b, i, uf, concat_dim)) return -1;
+    number_classes(b, uf, D);
+    mark_classes(b, concat_dim, D);
     return 0;
 }
 

@@ -104,8 +104,7 @@ int sr_keep_term(worker *w, int32_t term) {
  * Operands a, b index the level's tensor list, or -2 - c for program constant c. */
 static const ir_op unary_ops[] = {IR_OP_EXP, IR_OP_SQR, IR_OP_SQRT, IR_OP_SILU};
 static const ir_op binary_ops[] = {IR_OP_ADD, IR_OP_SUB, IR_OP_MUL, IR_OP_DIV};
-/* May the search place operator op (an ir_op, or SR_RMSNORM)? */
-static int op_on(const search *s, int op) { return (int)(s->ops >> op & 1); }
+int sr_op_on(const search *s, int op) { return (int)(s->ops >> op & 1); }
 
 /* The --ops list as a bit set over the operators the search places; 0 and a message on an
  * unknown name. */
@@ -203,48 +202,65 @@ static int my_task(worker *w, int depth0) {
 static void bgen(worker *w, int d, const key *last);
 static void kgen_kernels(worker *w, const key *last);
 
-static void kgen(worker *w, const key *last) {
-    search *s = w->s;
-    int depth0 = w->n_kops == 0;
-    if (!depth0) {
-        w->states++;
-        if (sr_stopped(w) || w->oom) return;
-        /* complete? every program output matched by an A_eq-equal tensor of its shape, and
-         * every other tensor used */
-        int outs[AE_MAX_ROOTS], ok = 1, unused = 0;
-        for (int j = 0; j < s->n_out && ok; j++) {
-            const ir_node *po = &s->prog->nodes[s->out_node[j]];
-            outs[j] = -1;
-            for (int i = w->n_t - 1; i >= s->n_in && outs[j] < 0; i--) {
-                const ir_node *n = &w->k->nodes[w->t[i].node];
-                if (n->dtype == po->dtype && !memcmp(&n->shape, &po->shape, sizeof n->shape) &&
-                    ae_is_root(&w->q, w->t[i].term, j))
-                    outs[j] = i;
-            }
-            ok = outs[j] >= 0;
+/* The prefix's tensors that match the program's outputs: outs[j] the latest tensor (inputs
+ * aside) A_eq-equal to output j, of its dtype and shape. 1 if every output has one. */
+static int match_outputs(worker *w, int *outs) {
+    const search *s = w->s;
+    int ok = 1;
+    for (int j = 0; j < s->n_out && ok; j++) {
+        const ir_node *po = &s->prog->nodes[s->out_node[j]];
+        outs[j] = -1;
+        for (int i = w->n_t - 1; i >= s->n_in && outs[j] < 0; i--) {
+            const ir_node *n = &w->k->nodes[w->t[i].node];
+            if (n->dtype == po->dtype && !memcmp(&n->shape, &po->shape, sizeof n->shape) &&
+                ae_is_root(&w->q, w->t[i].term, j))
+                outs[j] = i;
         }
-        for (int i = s->n_in; ok && i < w->n_t; i++) {
-            int is_out = 0;
-            for (int j = 0; j < s->n_out; j++) is_out |= outs[j] == i;
-            unused += !is_out && w->t[i].uses == 0;
-        }
-        if (ok && !unused && w->n_kops >= w->min_kops) {
-            int nodes[AE_MAX_ROOTS];
-            for (int j = 0; j < s->n_out; j++) nodes[j] = w->t[outs[j]].node;
-            sr_candidate(w, nodes);
-        }
-        /* a prefix that already holds the outputs is not extended: what it would add could
-         * only feed tensors nobody needs */
-        if (ok || w->n_kops >= w->max_kops || seen(w)) return;
-        int cap = capacity(s, w->max_kops - w->n_kops, s->o->max_kernels - w->n_kernels);
-        for (int i = 0; i < w->n_t; i++)
-            if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return;
+        ok = outs[j] >= 0;
     }
+    return ok;
+}
+
+/* The prefix's tensors, inputs aside, that nothing reads and that are not one of outs[]. */
+static int unused_tensors(const worker *w, const int *outs) {
+    const search *s = w->s;
+    int unused = 0;
+    for (int i = s->n_in; i < w->n_t; i++) {
+        int is_out = 0;
+        for (int j = 0; j < s->n_out; j++) is_out |= outs[j] == i;
+        unused += !is_out && w->t[i].uses == 0;
+    }
+    return unused;
+}
+
+/* A prefix of one operator or more: a candidate if complete (every program output matched
+ * by an A_eq-equal tensor of its shape, and every other tensor used). 1 if it is to be
+ * extended. */
+static int visit_prefix(worker *w) {
+    const search *s = w->s;
+    int outs[AE_MAX_ROOTS], ok = match_outputs(w, outs);
+    if (ok && !unused_tensors(w, outs) && w->n_kops >= w->min_kops) {
+        int nodes[AE_MAX_ROOTS];
+        for (int j = 0; j < s->n_out; j++) nodes[j] = w->t[outs[j]].node;
+        sr_candidate(w, nodes);
+    }
+    /* a prefix that already holds the outputs is not extended: what it would add could
+     * only feed tensors nobody needs */
+    if (ok || w->n_kops >= w->max_kops || seen(w)) return 0;
+    int cap = capacity(s, w->max_kops - w->n_kops, s->o->max_kernels - w->n_kernels);
+    for (int i = 0; i < w->n_t; i++)
+        if (!w->t[i].uses && !reaches(w, w->t[i].term, cap)) return 0;
+    return 1;
+}
+
+/* The next kernel operator, a pre-defined one: unary, binary (over tensors and constants),
+ * matmul, sum. Each one at depth 0 is a task point (my_task). */
+static void kgen_predefined(worker *w, const key *last, int depth0) {
+    const search *s = w->s;
     int n = w->n_t;
-    /* pre-defined operators */
     for (int i = 0; i < n; i++)
         for (size_t u = 0; u < sizeof unary_ops / sizeof *unary_ops; u++) {
-            if (!op_on(s, unary_ops[u]) || !my_task(w, depth0)) continue;
+            if (!sr_op_on(s, unary_ops[u]) || !my_task(w, depth0)) continue;
             ir_node p = {.op = unary_ops[u], .n_in = 1};
             k_try(w, last, p, (int[]){i}, 0);
         }
@@ -254,25 +270,37 @@ static void kgen(worker *w, const key *last) {
             for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
                 ir_op op = binary_ops[u];
                 if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
-                if (!op_on(s, op) || !my_task(w, depth0)) continue;
+                if (!sr_op_on(s, op) || !my_task(w, depth0)) continue;
                 ir_node p = {.op = op, .n_in = 2};
                 k_try(w, last, p, (int[]){i, j}, 0);
             }
         }
     for (int i = 0; i < n; i++)
         for (int j = 0; j < n; j++) {
-            if (!op_on(s, IR_OP_MATMUL) || !my_task(w, depth0)) continue;
+            if (!sr_op_on(s, IR_OP_MATMUL) || !my_task(w, depth0)) continue;
             ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
             k_try(w, last, p, (int[]){i, j}, 0);
         }
     for (int i = 0; i < n; i++) {
-        const ir_shape *sh = &w->k->nodes[w->t[i].node].shape;
-        for (int d = 0; d < sh->ndim; d++) {
-            if (sh->d[d] < 2 || !op_on(s, IR_OP_SUM) || !my_task(w, depth0)) continue;
-            ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = d, .group = sh->d[d]};
+        ir_shape sh = w->k->nodes[w->t[i].node].shape;
+        for (int d = 0; d < sh.ndim; d++) {
+            if (sh.d[d] < 2 || !sr_op_on(s, IR_OP_SUM) || !my_task(w, depth0)) continue;
+            ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = d, .group = sh.d[d]};
             k_try(w, last, p, (int[]){i}, d);
         }
     }
+}
+
+/* The kernel level (Algorithm 1): visits the prefix built so far, then extends it by one
+ * operator of larger rank than last, pre-defined or graph-defined. */
+static void kgen(worker *w, const key *last) {
+    int depth0 = w->n_kops == 0;
+    if (!depth0) {
+        w->states++;
+        if (sr_stopped(w) || w->oom) return;
+        if (!visit_prefix(w)) return;
+    }
+    kgen_predefined(w, last, depth0);
     kgen_kernels(w, last);
 }
 
@@ -284,17 +312,17 @@ static void kgen(worker *w, const key *last) {
  * splits. Pruning in the first phase uses the untiled expressions; each tiled instance is
  * checked again with its own. */
 
-/* Starts block generation over kernel tensors in[0..n_in) at kernel depth w->n_kops. */
-static void start_block(worker *w, const int *in, int n_in, const key *last) {
-    search *s = w->s;
-    int d = w->n_kops;
-    if (d >= SR_MAX_KOPS) return;
-    bstate *bs = &w->bs[d];
+/* Can a kernel at depth d reading kernel tensors in[0..n_in) still lead to a complete graph?
+ * Every other unused tensor must reach the outputs through what may follow it, and with
+ * pruning, the last kernel must be able to build a root from its inputs within --max-bops.
+ * Counts the pruned ones. */
+static int block_viable(worker *w, int d, const int *in, int n_in) {
+    const search *s = w->s;
     int after = capacity(s, w->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
     for (int i = 0; i < w->n_t; i++) {
         int read = 0;
         for (int k = 0; k < n_in; k++) read |= in[k] == i;
-        if (!read && !w->t[i].uses && !reaches(w, w->t[i].term, after)) return;
+        if (!read && !w->t[i].uses && !reaches(w, w->t[i].term, after)) return 0;
     }
     if (s->o->prune && d == w->max_kops - 1) {
         /* the last kernel writes program outputs: it needs its iterators, the operators
@@ -304,15 +332,17 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
         int lb = ae_min_ops(&w->q, have, n_in);
         if (lb == INT32_MAX || n_in + lb + 2 > s->o->max_bops) {
             w->pruned++;
-            return;
+            return 0;
         }
     }
-    ir_graph *b = ir_block_new((int[]){1, 1, 1}, 128, 1);
-    if (!b) {
-        w->oom = 1;
-        return;
-    }
-    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = n_in;
+    return 1;
+}
+
+/* The new block graph's kernel inputs (kernel tensors in[]) and the program's constants. 1,
+ * or 0 on error. */
+static int add_kins(worker *w, bstate *bs, const int *in, int n_in) {
+    const search *s = w->s;
+    ir_graph *b = bs->b;
     int ok = 1;
     for (int k = 0; k < n_in && ok; k++) {
         const ir_node *n = &w->k->nodes[w->t[in[k]].node];
@@ -325,40 +355,36 @@ static void start_block(worker *w, const int *in, int n_in, const key *last) {
         ok = (bs->const_node[i] = ir_add_const(b, &w->ctx, s->const_lit[i], 0, 0)) >= 0;
         if (ok) memset(bs->lab[bs->const_node[i]], 0, sizeof bs->lab[0]);
     }
-    /* the sizes a compound rmsnorm may divide by: the dims of the kernel inputs (a program
-     * constant of that value where there is one) */
-    bs->n_rms_div = 0;
-    for (int k = 0; k < n_in && ok; k++) {
-        const ir_shape *sh = &w->k->nodes[w->t[in[k]].node].shape;
-        for (int dd = 0; dd < sh->ndim && ok; dd++) {
-            int64_t v = sh->d[dd];
-            int c = -1;
-            for (int i = 0; i < bs->n_rms_div; i++)
-                if (bs->rms_div_val[i] == v) c = i;
-            if (v < 2 || c >= 0) continue;
-            for (int i = 0; i < s->n_const; i++)
-                if (s->const_val[i]->num == v && s->const_val[i]->den == 1) c = bs->const_node[i];
-            if (c < 0) {
-                char lit[24];
-                snprintf(lit, sizeof lit, "%lld", (long long)v);
-                ok = (c = ir_add_const(b, &w->ctx, lit, 0, 0)) >= 0 && c < SR_MAX_BNODES;
-                if (ok) memset(bs->lab[c], 0, sizeof bs->lab[0]);
-            }
-            bs->rms_div_val[bs->n_rms_div] = v, bs->rms_div_node[bs->n_rms_div++] = c;
-        }
-    }
-    for (int k = 0; k < n_in && ok; k++) {
+    return ok;
+}
+
+/* An iterator over each kernel input, the block graph's first tensors. 1, or 0 on error. */
+static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
+    for (int k = 0; k < n_in; k++) {
         ir_node p = {.op = IR_OP_ITER, .index = k, .fmap = -1, .map = {-1, -1, -1}};
-        int node = ir_add_node(b, &w->ctx, &p);
-        ok = node >= 0 && node < SR_MAX_BNODES;
-        if (!ok) break;
+        int node = ir_add_node(bs->b, &w->ctx, &p);
+        if (node < 0 || node >= SR_MAX_BNODES) return 0;
         memcpy(bs->lab[node], w->t[in[k]].lab, sizeof bs->lab[0]);
         btens *t = &bs->t[bs->n_t++];
         memset(t, 0, sizeof *t);
         t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
         bs->n_ops++;
     }
-    if (ok) {
+    return 1;
+}
+
+/* Starts block generation over kernel tensors in[0..n_in) at kernel depth w->n_kops. */
+static void start_block(worker *w, const int *in, int n_in, const key *last) {
+    int d = w->n_kops;
+    if (d >= SR_MAX_KOPS || !block_viable(w, d, in, n_in)) return;
+    bstate *bs = &w->bs[d];
+    ir_graph *b = ir_block_new((int[]){1, 1, 1}, 128, 1);
+    if (!b) {
+        w->oom = 1;
+        return;
+    }
+    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = n_in, bs->n_rms_div = 0;
+    if (add_kins(w, bs, in, n_in) && sr_add_rms_divisors(w, bs, in, n_in) && add_iterators(w, bs, in, n_in)) {
         key bl = key_min;
         bs->klast = *last;
         bgen(w, d, &bl);
@@ -388,50 +414,75 @@ static void kgen_kernels(worker *w, const key *last) {
 
 static void tile(worker *w, int d);
 
-/* The compound block operator rmsnorm (Mirage's TB_RMS_NORM_OP): x / sqrt(sum(sqr(x), dim) / n)
- * over a dim of size n. It is one operator of the search (rank type SR_RMSNORM, abstract
- * expression rms(n, x)) and five primitives in the block graph, so everything after the
- * search (verifier, planner, code) sees only primitives. Its rank type and --ops bit is
- * SR_RMSNORM (top of this file). */
+/* Block op p's operands from block tensors ta[] (or -2 - c for constants): p->in[] and their
+ * terms tin[]. The class of its result (IR_INVARIANT, IR_LOOP or IR_POST), or -1 if p may not
+ * read them: a saver's result, loop and accumulated values mixed (Definition 2.1 (3)), an
+ * accumulator of no loop value, a saver of no accumulated value or past --max-kout. */
+static int b_operands(const worker *w, const bstate *bs, ir_node *p, const int *ta, int32_t *tin) {
+    int cls = IR_INVARIANT;
+    for (int i = 0; i < p->n_in; i++) {
+        int x = ta[i];
+        if (x >= 0) {
+            if (bs->t[x].is_save) return -1;
+            if ((cls == IR_LOOP && bs->t[x].cls == IR_POST) || (cls == IR_POST && bs->t[x].cls == IR_LOOP))
+                return -1; /* Definition 2.1 (3): no mixing of loop and accumulated values */
+            if (bs->t[x].cls > cls) cls = bs->t[x].cls;
+        }
+        p->in[i] = x >= 0 ? bs->t[x].node : bs->const_node[-2 - x];
+        tin[i] = x >= 0 ? bs->t[x].term : w->const_term[-2 - x];
+    }
+    if (p->op == IR_OP_ACCUM) {
+        if (cls != IR_LOOP) return -1;
+        cls = IR_POST;
+    }
+    if (p->op == IR_OP_SAVE && (cls != IR_POST || bs->n_saves >= w->s->o->max_kout)) return -1;
+    return cls;
+}
 
-/* Adds p's nodes to block graph b of kernel depth d with their dim labels: one node, or the
- * primitives of a compound (and the constant it divides by). Returns the last node, or -1
- * (b->n_nodes is then as before). */
-static int add_block_op(worker *w, bstate *bs, const ir_node *p) {
-    ir_graph *b = bs->b;
-    int n0 = b->n_nodes;
-    ir_node steps[5];
-    int n_steps = 1;
-    steps[0] = *p;
-    if ((int)p->op == SR_RMSNORM) {
-        int x = p->in[0], c = -1;
-        int64_t n = b->nodes[x].shape.d[p->dim];
-        for (int i = 0; i < bs->n_rms_div; i++)
-            if (bs->rms_div_val[i] == n) c = bs->rms_div_node[i];
-        if (c < 0) return -1; /* a size no kernel input has */
-        /* each step reads the node added before it (-1) or x */
-        steps[0] = (ir_node){.op = IR_OP_SQR, .n_in = 1, .in = {x}};
-        steps[1] = (ir_node){.op = IR_OP_SUM, .n_in = 1, .in = {-1}, .dim = p->dim, .group = n};
-        steps[2] = (ir_node){.op = IR_OP_DIV, .n_in = 2, .in = {-1, c}};
-        steps[3] = (ir_node){.op = IR_OP_SQRT, .n_in = 1, .in = {-1}};
-        steps[4] = (ir_node){.op = IR_OP_DIV, .n_in = 2, .in = {x, -1}};
-        n_steps = 5;
+/* Does block op p of kernel depth d with term pass pruning? An operator's term must be
+ * allowed; a saver's must reach the outputs through what follows the kernel, and the last
+ * kernel's savers write the program's outputs, nothing else. */
+static int b_keep(worker *w, int d, const ir_node *p, int32_t term) {
+    if (p->op != IR_OP_SAVE) return sr_keep_term(w, term);
+    if (!reaches(w, term, capacity(w->s, w->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
+        return 0;
+    if (w->n_kops == w->max_kops - 1) {
+        int root = 0; /* the last kernel op writes the program's outputs, nothing else */
+        for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, term, j);
+        if (!root) return 0;
     }
-    int node = -1;
-    for (int i = 0; i < n_steps; i++) {
-        ir_node q = steps[i];
-        for (int k = 0; k < q.n_in; k++)
-            if (q.in[k] < 0) q.in[k] = node;
-        node = ir_add_node(b, &w->ctx, &q);
-        if (node < 0) goto fail;
-        if (node >= SR_MAX_BNODES || !sr_labels_op(w->s, b, &b->nodes[node], bs->lab[q.in[0]],
-                                        q.n_in > 1 ? bs->lab[q.in[1]] : NULL, bs->lab[node]))
-            goto fail;
-    }
-    return node;
-fail:
-    b->n_nodes = n0;
-    return -1;
+    return 1;
+}
+
+/* Is new block node `node` (class cls, term) A_eq-equal to a tensor of the same class and
+ * shape already in the block? Then it adds nothing (the e-class stands in for Mirage's
+ * fingerprint here). */
+static int b_duplicate(worker *w, const bstate *bs, int node, int cls, int32_t term) {
+    int32_t c = ae_class(&w->q, term);
+    for (int i = 0; i < bs->n_t && c >= 0; i++)
+        if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
+            !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape)))
+            return 1;
+    return 0;
+}
+
+/* Block node `node` (op p over ta[], class cls, term) becomes a tensor of the block graph while
+ * the generation goes on from it (rank kk). */
+static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int *ta, int node, int cls,
+                   int32_t term) {
+    bstate *bs = &w->bs[d];
+    btens *t = &bs->t[bs->n_t];
+    memset(t, 0, sizeof *t);
+    t->node = node, t->cls = cls, t->term = term, t->is_save = p->op == IR_OP_SAVE;
+    bs->n_saves += t->is_save;
+    for (int i = 0; i < p->n_in; i++)
+        if (ta[i] >= 0) bs->t[ta[i]].uses++;
+    bs->n_t++, bs->n_ops++;
+    bgen(w, d, kk);
+    bs->n_t--, bs->n_ops--;
+    for (int i = 0; i < p->n_in; i++)
+        if (ta[i] >= 0) bs->t[ta[i]].uses--;
+    if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
 }
 
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
@@ -439,87 +490,111 @@ fail:
 static void b_try(worker *w, int d, const key *last, const ir_node *pp, const int *ta, int64_t attr) {
     bstate *bs = &w->bs[d];
     int op = (int)pp->op;
-    if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !op_on(w->s, op)) return;
+    if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !sr_op_on(w->s, op)) return;
     if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
     key kk = make_key(ta, pp->n_in, pp->op, attr);
     if (key_cmp(&kk, last) <= 0) return;
     ir_node p = *pp;
-    int cls = IR_INVARIANT;
     int32_t tin[2];
-    for (int i = 0; i < p.n_in; i++) {
-        int x = ta[i];
-        if (x >= 0) {
-            if (bs->t[x].is_save) return;
-            if ((cls == IR_LOOP && bs->t[x].cls == IR_POST) || (cls == IR_POST && bs->t[x].cls == IR_LOOP))
-                return; /* Definition 2.1 (3): no mixing of loop and accumulated values */
-            if (bs->t[x].cls > cls) cls = bs->t[x].cls;
-        }
-        p.in[i] = x >= 0 ? bs->t[x].node : bs->const_node[-2 - x];
-        tin[i] = x >= 0 ? bs->t[x].term : w->const_term[-2 - x];
-    }
-    if (p.op == IR_OP_ACCUM) {
-        if (cls != IR_LOOP) return;
-        cls = IR_POST;
-    }
-    if (p.op == IR_OP_SAVE && (cls != IR_POST || bs->n_saves >= w->s->o->max_kout)) return;
+    int cls = b_operands(w, bs, &p, ta, tin);
+    if (cls < 0) return;
     int32_t term = (int)p.op == SR_RMSNORM
                        ? ae_make(&w->tab, AE_RMS, tin[0], -1, bs->b->nodes[p.in[0]].shape.d[p.dim], 0)
                        : ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
-    if (p.op != IR_OP_SAVE && !sr_keep_term(w, term)) return;
-    if (p.op == IR_OP_SAVE && !reaches(w, term, capacity(w->s, w->max_kops - d - 1, w->s->o->max_kernels - w->n_kernels - 1)))
-        return;
-    if (p.op == IR_OP_SAVE && w->n_kops == w->max_kops - 1) {
-        int root = 0; /* the last kernel op writes the program's outputs, nothing else */
-        for (int j = 0; j < w->s->n_out; j++) root |= ae_is_root(&w->q, term, j);
-        if (!root) return;
-    }
-    int n0 = bs->b->n_nodes, node = add_block_op(w, bs, &p);
+    if (!b_keep(w, d, &p, term)) return;
+    int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, &p);
     if (node < 0) return;
-    if (p.op != IR_OP_SAVE) {
-        /* a tensor A_eq-equal to one of the same class and shape already in the block adds
-         * nothing (the e-class stands in for Mirage's fingerprint here) */
-        int32_t c = ae_class(&w->q, term);
-        for (int i = 0; i < bs->n_t && c >= 0; i++)
-            if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
-                !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape))) {
-                w->duplicates++;
-                bs->b->n_nodes = n0;
-                return;
-            }
-    } else if (ir_add_output(bs->b, &w->ctx, node) < 0) {
+    if (p.op != IR_OP_SAVE && b_duplicate(w, bs, node, cls, term)) {
+        w->duplicates++;
         bs->b->n_nodes = n0;
         return;
     }
-    btens *t = &bs->t[bs->n_t];
-    memset(t, 0, sizeof *t);
-    t->node = node, t->cls = cls, t->term = term, t->is_save = p.op == IR_OP_SAVE;
-    bs->n_saves += t->is_save;
-    for (int i = 0; i < p.n_in; i++)
-        if (ta[i] >= 0) bs->t[ta[i]].uses++;
-    bs->n_t++, bs->n_ops++;
-    bgen(w, d, &kk);
-    bs->n_t--, bs->n_ops--;
-    for (int i = 0; i < p.n_in; i++)
-        if (ta[i] >= 0) bs->t[ta[i]].uses--;
-    if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
+    if (p.op == IR_OP_SAVE && ir_add_output(bs->b, &w->ctx, node) < 0) {
+        bs->b->n_nodes = n0;
+        return;
+    }
+    b_push(w, d, &kk, &p, ta, node, cls, term);
     bs->b->n_nodes = n0;
 }
 
-static void bgen(worker *w, int d, const key *last) {
-    bstate *bs = &w->bs[d];
-    search *s = w->s;
-    w->states++;
-    if (sr_stopped(w) || w->oom) return;
+/* The block graph's unused tensors (no saver reads them yet), or -1 if one cannot reach the
+ * outputs through the rest of this block (a saver at least follows) and what comes after the
+ * kernel. */
+static int b_unused(worker *w, int d) {
+    const bstate *bs = &w->bs[d];
+    const search *s = w->s;
     int unused = 0, after = capacity(s, w->max_kops - d - 1, s->o->max_kernels - w->n_kernels - 1);
     for (int i = 0; i < bs->n_t; i++) {
         if (bs->t[i].is_save || bs->t[i].uses) continue;
         unused++;
         /* it must reach the outputs through the rest of this block (a saver at least
          * follows) and what comes after the kernel */
-        if (!reaches(w, bs->t[i].term, s->o->max_bops - bs->n_ops - 1 + after)) return;
+        if (!reaches(w, bs->t[i].term, s->o->max_bops - bs->n_ops - 1 + after)) return -1;
     }
+    return unused;
+}
+
+/* The binary block operators with tensor i first: elementwise with a tensor or constant j,
+ * matmul and concat (each dim) with a tensor j; lo as in bgen. */
+static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo) {
+    const bstate *bs = &w->bs[d];
+    for (int j = -1 - w->s->n_const; j < n; j++) {
+        if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
+        for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
+            ir_op op = binary_ops[u];
+            if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
+            ir_node p = {.op = op, .n_in = 2};
+            b_try(w, d, last, &p, (int[]){i, j}, 0);
+        }
+        if (j >= 0) {
+            ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
+            b_try(w, d, last, &p, (int[]){i, j}, 0);
+            ir_shape a = bs->b->nodes[bs->t[i].node].shape;
+            for (int dd = 0; dd < a.ndim; dd++) {
+                ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
+                b_try(w, d, last, &q, (int[]){i, j}, dd);
+            }
+        }
+    }
+}
+
+/* The reducing and structural block operators of tensor i: sum and rmsnorm over each dim,
+ * the squeeze of a partial-sum dim, an accumulator, a saver. */
+static void bgen_reduce(worker *w, int d, const key *last, int i) {
+    const bstate *bs = &w->bs[d];
+    ir_shape sh = bs->b->nodes[bs->t[i].node].shape;
+    for (int dd = 0; dd < sh.ndim; dd++) {
+        if (sh.d[dd] < 2) continue;
+        ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh.d[dd]};
+        b_try(w, d, last, &p, (int[]){i}, dd);
+        ir_node r = {.op = (ir_op)SR_RMSNORM, .n_in = 1, .dim = dd};
+        b_try(w, d, last, &r, (int[]){i}, dd);
+    }
+    if (sh.ndim > w->s->max_rank && sh.d[sh.ndim - 1] == 1) { /* squeeze a partial-sum dim */
+        ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh.ndim - 1};
+        for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh.d[dd];
+        b_try(w, d, last, &p, (int[]){i}, 0);
+    }
+    if (bs->t[i].cls == IR_LOOP) {
+        ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
+        b_try(w, d, last, &p, (int[]){i}, 0);
+    }
+    if (bs->t[i].cls == IR_POST) {
+        ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
+        b_try(w, d, last, &p, (int[]){i}, 0);
+    }
+}
+
+/* The block level, phase 1: the untiled block graph of kernel depth d built so far goes to
+ * phase 2 if complete (tile), then is extended by one operator of larger rank than last. */
+static void bgen(worker *w, int d, const key *last) {
+    bstate *bs = &w->bs[d];
+    w->states++;
+    if (sr_stopped(w) || w->oom) return;
+    int unused = b_unused(w, d);
+    if (unused < 0) return;
     if (bs->n_saves > 0 && unused == 0) tile(w, d);
-    int left = s->o->max_bops - bs->n_ops;
+    int left = w->s->o->max_bops - bs->n_ops;
     if (left <= 0 || unused > left) return; /* each op uses up at most one more tensor */
     int n = bs->n_t;
     /* an operator whose operands are all below the last operator's largest one ranks below
@@ -531,83 +606,14 @@ static void bgen(worker *w, int d, const key *last) {
             ir_node p = {.op = unary_ops[u], .n_in = 1};
             b_try(w, d, last, &p, (int[]){i}, 0);
         }
-        for (int j = -1 - s->n_const; j < n; j++) {
-            if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
-            for (size_t u = 0; u < sizeof binary_ops / sizeof *binary_ops; u++) {
-                ir_op op = binary_ops[u];
-                if ((op == IR_OP_ADD || op == IR_OP_MUL) && j >= 0 && j < i) continue;
-                ir_node p = {.op = op, .n_in = 2};
-                b_try(w, d, last, &p, (int[]){i, j}, 0);
-            }
-            if (j >= 0) {
-                ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
-                b_try(w, d, last, &p, (int[]){i, j}, 0);
-                const ir_shape *a = &bs->b->nodes[bs->t[i].node].shape;
-                for (int dd = 0; dd < a->ndim; dd++) {
-                    ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
-                    b_try(w, d, last, &q, (int[]){i, j}, dd);
-                }
-            }
-        }
-        if (i < lo) continue;
-        const ir_shape *sh = &bs->b->nodes[bs->t[i].node].shape;
-        for (int dd = 0; dd < sh->ndim; dd++) {
-            if (sh->d[dd] < 2) continue;
-            ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh->d[dd]};
-            b_try(w, d, last, &p, (int[]){i}, dd);
-            ir_node r = {.op = (ir_op)SR_RMSNORM, .n_in = 1, .dim = dd};
-            b_try(w, d, last, &r, (int[]){i}, dd);
-        }
-        if (sh->ndim > s->max_rank && sh->d[sh->ndim - 1] == 1) { /* squeeze a partial-sum dim */
-            ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh->ndim - 1};
-            for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh->d[dd];
-            b_try(w, d, last, &p, (int[]){i}, 0);
-        }
-        if (bs->t[i].cls == IR_LOOP) {
-            ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
-            b_try(w, d, last, &p, (int[]){i}, 0);
-        }
-        if (bs->t[i].cls == IR_POST) {
-            ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
-            b_try(w, d, last, &p, (int[]){i}, 0);
-        }
+        bgen_pairs(w, d, last, i, n, lo);
+        if (i >= lo) bgen_reduce(w, d, last, i);
     }
 }
 
 /* ---- the block level, phase 2: schedules (schedule.c builds them) ---- */
 
 static void tiled_kernel(worker *w, int d);
-
-/* Does complete block graph b (its search tensors t[0..n_t)) hold the primitives of a compound
- * rmsnorm, added one by one, whose intermediates nothing else reads, where the compound itself
- * passes pruning? Then the same block graph is also generated with the compound
- * (add_block_op), and this copy is a duplicate. */
-static int spelled_out_rmsnorm(worker *w, const ir_graph *b, const btens *t, int n_t) {
-    if (!op_on(w->s, SR_RMSNORM)) return 0;
-    int uses[SR_MAX_BNODES] = {0};
-    int32_t term[SR_MAX_BNODES];
-    for (int i = 0; i < b->n_nodes && i < SR_MAX_BNODES; i++) {
-        term[i] = -1;
-        for (int k = 0; k < b->nodes[i].n_in; k++) uses[b->nodes[i].in[k]]++;
-    }
-    for (int i = 0; i < n_t; i++) term[t[i].node] = t[i].term;
-#define ONE(i, o) (uses[i] == 1 && b->nodes[i].op == (o))
-    for (int i = 0; i < b->n_nodes && i < SR_MAX_BNODES; i++) {
-        const ir_node *o = &b->nodes[i];
-        if (o->op != IR_OP_DIV || !ONE(o->in[1], IR_OP_SQRT)) continue;
-        int x = o->in[0], m = b->nodes[o->in[1]].in[0];
-        if (!ONE(m, IR_OP_DIV)) continue;
-        const ir_node *sm = &b->nodes[b->nodes[m].in[0]], *c = &b->nodes[b->nodes[m].in[1]];
-        if (!ONE(b->nodes[m].in[0], IR_OP_SUM) || c->op != IR_OP_CONST || c->den != 1 ||
-            c->num != sm->group || !ONE(sm->in[0], IR_OP_SQR) || b->nodes[sm->in[0]].in[0] != x ||
-            term[x] < 0 || term[sm->in[0]] < 0)
-            continue; /* (a compound's own sqr is no tensor of the search: term -1) */
-        if (!w->s->o->prune || ae_is_sub(&w->q, ae_make(&w->tab, AE_RMS, term[x], -1, sm->group, 0)))
-            return 1;
-    }
-#undef ONE
-    return 0;
-}
 
 /* Is schedule i of kernel depth d the first of its group (same iface)? Then bs->in_group gets
  * the group's schedules, less those slower than --slack times the group's best (counted as
@@ -634,7 +640,7 @@ static int group_of(worker *w, bstate *bs, int i) {
 static void tile(worker *w, int d) {
     bstate *bs = &w->bs[d];
     if (w->n_t + bs->n_saves > SR_MAX_TENSORS || w->n_kops >= w->max_kops) return;
-    if (spelled_out_rmsnorm(w, bs->b, bs->t, bs->n_t)) {
+    if (sr_spelled_out_rmsnorm(w, bs->b, bs->t, bs->n_t)) {
         w->duplicates++;
         return;
     }

@@ -7,6 +7,7 @@
  *   generate.c  the recursive generator (Algorithm 1): kgen -> start_block -> bgen -> tile
  *               -> tiled_kernel -> kgen, one mutual recursion kept in one file
  *   schedule.c  phase 2 of a block graph: every schedule (grid, for-loop, maps) of it
+ *   compound.c  the compound block operator rmsnorm: its primitives, its spelled-out copies
  *   dims.c      dim classes (union-find) and the dim labels that restrict the search
  *   candidate.c a complete kernel graph: materialised, screened, verified, kept
  *   cost.c      the cost model that ranks what was found
@@ -27,7 +28,7 @@
 enum { SR_MAX_TENSORS = 48, SR_MAX_KOPS = 8, SR_MAX_CONSTS = 8 };
 /* worker threads at most (--threads) */
 enum { SR_MAX_THREADS = 256 };
-/* the compound block operator rmsnorm's rank type (add_block_op) and its --ops bit */
+/* the compound block operator rmsnorm's rank type and its --ops bit (compound.c) */
 enum { SR_RMSNORM = IR_OP_COUNT };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
@@ -75,7 +76,7 @@ typedef struct bstate {
     int n_t, n_ops, n_saves;
     int kin[IR_MAX_IN], n_kin; /* the kernel tensors it reads */
     int const_node[SR_MAX_CONSTS];           /* block node of each program constant */
-    int rms_div_node[SR_MAX_RMS_DIVS], n_rms_div;   /* constants the compound rmsnorm divides by (add_block_op) */
+    int rms_div_node[SR_MAX_RMS_DIVS], n_rms_div;   /* constants the compound rmsnorm divides by (compound.c) */
     int64_t rms_div_val[SR_MAX_RMS_DIVS];
     uint64_t lab[SR_MAX_BNODES][IR_MAX_DIMS]; /* dim labels of each block node */
     key klast;                 /* rank of the kernel graph's last operator */
@@ -175,12 +176,28 @@ int sr_keep_term(worker *w, int32_t term);
 /* The --ops list as a bit set over the operators the search places (bit op, SR_RMSNORM for
  * the compound); 0 and a message in why[0..n) on an unknown name or an empty list. */
 uint64_t sr_ops_mask(const char *list, char *why, size_t n);
+/* May the search place operator op (an ir_op, or SR_RMSNORM)? */
+int sr_op_on(const search *s, int op);
 
 /* ---- schedule.c ---- */
 /* Fills w->bs[d].tilings with every schedule of kernel depth d's complete untiled block graph
  * that passes its checks; -1 (nothing filled) if the graph only copies (iterators,
  * accumulators and savers) or has dims sr_dims_of does not follow. */
 int sr_schedules(worker *w, int d);
+
+/* ---- compound.c ---- */
+/* The sizes a compound rmsnorm may divide by in the new block graph bs->b reading kernel
+ * tensors in[0..n_in): each dim of those, as a program constant of that value or a new
+ * constant (bs->rms_div_*). 1, or 0 on error. */
+int sr_add_rms_divisors(worker *w, bstate *bs, const int *in, int n_in);
+/* Adds block op p (an ir_op or SR_RMSNORM) to bs->b with its nodes' dim labels: one node, or
+ * the five primitives of the compound. The last node, or -1 (bs->b->n_nodes then as before)
+ * on error, a label conflict, or a size no kernel input has. */
+int sr_add_block_op(worker *w, bstate *bs, const ir_node *p);
+/* Does complete block graph b (its search tensors t[0..n_t)) hold a compound rmsnorm spelled
+ * out, one primitive at a time, where the compound itself passes pruning? Then b is also
+ * generated with the compound, and this copy is a duplicate. */
+int sr_spelled_out_rmsnorm(worker *w, const ir_graph *b, const btens *t, int n_t);
 
 /* ---- dims.c ---- */
 /* Fills D for untiled block graph (or program) b; -1 if it has too many nodes or an operator
