@@ -22,9 +22,13 @@ static const char *HELP_SEARCH =
     "       mugen optimize [options] PROGRAM [--out DIR]\n"
     "Finds every μGraph within the limits that computes PROGRAM (a Lax program), verifies each\n"
     "and ranks them by the cost model. search writes DIR/ugraph-N.mu (.json, .dot) for rank N\n"
-    "and DIR/summary.txt; DIR/checkpoint lets a stopped search resume. optimize then runs the\n"
-    "best-ranked μGraphs and the program itself (GPU if there is one, else the C backend),\n"
-    "checks each against the reference and keeps the fastest (DIR/best.mu with --out).\n"
+    "and DIR/summary.txt. optimize then runs the best-ranked μGraphs and the program itself\n"
+    "(GPU if there is one, else the C backend), checks each against the reference and keeps\n"
+    "the fastest (DIR/best.mu with --out).\n"
+    "Ctrl-C or --time-limit stops the search early and keeps what was found. With --out,\n"
+    "DIR/checkpoint holds every finished task: the same command run again (same PROGRAM,\n"
+    "--out and search options; --time-limit and --threads may change) reloads those and\n"
+    "searches only the rest; a task cut short is searched again from its start.\n"
     "  --max-kops N      kernel operators (default 5)\n"
     "  --max-bops N      block operators per kernel, iterators and savers included (default 11)\n"
     "  --max-kin N       tensors one graph-defined kernel reads (default 3)\n"
@@ -32,7 +36,9 @@ static const char *HELP_SEARCH =
     "  --max-kernels N   graph-defined kernels in one μGraph (default 1)\n"
     "  --grid-dims N     grid dims, 1 to 3 (default 2)\n"
     "  --max-blocks N    largest grid (default 1024)\n"
-    "  --sms N           multiprocessors of the target GPU (default 132: H100, H200); sets\n"
+    "  --device NAME     the target GPU by its name in the device table (default: its first\n"
+    "                    row; an unknown name lists them): the cost model's rates and --sms\n"
+    "  --sms N           multiprocessors of the target GPU (default: the device's); sets\n"
     "                    the cost model's waves and the default grid candidates: 1, 2 and\n"
     "                    P/16, P/2, 3P/4, P for P the largest power of two <= N\n"
     "  --grid A,B,..     candidate sizes of a grid dim (default from --sms: 1,2,8,64,96,128)\n"
@@ -50,9 +56,13 @@ static const char *HELP_SEARCH =
     "optimize only:\n"
     "  --top N           run the N best-ranked μGraphs (default 4)\n"
     "  --backend B       gpu, c or auto (default auto)\n"
-    "  --reps N          timed runs per μGraph (default 50)\n";
+    "  --reps N          timed runs per μGraph (default 50)\n"
+    "Exit status: 0 μGraphs found (optimize: and the fastest correct one kept, or the program\n"
+    "itself was fastest), 1 an error (optimize: also when nothing ran correctly), 2 a bad\n"
+    "command line, 3 nothing found (the reason is printed; also when stopped before any\n"
+    "μGraph was verified).\n";
 
-static volatile int stop_flag;
+static volatile int stop_flag; /* set by Ctrl-C (on_sigint) */
 
 static void on_sigint(int sig) {
     (void)sig;
@@ -136,7 +146,7 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, "limits: %d kernel ops, %d block ops, %d graph-defined kernels, %d kernel inputs, %d kernel outputs, %d grid dims, grid",
             o->max_kops, o->max_bops, o->max_kernels, o->max_kin, o->max_kout, o->max_grid_dims);
     for (int i = 0; i < o->n_grid; i++) fprintf(f, "%s%d", i ? "," : " ", o->grid[i]);
-    fprintf(f, " (%d SMs)", o->n_sm);
+    fprintf(f, " (%s%s%d SMs)", o->device ? o->device : "", o->device ? ", " : "", o->n_sm);
     fprintf(f, ", forloop");
     for (int i = 0; i < o->n_forloop; i++) fprintf(f, "%s%d", i ? "," : " ", o->forloop[i]);
     fprintf(f, ", slack %g, pruning %s", o->slack, o->prune ? "on" : "off");
@@ -160,150 +170,187 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
                 r->found[i].kops, r->found[i].kernels, r->found[i].bops, i + 1);
 }
 
-int cli_search(int argc, char **argv) {
-    int optimize = !strcmp(argv[1], "optimize");
+/* The command line of search/optimize. */
+typedef struct cli_opts {
+    int optimize; /* mugen optimize (else search) */
     mg_search_opts o;
-    mg_search_defaults(&o);
-    o.progress = 1;
-    const char *file = NULL, *out = NULL, *backend = NULL;
-    int top = 4, reps = 0, sms = 0, grid_given = 0;
+    const char *file, *out, *backend;
+    int top, reps, sms, grid_given;
+    const char *device;
+} cli_opts;
+
+/* An option taking a number: --max-kops N and the like, from a table of ranges. 0, 2 (bad
+ * value, said), or -1 if a is none of them. */
+static int parse_number(cli_opts *c, const char *a, const char *val) {
+    mg_search_opts *o = &c->o;
+    struct { const char *name; int *dst; long lo, hi; } num[] = {
+        {"--max-kops", &o->max_kops, 1, 8},    {"--max-bops", &o->max_bops, 2, 40},
+        {"--max-kin", &o->max_kin, 1, 8},      {"--max-kout", &o->max_kout, 1, 8},
+        {"--max-kernels", &o->max_kernels, 0, 8}, {"--grid-dims", &o->max_grid_dims, 1, 3},
+        {"--max-blocks", &o->max_blocks, 1, 1 << 20}, {"--threads", &o->threads, 1, 256},
+        {"--tests", &o->verify_tests, 1, 1000}, {"--top", c->optimize ? &c->top : NULL, 1, 1000},
+        {"--reps", c->optimize ? &c->reps : NULL, 1, 100000}, {"--sms", &c->sms, 1, 1024}};
+    for (size_t k = 0; k < sizeof num / sizeof *num; k++) {
+        if (strcmp(a, num[k].name) || !num[k].dst) continue;
+        int v;
+        if (parse_int(val, num[k].lo, num[k].hi, &v)) {
+            fprintf(stderr, "mugen: %s takes %ld to %ld, got '%s'\n", a, num[k].lo, num[k].hi, val);
+            return 2;
+        }
+        *num[k].dst = v;
+        return 0;
+    }
+    return -1;
+}
+
+/* An option with a value, a its name: 0, or 2 (bad, said). */
+static int parse_valued(cli_opts *c, const char *a, const char *val) {
+    mg_search_opts *o = &c->o;
+    char *end;
+    if (!strcmp(a, "--out")) {
+        c->out = val;
+    } else if (!strcmp(a, "--backend") && c->optimize) {
+        c->backend = val;
+    } else if (!strcmp(a, "--grid")) {
+        c->grid_given = 1;
+        if (parse_list(val, o->grid, &o->n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
+    } else if (!strcmp(a, "--forloop")) {
+        if (parse_list(val, o->forloop, &o->n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
+    } else if (!strcmp(a, "--ops")) {
+        o->ops = val;
+    } else if (!strcmp(a, "--device")) {
+        c->device = val;
+    } else if (!strcmp(a, "--time-limit")) {
+        double t = strtod(val, &end);
+        if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
+        o->time_limit = t;
+    } else if (!strcmp(a, "--slack")) {
+        double t = strtod(val, &end);
+        if (end == val || *end || !(t == 0 || t >= 1) || t > 1e6)
+            return bad("--slack takes 0 (verify every schedule) or a factor >= 1, got '%s'", val);
+        o->slack = t;
+    } else if (!strcmp(a, "--seed")) {
+        unsigned long long sd = strtoull(val, &end, 10);
+        if (end == val || *end || val[0] == '-') return bad("bad seed '%s'", val);
+        o->seed = sd;
+    } else {
+        int rc = parse_number(c, a, val);
+        if (rc >= 0) return rc;
+        return bad("unknown option '%s'", a);
+    }
+    return 0;
+}
+
+/* Reads the command line into c. -1 to go on, else the exit status (0 after --help). */
+static int parse_args(int argc, char **argv, cli_opts *c) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int v;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             fputs(HELP_SEARCH, stdout);
             return 0;
         }
-        if (!strcmp(a, "--no-prune")) o.prune = 0;
-        else if (!strcmp(a, "--quiet")) o.progress = 0;
+        if (!strcmp(a, "--no-prune")) c->o.prune = 0;
+        else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (a[0] == '-' && a[1] && a[1] == '-') {
             if (!val) return bad("%s needs a value", a);
             i++;
-            if (!strcmp(a, "--out")) out = val;
-            else if (!strcmp(a, "--backend") && optimize) backend = val;
-            else if (!strcmp(a, "--grid")) {
-                grid_given = 1;
-                if (parse_list(val, o.grid, &o.n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
-            } else if (!strcmp(a, "--forloop")) {
-                if (parse_list(val, o.forloop, &o.n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
-            } else if (!strcmp(a, "--ops")) {
-                o.ops = val;
-            } else if (!strcmp(a, "--time-limit")) {
-                char *end;
-                double t = strtod(val, &end);
-                if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
-                o.time_limit = t;
-            } else if (!strcmp(a, "--slack")) {
-                char *end;
-                double t = strtod(val, &end);
-                if (end == val || *end || !(t == 0 || t >= 1) || t > 1e6)
-                    return bad("--slack takes 0 (verify every schedule) or a factor >= 1, got '%s'", val);
-                o.slack = t;
-            } else if (!strcmp(a, "--seed")) {
-                char *end;
-                unsigned long long s = strtoull(val, &end, 10);
-                if (end == val || *end || val[0] == '-') return bad("bad seed '%s'", val);
-                o.seed = s;
-            } else {
-                struct { const char *name; int *dst; long lo, hi; } num[] = {
-                    {"--max-kops", &o.max_kops, 1, 8},    {"--max-bops", &o.max_bops, 2, 40},
-                    {"--max-kin", &o.max_kin, 1, 8},      {"--max-kout", &o.max_kout, 1, 8},
-                    {"--max-kernels", &o.max_kernels, 0, 8}, {"--grid-dims", &o.max_grid_dims, 1, 3},
-                    {"--max-blocks", &o.max_blocks, 1, 1 << 20}, {"--threads", &o.threads, 1, 256},
-                    {"--tests", &o.verify_tests, 1, 1000}, {"--top", optimize ? &top : NULL, 1, 1000},
-                    {"--reps", optimize ? &reps : NULL, 1, 100000}, {"--sms", &sms, 1, 1024}};
-                int found = 0;
-                for (size_t k = 0; k < sizeof num / sizeof *num && !found; k++) {
-                    if (strcmp(a, num[k].name) || !num[k].dst) continue;
-                    found = 1;
-                    if (parse_int(val, num[k].lo, num[k].hi, &v)) {
-                        fprintf(stderr, "mugen: %s takes %ld to %ld, got '%s'\n", a, num[k].lo, num[k].hi, val);
-                        return 2;
-                    }
-                    *num[k].dst = v;
-                }
-                if (!found) return bad("unknown option '%s'", a);
-            }
+            int rc = parse_valued(c, a, val);
+            if (rc) return rc;
         } else if (a[0] == '-' && a[1]) {
             return bad("unknown option '%s'", a);
-        } else if (file) {
+        } else if (c->file) {
             return bad("more than one PROGRAM ('%s')", a);
         } else {
-            file = a;
+            c->file = a;
         }
     }
-    if (sms) {
-        int g[MG_SEARCH_MAX_CAND], ng = o.n_grid;
-        memcpy(g, o.grid, sizeof g);
-        mg_search_set_sms(&o, sms);
-        if (grid_given) memcpy(o.grid, g, sizeof g), o.n_grid = ng;
-    }
-    if (!file) return bad("%s needs a PROGRAM", argv[1]);
-    if (!optimize && !out) return bad("%s needs --out DIR", argv[1]);
-    if (out) {
-        struct stat st;
-        if (stat(out, &st) && mkdir(out, 0777)) {
-            fprintf(stderr, "mugen: cannot create --out %s: %s\n", out, strerror(errno));
-            return 1;
+    if (c->device || c->sms) { /* the grid candidates follow the device and --sms unless --grid names them */
+        int g[MG_SEARCH_MAX_CAND], ng = c->o.n_grid;
+        memcpy(g, c->o.grid, sizeof g);
+        if (c->device) {
+            mg_ctx *ctx = mg_ctx_new();
+            int rc = !ctx ? bad("%s", "out of memory")
+                     : mg_search_set_device(ctx, &c->o, c->device) ? bad("%s", mg_ctx_error(ctx)) : 0;
+            mg_ctx_free(ctx);
+            if (rc) return rc;
         }
-        if (!stat(out, &st) && !S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "mugen: --out %s: not a directory\n", out);
-            return 1;
-        }
+        if (c->sms) mg_search_set_sms(&c->o, c->sms);
+        if (c->grid_given) memcpy(c->o.grid, g, sizeof g), c->o.n_grid = ng;
     }
-    o.ckpt_dir = out;
-    o.stop = &stop_flag;
-    mg_ctx *ctx = mg_ctx_new();
-    mg_program *p = NULL;
-    if (!ctx) return 1;
-    int rc = 1;
-    mg_search_result r;
-    memset(&r, 0, sizeof r);
-    mg_status st = mg_program_load(ctx, file, &p);
-    if (st) {
-        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
-        goto done;
+    if (!c->file) return bad("%s needs a PROGRAM", argv[1]);
+    if (!c->optimize && !c->out) return bad("%s needs --out DIR", argv[1]);
+    return -1;
+}
+
+/* Creates --out DIR if need be; 0, or -1 (said). */
+static int make_out(const char *out) {
+    struct stat st;
+    if (stat(out, &st) && mkdir(out, 0777)) {
+        fprintf(stderr, "mugen: cannot create --out %s: %s\n", out, strerror(errno));
+        return -1;
     }
-    signal(SIGINT, on_sigint);
-    st = mg_search(ctx, p, &o, &r);
-    signal(SIGINT, SIG_DFL);
-    if (st) {
-        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
-        goto done;
+    if (!stat(out, &st) && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mugen: --out %s: not a directory\n", out);
+        return -1;
     }
-    summary(stdout, file, &o, &r);
-    if (out) {
-        FILE *f;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/summary.txt", out);
-        if ((f = fopen(path, "wb"))) {
-            summary(f, file, &o, &r);
-            for (int i = 0; i < r.n_found; i++)
-                fprintf(f, "\n# rank %d: %s\n%s", i + 1, r.found[i].verdict, r.found[i].text);
-            fclose(f);
-        }
-        for (int i = 0; i < r.n_found; i++) write_ugraph(ctx, out, i + 1, r.found[i].text);
-        if (r.n_found) printf("wrote %d μGraphs and summary.txt to %s\n", r.n_found, out);
+    return 0;
+}
+
+/* Writes DIR/summary.txt (the summary, then every μGraph with its verdict) and each rank's
+ * μGraph files. */
+static void write_results(mg_ctx *ctx, const cli_opts *c, const mg_search_result *r) {
+    FILE *f;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/summary.txt", c->out);
+    if ((f = fopen(path, "wb"))) {
+        summary(f, c->file, &c->o, r);
+        for (int i = 0; i < r->n_found; i++)
+            fprintf(f, "\n# rank %d: %s\n%s", i + 1, r->found[i].verdict, r->found[i].text);
+        fclose(f);
     }
-    rc = r.n_found ? 0 : 3;
-    if (!optimize || !r.n_found) goto done;
-    /* optimize: run the best-ranked μGraphs and the program itself; keep the fastest */
+    for (int i = 0; i < r->n_found; i++) write_ugraph(ctx, c->out, i + 1, r->found[i].text);
+    if (r->n_found) printf("wrote %d μGraphs and summary.txt to %s\n", r->n_found, c->out);
+}
+
+/* After a search that did not finish every task (Ctrl-C, the time limit, or a task that ran
+ * out of memory): says how to resume it from the checkpoint (tasks.c: DIR/checkpoint/key
+ * names the program and every search option but --time-limit and --threads; task-N holds a
+ * finished task's μGraphs). */
+static void say_resume(const cli_opts *c, const mg_search_result *r) {
+    if (!r->stopped && r->tasks_done >= r->tasks) return;
+    fflush(stdout); /* after the summary, where both go to one place */
+    long long done = r->tasks_done, all = r->tasks;
+    if (!r->stopped)
+        fprintf(stderr, "mugen: the search finished %lld of %lld tasks (the others ran out of memory).\n", done, all);
+    else
+        fprintf(stderr, "mugen: %s stopped the search after %lld of %lld tasks.\n",
+                stop_flag ? "Ctrl-C" : "the time limit", done, all);
+    if (!c->out) {
+        fprintf(stderr, "mugen: nothing was kept to resume from: run it with --out DIR to keep a "
+                "checkpoint in DIR/checkpoint.\n");
+        return;
+    }
+    fprintf(stderr, "mugen: to resume, run the same command again (same PROGRAM, --out %s and search "
+            "options; --time-limit and --threads may change): the %lld finished tasks are reloaded "
+            "from %s/checkpoint and only the others are searched.\n", c->out, (long long)r->tasks_done, c->out);
+}
+
+/* optimize: runs the program and the best-ranked μGraphs of r, keeps the fastest correct
+ * one. The exit status: 0, 1 when nothing ran correctly, 2 for a bad --backend. */
+static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const mg_search_result *r) {
     mg_run_opts ro;
     memset(&ro, 0, sizeof ro);
-    ro.seed = (uint64_t)time(NULL), ro.reps = reps;
-    if (backend && !strcmp(backend, "gpu")) ro.backend = MG_BACKEND_GPU;
-    else if (backend && !strcmp(backend, "c")) ro.backend = MG_BACKEND_C;
-    else if (backend && strcmp(backend, "auto")) {
-        rc = bad("--backend takes gpu, c or auto, not '%s'", backend);
-        goto done;
-    }
-    int n = r.n_found < top ? r.n_found : top, best = -2;
+    ro.seed = (uint64_t)time(NULL), ro.reps = c->reps;
+    if (c->backend && !strcmp(c->backend, "gpu")) ro.backend = MG_BACKEND_GPU;
+    else if (c->backend && !strcmp(c->backend, "c")) ro.backend = MG_BACKEND_C;
+    else if (c->backend && strcmp(c->backend, "auto")) return bad("--backend takes gpu, c or auto, not '%s'", c->backend);
+    int n = r->n_found < c->top ? r->n_found : c->top, best = -2;
     double best_us = 0;
     printf("optimize: running the program and the %d best-ranked μGraphs (seed %llu)\n", n,
            (unsigned long long)ro.seed);
     for (int i = -1; i < n; i++) {
         mg_program *u = NULL;
-        if (i >= 0 && mg_program_parse(ctx, r.found[i].text, strlen(r.found[i].text), "ugraph", &u)) {
+        if (i >= 0 && mg_program_parse(ctx, r->found[i].text, strlen(r->found[i].text), "ugraph", &u)) {
             printf("  rank %d: %s\n", i + 1, mg_ctx_error(ctx));
             continue;
         }
@@ -321,13 +368,49 @@ int cli_search(int argc, char **argv) {
     }
     if (best == -2) {
         printf("optimize: nothing ran correctly\n");
-        rc = 1;
-    } else if (best < 0) {
+        return 1;
+    }
+    if (best < 0) {
         printf("optimize: the program itself was fastest (%.1f µs)\n", best_us);
     } else {
-        printf("optimize: fastest is rank %d (%.1f µs)\n%s", best + 1, best_us, r.found[best].text);
-        if (out) write_text(out, "best.mu", r.found[best].text);
+        printf("optimize: fastest is rank %d (%.1f µs)\n%s", best + 1, best_us, r->found[best].text);
+        if (c->out) write_text(c->out, "best.mu", r->found[best].text);
     }
+    return 0;
+}
+
+int cli_search(int argc, char **argv) {
+    cli_opts c = {.optimize = !strcmp(argv[1], "optimize"), .top = 4};
+    mg_search_defaults(&c.o);
+    c.o.progress = 1;
+    int rc = parse_args(argc, argv, &c);
+    if (rc >= 0) return rc;
+    if (c.out && make_out(c.out)) return 1;
+    c.o.ckpt_dir = c.out;
+    c.o.stop = &stop_flag;
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    if (!ctx) return 1;
+    rc = 1;
+    mg_search_result r;
+    memset(&r, 0, sizeof r);
+    mg_status st = mg_program_load(ctx, c.file, &p);
+    if (st) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        goto done;
+    }
+    signal(SIGINT, on_sigint);
+    st = mg_search(ctx, p, &c.o, &r);
+    signal(SIGINT, SIG_DFL);
+    if (st) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        goto done;
+    }
+    summary(stdout, c.file, &c.o, &r);
+    if (c.out) write_results(ctx, &c, &r);
+    say_resume(&c, &r);
+    rc = r.n_found ? 0 : 3;
+    if (c.optimize && r.n_found) rc = optimize(ctx, &c, p, &r);
 done:
     mg_search_result_free(&r);
     mg_program_free(p);

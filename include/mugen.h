@@ -147,8 +147,8 @@ typedef struct mg_search_opts {
     int max_kernels;   /* graph-defined kernels among the kernel operators (default 1) */
     int max_grid_dims; /* grid dims used (1..3, default 2) */
     int max_blocks;    /* largest grid (product of its dims, default 1024) */
-    int n_sm;          /* multiprocessors of the target GPU (default 132, H100 and H200): the
-                          cost model's waves and the default grid candidates */
+    int n_sm;          /* multiprocessors of the target GPU (default: the device's): the cost
+                          model's waves and the default grid candidates */
     int grid[MG_SEARCH_MAX_CAND], n_grid;       /* candidate sizes of one grid dim */
     int forloop[MG_SEARCH_MAX_CAND], n_forloop; /* candidate for-loop ranges */
     int prune;          /* abstract-expression pruning (default 1) */
@@ -165,6 +165,8 @@ typedef struct mg_search_opts {
     const char *ops;      /* the operators the search may place, comma-separated (exp, sqr, sqrt,
                              silu, add, sub, mul, div, matmul, sum, concat, rmsnorm: the rows of
                              src/ir/ops.def whose search column is 1); NULL: all */
+    const char *device;   /* the target GPU: a row of the device table by name (src/ir/device.c;
+                             mg_search_set_device); NULL: the table's first row */
 } mg_search_opts;
 
 /* One verified μGraph. */
@@ -203,6 +205,10 @@ void mg_search_defaults(mg_search_opts *o);
 /* Targets a GPU of n_sm multiprocessors: o->n_sm and the grid candidates derived from it
  * (1, 2, P/16, P/2, 3P/4, P for P the largest power of two <= n_sm; docs/search.md). */
 void mg_search_set_sms(mg_search_opts *o, int n_sm);
+/* Targets the device table's row `name` (src/ir/device.c): o->device, whose rates the cost
+ * model then uses, and its multiprocessors through mg_search_set_sms. MG_ERR_INVALID, naming
+ * the known devices, for a name the table does not hold. */
+mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name);
 /* The superoptimizer (docs/search.md): every μGraph within o's limits that computes prog,
  * each verified; ranked by the cost model. MG_OK with *r filled (free with
  * mg_search_result_free) also when nothing was found (r->why_none) or when stopped early

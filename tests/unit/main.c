@@ -16,7 +16,7 @@ int unit_fails;
     X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_float_special_values) X(test_field_ops_by_hand)             \
     X(test_field_exp_add) X(test_field_distributive) X(test_field_sqrt_mul)                  \
     X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
-    X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures)                     \
+    X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures) X(test_alloc_search)                     \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus) X(test_search_finds_fused)                \
     X(test_search_split_reduction) X(test_search_screen) X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm) X(test_search_theorem1) X(test_search_nothing_found)          \
     X(test_device_table)                                                                     \

@@ -1,14 +1,17 @@
 /* Failing the N-th host allocation anywhere in parse, print, JSON, partition and both
- * evaluators gives MG_ERR_NOMEM (or success), never a crash or a leak (ASan checks leaks). */
+ * evaluators gives MG_ERR_NOMEM (or success), never a crash or a leak (ASan checks leaks);
+ * so does a small search. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "unit.h"
 
 void test_alloc_failures(void);
+void test_alloc_search(void);
 
 static long g_countdown; /* allocations left before one fails; < 0: never fail */
 static long g_failed;
+static long g_calls; /* allocations asked for */
 
 static void *failing_realloc(void *p, size_t size, void *user) {
     (void)user;
@@ -16,6 +19,7 @@ static void *failing_realloc(void *p, size_t size, void *user) {
         free(p);
         return NULL;
     }
+    g_calls++;
     if (g_countdown == 0) {
         g_failed++;
         return NULL;
@@ -118,4 +122,56 @@ void test_alloc_failures(void) {
     mg_set_allocator(NULL, NULL);
     CHECK_MSG(finished, "still failing after %ld allocations", n);
     printf("  (%ld allocation sites failed in turn)\n", n - 1);
+}
+
+/* A search small enough to run many times: one kernel of a matmul whose inner dim (32) the
+ * screen shrinks, two grid sizes, two for-loops, one thread. Returns its status; *n_found. */
+static mg_status run_search(int *n_found) {
+    static const char *src = "input X : f32[4, 32]\ninput W : f32[32, 8]\nO = matmul(X, W)\noutput O\n";
+    mg_ctx ctx = {{0}};
+    mg_program *p = NULL;
+    mg_status rc = mg_program_parse(&ctx, src, strlen(src), "s.mu", &p);
+    *n_found = 0;
+    if (rc) return rc;
+    mg_search_opts o;
+    mg_search_defaults(&o);
+    o.max_kops = 1, o.max_bops = 5, o.max_kin = 2, o.max_kout = 1, o.max_grid_dims = 1;
+    o.grid[0] = 1, o.grid[1] = 2, o.n_grid = 2;
+    o.forloop[0] = 1, o.forloop[1] = 2, o.n_forloop = 2;
+    o.threads = 1, o.verify_tests = 1, o.progress = 0;
+    mg_search_result r;
+    rc = mg_search(&ctx, p, &o, &r);
+    CHECK_MSG(rc == MG_OK || rc == MG_ERR_NOMEM, "search: %s", ctx.msg);
+    if (rc == MG_OK) {
+        *n_found = r.n_found;
+        for (int i = 0; i < r.n_found; i++) CHECK(r.found[i].text && r.found[i].text[0]);
+        mg_search_result_free(&r);
+    }
+    mg_program_free(p);
+    return rc;
+}
+
+void test_alloc_search(void) {
+    /* the allocations of a whole search, and what it finds with none failing */
+    mg_set_allocator(failing_realloc, NULL);
+    g_countdown = -1, g_calls = 0;
+    int full = 0;
+    CHECK(run_search(&full) == MG_OK);
+    long total = g_calls;
+    CHECK_MSG(full > 0, "the search found nothing");
+    /* every allocation of the setup (parse, checks, e-graph, verifier, workers: the first
+     * 150, each search failing there returns at once), then 60 spread over the rest: a search
+     * whose worker thread runs waits for it at least 50 ms (tasks.c: watch) */
+    long stride = total > 150 ? (total - 150) / 60 + 1 : 1, runs = 0, nomem = 0;
+    for (long n = 0; n <= total; n += n < 150 ? 1 : stride, runs++) {
+        g_countdown = n, g_failed = 0;
+        int found;
+        mg_status rc = run_search(&found);
+        nomem += rc == MG_ERR_NOMEM;
+        CHECK_MSG(rc != MG_ERR_NOMEM || g_failed, "N = %ld: out of memory with no failed allocation", n);
+        CHECK_MSG(g_failed || (rc == MG_OK && found == full), "N = %ld: %d found with no failed allocation", n, found);
+    }
+    mg_set_allocator(NULL, NULL);
+    printf("  (a search of %ld allocations failed at %ld of them: %ld out of memory, the others "
+           "succeeded with less)\n", total, runs, nomem);
 }

@@ -1,0 +1,363 @@
+/* candidate: a complete kernel graph becomes μGraphs that are screened, verified and kept
+ * (search_int.h). Each graph-defined kernel of the kernel graph stands for a group of
+ * interchangeable schedules; the operators are screened once, untiled and shrunk, then every
+ * combination of schedules is materialised as a fresh graph and verified at full size. */
+#include <stdio.h>
+#include <string.h>
+
+#include "../opt/opt.h"
+#include "search_int.h"
+
+/* ---- materialising a candidate: a fresh graph with only what reaches the outputs ---- */
+
+static void mark_live(const ir_graph *g, int i, uint8_t *live) {
+    if (live[i]) return;
+    live[i] = 1;
+    for (int k = 0; k < g->nodes[i].n_in; k++) mark_live(g, g->nodes[i].in[k], live);
+}
+
+/* A copy of block graph b without unused constants, its savers as outputs. NULL on error. */
+ir_graph *sr_clone_block(const ir_graph *b, mg_ctx *ctx) {
+    ir_graph *c = ir_block_new(b->grid, b->threads, b->forloop);
+    int *map = base_alloc(sizeof *map * (size_t)(b->n_nodes + 1));
+    uint8_t *live = base_calloc((size_t)b->n_nodes + 1, 1);
+    int ok = c && map && live;
+    for (int k = 0; ok && k < b->n_kin; k++)
+        ok = ir_block_add_kin(c, ctx, b->kin_name[k], b->kin_dtype[k], &b->kin_shape[k]) >= 0;
+    for (int i = 0; ok && i < b->n_nodes; i++)
+        if (b->nodes[i].op == IR_OP_SAVE) mark_live(b, i, live);
+    for (int i = 0; ok && i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        if (!live[i] && n->op == IR_OP_CONST) continue;
+        if (n->op == IR_OP_CONST) {
+            map[i] = ir_add_const(c, ctx, n->lit, 0, 0);
+        } else {
+            ir_node p = *n;
+            for (int k = 0; k < p.n_in; k++) p.in[k] = map[p.in[k]];
+            map[i] = ir_add_node(c, ctx, &p);
+        }
+        ok = map[i] >= 0;
+        if (ok && n->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
+    }
+    base_free(map);
+    base_free(live);
+    if (!ok) {
+        ir_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* The candidate of kernel graph k whose outputs are nodes outs[0..n_out): inputs named as the
+ * program's, unused constants dropped, outputs named as the program's. */
+static ir_graph *materialize(const search *s, const ir_graph *k, const int *outs, mg_ctx *ctx) {
+    ir_graph *g = ir_graph_new();
+    int *map = base_alloc(sizeof *map * (size_t)(k->n_nodes + 1));
+    uint8_t *live = base_calloc((size_t)k->n_nodes + 1, 1);
+    int ok = g && map && live;
+    for (int j = 0; ok && j < s->n_out; j++) mark_live(k, outs[j], live);
+    for (int i = 0; ok && i < k->n_nodes; i++) {
+        const ir_node *n = &k->nodes[i];
+        if (n->op == IR_OP_INPUT) {
+            map[i] = ir_add_input(g, ctx, n->name, n->dtype, &n->shape);
+        } else if (!live[i]) {
+            continue;
+        } else if (n->op == IR_OP_CONST) {
+            map[i] = ir_add_const(g, ctx, n->lit, 0, 0);
+        } else if (n->op == IR_OP_KERNEL) {
+            if (n->index != 0) continue; /* added with its first output */
+            ir_graph *body = sr_clone_block(n->body, ctx);
+            int in[IR_MAX_IN];
+            for (int j = 0; j < n->n_in; j++) in[j] = map[n->in[j]];
+            /* the block's iterators name its inputs as the kernel graph does: an unnamed
+             * intermediate gets a name, so the text parses back */
+            for (int j = 0; body && j < n->n_in && ok; j++) {
+                char nm[32];
+                for (int v = in[j]; !g->nodes[in[j]].name; v++) {
+                    snprintf(nm, sizeof nm, "v%d", v);
+                    if (ir_find(g, nm) < 0) ok = ir_set_name(g, ctx, in[j], nm) >= 0;
+                    if (!ok) break;
+                }
+                const char *dup = ok ? arena_strdup(&body->mem, g->nodes[in[j]].name) : NULL;
+                if (dup) body->kin_name[j] = dup;
+                else ok = 0;
+            }
+            int first = body ? ir_add_kernel(g, ctx, body, in, n->n_in, NULL, 0, 0) : -1;
+            for (int j = 0; first >= 0 && j < n->body->n_outputs; j++) map[i + j] = first + j;
+            map[i] = first;
+        } else {
+            ir_node p = *n;
+            for (int j = 0; j < p.n_in; j++) p.in[j] = map[p.in[j]];
+            map[i] = ir_add_node(g, ctx, &p);
+        }
+        ok = map[i] >= 0;
+    }
+    for (int j = 0; ok && j < s->n_out; j++) {
+        const ir_node *po = &s->prog->nodes[s->out_node[j]];
+        ok = ir_set_name(g, ctx, map[outs[j]], po->name) >= 0 && ir_add_output(g, ctx, map[outs[j]]) >= 0;
+    }
+    base_free(map);
+    base_free(live);
+    if (!ok) {
+        ir_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* FNV-1a of a text. */
+uint64_t sr_text_hash(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+/* ---- the screen: a candidate's operators, untiled and at small sizes ----
+ * Abstract expressions forget which dim an operator reduces, so A_eq admits candidates that
+ * are not equivalent (sum(k, x y) = sum(k, x) y holds only when y does not vary along k), and
+ * every schedule of such an operator graph is one more candidate. Before the full-size
+ * verification a candidate's operators are checked once, untiled and with every large input
+ * dim shrunk, against the program shrunk alike; a failed screen rejects every schedule of
+ * those operators. The screen only rejects; what is kept is verified at full size. */
+
+/* Adds node i of g, untiled and shrunk as in sr_untile, to c (map: g's nodes to c's):
+ * map[i] = its node, or -1 where it cannot be untiled (reshape, repeat, a partial sum) or on
+ * error. 0 if a name or output could not be set, else 1. */
+static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
+                       int n, mg_ctx *ctx) {
+    int is_block = g->is_block, ok = 1;
+    const ir_node *nd = &g->nodes[i];
+    ir_node p = *nd;
+    for (int k = 0; k < p.n_in; k++) p.in[k] = map[nd->in[k]];
+    if (is_block) p.name = NULL;
+    switch (nd->op) {
+    case IR_OP_INPUT:
+        for (int dd = 0; dd < p.shape.ndim; dd++)
+            for (int j = 0; j < n; j++)
+                if (p.shape.d[dd] == from[j]) {
+                    p.shape.d[dd] = to[j];
+                    break;
+                }
+        map[i] = ir_add_input(c, ctx, p.name, p.dtype, &p.shape);
+        break;
+    case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
+    case IR_OP_RESHAPE:
+    case IR_OP_REPEAT: map[i] = -1; break;
+    case IR_OP_KERNEL: {
+        if (nd->index) {
+            map[i] = map[i - nd->index] + nd->index;
+            break;
+        }
+        ir_shape in[IR_MAX_IN];
+        for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
+        ir_graph *body = sr_untile(nd->body, in, from, to, n, ctx);
+        map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
+        for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
+            if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
+        break;
+    }
+    default:
+        if (nd->op == IR_OP_SUM) {
+            if (nd->group != g->nodes[nd->in[0]].shape.d[nd->dim]) {
+                map[i] = -1;
+                break;
+            }
+            p.group = 0;
+        }
+        p.fmap = -1;
+        for (int k = 0; k < 3; k++) p.map[k] = -1;
+        map[i] = ir_add_node(c, ctx, &p);
+        if (map[i] >= 0 && nd->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
+        if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
+    }
+    return ok;
+}
+
+/* A copy of μGraph or program g with every graph-defined kernel untiled (grid 1, for-loop 1,
+ * no imaps, fmaps or omaps) and every input dim of size from[i] made to[i] (i < n); a block
+ * graph's kernel inputs have shapes kin[]. NULL if
+ * g holds an operator whose meaning depends on a size (reshape, repeat, a partial sum) or on
+ * error. */
+ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                    mg_ctx *ctx) {
+    int is_block = g->is_block;
+    ir_graph *c = is_block ? ir_block_new((int[]){1, 1, 1}, g->threads, 1) : ir_graph_new();
+    int *map = base_alloc(sizeof *map * (size_t)(g->n_nodes + 1));
+    int ok = c && map;
+    for (int k = 0; ok && is_block && k < g->n_kin; k++)
+        ok = ir_block_add_kin(c, ctx, g->kin_name[k], g->kin_dtype[k], &kin[k]) >= 0;
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        ok = untile_node(g, i, c, map, from, to, n, ctx);
+        ok = ok && map[i] >= 0;
+    }
+    for (int j = 0; ok && !is_block && j < g->n_outputs; j++) ok = ir_add_output(c, ctx, map[g->outputs[j]]) >= 0;
+    base_free(map);
+    if (!ok) {
+        ir_graph_free(c);
+        return NULL;
+    }
+    return c;
+}
+
+/* Does the screen pass candidate u? 1 if so or if u cannot be screened, 0 if its operators,
+ * untiled and shrunk, are not equivalent to the program shrunk alike. Verdicts are kept by
+ * the text of the untiled graph, so each operator graph is screened once per worker. */
+static int screen(worker *w, const ir_graph *u) {
+    search *s = w->s;
+    if (!s->screen_ref) return 1;
+    ir_graph *v = sr_untile(u, NULL, s->shrink_from, s->shrink_to, s->n_shrink, &w->ctx);
+    if (!v) return 1;
+    strbuf sb = {0};
+    ir_print_text(v, &sb);
+    char *text = sb_take(&sb);
+    int pass = 1;
+    if (text) {
+        uint64_t h = (sr_text_hash(text) | 2) & ~1ull; /* never 0; the low bit holds the verdict */
+        base_free(text);
+        int64_t at = -1;
+        if (w->n_verdicts * 2 >= w->cap_verdicts) { /* grow the open-addressing table */
+            int64_t cap = w->cap_verdicts ? w->cap_verdicts * 2 : 256;
+            uint64_t *t = base_calloc((size_t)cap, sizeof *t);
+            if (t) {
+                for (int64_t i = 0; i < w->cap_verdicts; i++) {
+                    if (!w->verdicts[i]) continue;
+                    int64_t j = (int64_t)((w->verdicts[i] >> 1) % (uint64_t)cap);
+                    while (t[j]) j = (j + 1) % cap;
+                    t[j] = w->verdicts[i];
+                }
+                base_free(w->verdicts);
+                w->verdicts = t, w->cap_verdicts = cap;
+            }
+        }
+        if (w->cap_verdicts) {
+            at = (int64_t)((h >> 1) % (uint64_t)w->cap_verdicts);
+            while (w->verdicts[at] && (w->verdicts[at] & ~1ull) != h) at = (at + 1) % w->cap_verdicts;
+        }
+        if (at >= 0 && w->verdicts[at]) {
+            pass = (int)(w->verdicts[at] & 1);
+        } else {
+            mg_verify_report rep;
+            pass = vf_verify_ref(s->screen_ref, v, &w->ctx, &rep) != MG_OK || rep.verdict == MG_EQUIVALENT;
+            if (at >= 0) w->verdicts[at] = h | (uint64_t)pass, w->n_verdicts++;
+        }
+    }
+    ir_graph_free(v);
+    return pass;
+}
+
+
+/* ---- candidates ---- */
+
+static void add_found(worker *w, char *text, const ir_graph *u, const char *verdict) {
+    if (w->n_found == w->cap_found) {
+        int cap = w->cap_found ? w->cap_found * 2 : 8;
+        sr_found *f = base_realloc(w->found, sizeof *f * (size_t)cap);
+        if (!f) {
+            base_free(text);
+            w->oom = 1;
+            return;
+        }
+        w->found = f, w->cap_found = cap;
+    }
+    sr_found *f = &w->found[w->n_found++];
+    memset(f, 0, sizeof *f);
+    f->text = text;
+    f->task = w->task;
+    f->cost_us = sr_cost_us(u, &w->s->dev);
+    snprintf(f->verdict, sizeof f->verdict, "%.255s", verdict);
+    for (int i = 0; i < u->n_nodes; i++) {
+        const ir_node *n = &u->nodes[i];
+        if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) continue;
+        if (n->op == IR_OP_KERNEL && n->index) continue;
+        f->kops++;
+        if (n->op != IR_OP_KERNEL) continue;
+        f->kernels++;
+        for (int j = 0; j < n->body->n_nodes; j++) f->bops += n->body->nodes[j].op != IR_OP_CONST;
+    }
+    f->aeq = 1;
+}
+
+/* Candidate u (owned): deduplicated by text, verified, kept if equivalent. */
+static void verify_one(worker *w, ir_graph *u) {
+    search *s = w->s;
+    strbuf sb = {0};
+    ir_print_text(u, &sb);
+    char *text = sb_take(&sb);
+    if (!text) {
+        ir_graph_free(u);
+        w->oom = 1;
+        return;
+    }
+    for (int i = 0; i < w->n_found; i++)
+        if (!strcmp(w->found[i].text, text)) {
+            w->duplicates++;
+            base_free(text);
+            ir_graph_free(u);
+            return;
+        }
+    /* what codegen would run: the optimizer's plan must fit in shared memory (the block
+     * check's estimate counts neither f32 storage of computed values nor pipeline stages) */
+    op_plan *plan = NULL;
+    mg_status prc = op_plan_new(u, &w->ctx, &s->dev, &op_opts_default, &plan);
+    op_plan_free(plan);
+    if (prc == MG_ERR_SHAPE) {
+        w->unfit++;
+        base_free(text);
+        ir_graph_free(u);
+        return;
+    }
+    mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
+    mg_status rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
+    if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
+        add_found(w, text, u, rep.text);
+        if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = sr_now_s() - s->t0;
+    } else {
+        w->rejected += rc != MG_ERR_LIMIT; /* stopped midway: neither kept nor rejected */
+        base_free(text);
+    }
+    ir_graph_free(u);
+}
+
+/* A kernel graph whose tensors outs[] match the program's outputs (A_eq-equal, so every
+ * μGraph found has aeq set). Each of its kernels stands for a group of interchangeable
+ * schedules (tiled_kernel), so this is one candidate per combination of them: the operators
+ * are screened once (screen()), then every combination is materialised and verified. */
+static void candidate_in(worker *w, const int *outs) {
+    search *s = w->s;
+    int ds[SR_MAX_KOPS], nd = 0, idx[SR_MAX_KOPS] = {0};
+    ir_graph *rep[SR_MAX_KOPS];
+    int64_t combos = 1;
+    for (int d = 0; d < SR_MAX_KOPS; d++)
+        if (w->bs[d].active) {
+            rep[nd] = w->k->nodes[w->bs[d].knode].body;
+            ds[nd++] = d, combos *= w->bs[d].n_in_group;
+        }
+    w->candidates += combos;
+    ir_graph *u = materialize(s, w->k, outs, &w->ctx);
+    if (!u || !screen(w, u)) {
+        w->rejected += combos;
+        w->screened += u ? combos : 0;
+        ir_graph_free(u);
+        return;
+    }
+    ir_graph_free(u);
+    for (int64_t c = 0; c < combos && !w->oom; c++) {
+        if (c && sr_stopped_at(w, 1)) break;
+        for (int i = 0; i < nd; i++) {
+            const bstate *bs = &w->bs[ds[i]];
+            w->k->nodes[bs->knode].body = bs->tilings[bs->in_group[idx[i]]].t;
+        }
+        u = materialize(s, w->k, outs, &w->ctx);
+        if (u) verify_one(w, u);
+        else w->rejected++;
+        for (int i = 0; i < nd && ++idx[i] == w->bs[ds[i]].n_in_group; i++) idx[i] = 0;
+    }
+    for (int i = 0; i < nd; i++) w->k->nodes[w->bs[ds[i]].knode].body = rep[i];
+}
+
+/* sr_candidate: candidate_in, its time counted as verification time (search_int.h). */
+void sr_candidate(worker *w, const int *outs) {
+    double t0 = sr_now_s();
+    candidate_in(w, outs);
+    w->verify_s += sr_now_s() - t0;
+}
