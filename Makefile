@@ -16,7 +16,7 @@ LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/op
 # Device code embedded at build time (tools/embed.sh): the C target's lib.h and the CUDA
 # pieces in src/codegen/cuda/lib/, each an array cg_c_lib, cg_cuda_<piece> in $(B)/gen/.
 EMBED_CUH := $(wildcard src/codegen/cuda/lib/*.cuh)
-EMBED_C := $(EMBED_CUH:src/codegen/cuda/lib/%.cuh=$(B)/gen/cuda_%.c) $(B)/gen/c_lib.c
+EMBED_C := $(EMBED_CUH:src/codegen/cuda/lib/%.cuh=$(B)/gen/cuda_%.c) $(B)/gen/c_lib.c $(B)/gen/ir_scalar.c
 LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(EMBED_C:%.c=%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
@@ -35,6 +35,10 @@ $(B)/gen/cuda_%.c: src/codegen/cuda/lib/%.cuh tools/embed.sh
 $(B)/gen/c_lib.c: src/codegen/c/lib.h tools/embed.sh
 	@mkdir -p $(dir $@)
 	sh tools/embed.sh cg_c_lib $< >$@.tmp && mv $@.tmp $@
+
+$(B)/gen/ir_scalar.c: src/ir/scalar.h tools/embed.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed.sh cg_ir_scalar $< >$@.tmp && mv $@.tmp $@
 
 $(B)/gen/%.o: $(B)/gen/%.c
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -55,6 +55,7 @@ static inline const char *cg_stfn(mg_dtype t) { return t == MG_F16 ? "mg_sth" : 
 /* ---- the fixed text a program starts with: c/lib.h and the pieces in cuda/lib/, embedded at
  * build time (tools/embed.sh, the Makefile: $(B)/gen/), NUL-terminated ---- */
 extern const char cg_c_lib[];
+extern const char cg_ir_scalar[]; /* src/ir/scalar.h: the operators' float meaning */
 extern const char cg_cuda_scalar[], cg_cuda_mma[], cg_cuda_copy[], cg_cuda_chain[], cg_cuda_wgmma[], cg_cuda_task[];
 
 /* ---- params.c: kernel parameters and launch records ---- */

@@ -47,26 +47,23 @@ static void bcast_coord(const em *E, int a, coord c, coord out) {
 }
 
 static void unary(em *E, strbuf *o, const ir_node *n, coord c) {
-    static const char *fn[IR_OP_COUNT] = {[IR_OP_EXP] = "mg_exp", [IR_OP_SQR] = "mg_sqr",
-                                          [IR_OP_SQRT] = "sqrtf", [IR_OP_SILU] = "mg_silu",
-                                          [IR_OP_RELU] = "mg_relu"};
     coord ac;
     bcast_coord(E, n->in[0], c, ac);
-    sb_printf(o, "%s(", fn[n->op]);
+    sb_printf(o, "%s(", ir_ops[n->op].cfn); /* ops.def's spelling */
     cg_expr(E, o, n->in[0], ac, 0);
     sb_puts(o, ")");
 }
 
 static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
-    static const char sym[IR_OP_COUNT] = {[IR_OP_ADD] = '+', [IR_OP_SUB] = '-', [IR_OP_MUL] = '*',
-                                          [IR_OP_DIV] = '/'};
+    const char *f = ir_ops[n->op].cfn; /* ops.def's spelling: an infix symbol or a function */
+    int infix = ir_op_infix(n->op);
     coord ac, bc;
     bcast_coord(E, n->in[0], c, ac);
     bcast_coord(E, n->in[1], c, bc);
-    sb_puts(o, n->op == IR_OP_DIV ? "mg_div(" : "(");
+    sb_printf(o, "%s(", infix ? "" : f);
     cg_expr(E, o, n->in[0], ac, 0);
-    if (n->op == IR_OP_DIV) sb_puts(o, ", ");
-    else sb_printf(o, " %c ", sym[n->op]);
+    if (infix) sb_printf(o, " %s ", f);
+    else sb_puts(o, ", ");
     cg_expr(E, o, n->in[1], bc, 0);
     sb_puts(o, ")");
 }
@@ -206,13 +203,13 @@ void cg_compute_reduce(em *E, const ir_node *n, coord c) {
         coord ac;
         memcpy(ac, c, sizeof ac);
         snprintf(ac[r], CW, "(%s * %" PRId64 " + r_ + %" PRId64 ")", c[r], n->group, near ? (int64_t)q : (int64_t)q * lanes);
-        sb_printf(E->sb, "            v%d_ = %s", q, is_max ? "fmaxf(" : "");
+        sb_printf(E->sb, "            v%d_ = %s", q, is_max ? "mg_max(" : "");
         sb_printf(E->sb, "v%d_%s", q, is_max ? ", " : " + ");
         cg_expr(E, E->sb, n->in[0], ac, 0);
         sb_puts(E->sb, is_max ? ");\n" : ";\n");
     }
     sb_puts(E->sb, "        }\n");
-    const char *op = is_max ? "fmaxf" : "mg_add";
+    const char *op = is_max ? "mg_max" : "mg_add";
     if (u == 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
     else if (u == 2) sb_printf(E->sb, "        float v = %s(v0_, v1_);\n", op);
     else sb_puts(E->sb, "        float v = v0_;\n");

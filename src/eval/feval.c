@@ -77,7 +77,7 @@ static void run_reduce(const fctx *c, const ir_graph *g, const ir_node *n, const
                 for (int64_t k = 1; k < r.group; k++) {
                     double e = src[k * r.inner];
                     if (n->op == IR_OP_SUM) acc = rnd(c, acc + e);
-                    else if (e > acc || isnan(e)) acc = isnan(acc) ? acc : e;
+                    else acc = MG_S_MAX(acc, e);
                 }
                 o[(a * r.n_out + j) * r.inner + i] = acc;
             }

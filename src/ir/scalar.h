@@ -27,5 +27,8 @@
 #define MG_S_SILU(T, EXP, x) ((x) / ((T)1 + EXP(-(x))))
 /* x > 0 is false for NaN, -0 and -inf; x != x is true only for NaN, which stays NaN */
 #define MG_S_RELU(T, x) ((x) > (T)0 || (x) != (x) ? (x) : (T)0)
+/* One step of max's reduction: the running value a and the next element b. NaN stays NaN (the
+ * first one met), and a is kept on ties (so of -0 and +0 the first). */
+#define MG_S_MAX(a, b) ((b) > (a) || ((b) != (b) && (a) == (a)) ? (b) : (a))
 
 #endif
