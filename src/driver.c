@@ -130,9 +130,9 @@ static int value_class(double x) {
     return isnan(x) ? 1 : isinf(x) ? (x > 0 ? 2 : 3) : x == 0 ? (signbit(x) ? 4 : 5) : 0;
 }
 
-/* Compares every output with the reference; fills r->out and r->ok. Where the reference is
- * NaN, infinite or a signed zero, the output must be the same (counted in n_nan otherwise);
- * the relative error is taken over the elements both hold finite. */
+/* Compares every output with the reference; fills r->out and r->ok. Where either is NaN or
+ * infinite both must be the same (counted in n_nan otherwise), and with specials a zero
+ * must have the reference zero's sign; the relative error is taken over the rest. */
 static void compare(job *J, void *const *bufs, mg_run_report *r) {
     r->ok = 1;
     r->n_outputs = J->ug->n_outputs < MAX_OUT ? J->ug->n_outputs : MAX_OUT;
