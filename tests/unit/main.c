@@ -7,24 +7,28 @@
 
 int unit_fails;
 
-#define TESTS(X)                                                                             \
-    X(test_f16_rounding) X(test_arena_strmap) X(test_rng)                                    \
-    X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_shape_errors)                \
-    X(test_parse_errors_caret) X(test_const_literals) X(test_lax_checker)                    \
-    X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)                 \
-    X(test_docs_op_table) X(test_op_table_columns)                                           \
-    X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_float_special_values) X(test_field_ops_by_hand)             \
-    X(test_field_exp_add) X(test_field_distributive) X(test_field_sqrt_mul)                  \
-    X(test_field_matmul_assoc) X(test_field_div_zero) X(test_field_rejects_non_lax)          \
-    X(test_field_float_agree) X(test_field_silu) X(test_alloc_failures) X(test_alloc_search)                     \
-    X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus) X(test_search_finds_fused)                \
-    X(test_search_split_reduction) X(test_search_screen) X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm) X(test_search_theorem1) X(test_search_nothing_found)          \
-    X(test_device_table)                                                                     \
-    X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics) X(test_ugraph_smem_peak)                 \
-    X(test_verify_verdicts) X(test_property_regrid)                                          \
-    X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error)        \
-    X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open) \
-    X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads)
+#define TESTS(X) /* in the order they run, grouped by file (tests/unit/test_*.c) */      \
+    X(test_f16_rounding) X(test_arena_strmap) X(test_rng)                             \
+    X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_shape_errors)         \
+    X(test_parse_errors_caret) X(test_const_literals) X(test_lax_checker)             \
+    X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)           \
+    X(test_docs_op_table) X(test_op_table_columns)                                    \
+    X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_float_special_values)   \
+    X(test_field_ops_by_hand) X(test_field_exp_add) X(test_field_distributive)        \
+    X(test_field_sqrt_mul) X(test_field_matmul_assoc) X(test_field_div_zero)          \
+    X(test_field_rejects_non_lax) X(test_field_float_agree) X(test_field_silu)        \
+    X(test_alloc_failures) X(test_alloc_search)                                       \
+    X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \
+    X(test_search_finds_fused) X(test_search_split_reduction) X(test_search_screen)   \
+    X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm)    \
+    X(test_search_theorem1) X(test_search_nothing_found)                              \
+    X(test_device_table)                                                              \
+    X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)         \
+    X(test_ugraph_smem_peak) X(test_verify_verdicts) X(test_property_regrid)          \
+    X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error) \
+    X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open)            \
+    X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) \
+    X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads)
 
 #define DECL(t) void t(void);
 TESTS(DECL)
