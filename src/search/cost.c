@@ -79,7 +79,7 @@ double sr_cost_us(const ir_graph *ug, const mg_device *dev) {
             continue;
         }
         /* a pre-defined operator: mugen's kernel-level code, a grid-stride loop with one
-         * thread per output element (codegen/emit.c): memory-bound for elementwise
+         * thread per output element (codegen/emit.c emit_op_kernel): memory-bound for elementwise
          * operators; a reduction's thread reads its group serially; a matmul's thread runs
          * its dot product in scalar f32 (the device's scalar_rate, ir/device.c), far from
          * a tensor-core library */
