@@ -2,7 +2,8 @@
  * stage calls (mg_run, mg_emit in include/mugen.h):
  *   plan (opt/) -> emit (codegen/) -> compile and run (runtime/) -> compare with the float
  *   reference (eval/).
- * The search (mg_optimize) will put its stages in front of these. */
+ * The target GPU is detected when the code runs on one (ir/device.c); `mugen optimize`
+ * (cli/search.c) runs the search first and then this for its best μGraphs. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include <math.h>
 #include <signal.h>

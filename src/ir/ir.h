@@ -3,8 +3,9 @@
  * A program is a DAG of nodes stored in topological order: node i only reads nodes < i.
  * Every node has an inferred shape (up to 4 dims, row-major) and dtype. Parsing (.mu text,
  * JSON) builds graphs through ir_add_*; printers, the Lax checker, the partitioner and the
- * reference evaluators read them. Graph-defined operators (block graphs) and ragged dims will
- * be new node kinds / dim kinds here; every consumer dispatches on ops.def, so they slot in.
+ * reference evaluators read them. Graph-defined operators are KERNEL nodes whose body is a
+ * block graph (ugraph.c); ragged dims will be a new dim kind here. Every consumer dispatches
+ * on ops.def's columns, so a new operator is a row there.
  */
 #ifndef MG_IR_H
 #define MG_IR_H
