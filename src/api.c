@@ -185,8 +185,8 @@ void mg_search_defaults(mg_search_opts *o) { sr_opts_default(o); }
 void mg_search_set_sms(mg_search_opts *o, int n_sm) { sr_grid_for_sms(o, n_sm); }
 
 mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name) {
-    const mg_device *d = mg_device_find(name);
-    if (!d) return ctx_err(ctx, MG_ERR_INVALID, "unknown device '%s'; mugen knows %s", name ? name : "", mg_device_names());
+    const mg_device *d = mg_device_lookup(name ? name : "", ctx);
+    if (!d) return MG_ERR_INVALID;
     o->device = d->name;
     sr_grid_for_sms(o, d->n_sm);
     return MG_OK;

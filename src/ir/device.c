@@ -34,12 +34,14 @@ const mg_device *mg_device_find(const char *name) {
     return NULL;
 }
 
-const char *mg_device_names(void) {
-    static char buf[128];
-    if (!buf[0])
-        for (int i = 0, n = 0; i < mg_n_devices && n < (int)sizeof buf; i++)
-            n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%s", i ? ", " : "", mg_devices[i].name);
-    return buf;
+const mg_device *mg_device_lookup(const char *name, mg_ctx *ctx) {
+    const mg_device *d = name ? mg_device_find(name) : mg_device_default();
+    if (d) return d;
+    char names[128] = "";
+    for (int i = 0, n = 0; i < mg_n_devices && n < (int)sizeof names; i++)
+        n += snprintf(names + n, sizeof names - (size_t)n, "%s%s", i ? ", " : "", mg_devices[i].name);
+    ctx_err(ctx, MG_ERR_INVALID, "unknown device '%s'; mugen knows %s", name, names);
+    return NULL;
 }
 
 const char *mg_device_arch(int cc_major, int cc_minor, char *buf, int n) {

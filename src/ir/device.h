@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "../base/base.h"
+
 typedef struct mg_device {
     const char *name;       /* the --device name: "h100" */
     const char *model;      /* what the driver's device name holds for this GPU: "H100" */
@@ -36,8 +38,9 @@ extern const int mg_n_devices;
 const mg_device *mg_device_default(void);
 /* The row named `name` (case-insensitive: "h100", "h200"), or NULL. */
 const mg_device *mg_device_find(const char *name);
-/* The comma-separated names of the table ("h100, h200"), for help and error text. */
-const char *mg_device_names(void);
+/* The row named `name` (NULL: the default), or NULL with an MG_ERR_INVALID message in ctx
+ * naming the rows the table holds. */
+const mg_device *mg_device_lookup(const char *name, mg_ctx *ctx);
 /* The row for a GPU the driver reports: the row whose model the driver's name contains, its
  * limits then taken from the driver's own figures where given (> 0); a GPU no row names gets
  * the default row's rates with the driver's limits and arch (name "detected"). Writes *out. */

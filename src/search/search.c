@@ -68,8 +68,8 @@ static mg_status prepare_program(search *s, mg_ctx *ctx) {
         char why[200];
         if (!(s->ops = sr_ops_mask(o->ops, why, sizeof why))) return ctx_err(ctx, MG_ERR_INVALID, "%s", why);
     }
-    const mg_device *dev = o->device ? mg_device_find(o->device) : mg_device_default();
-    if (!dev) return ctx_err(ctx, MG_ERR_INVALID, "unknown device '%s'; mugen knows %s", o->device, mg_device_names());
+    const mg_device *dev = mg_device_lookup(o->device, ctx);
+    if (!dev) return MG_ERR_INVALID;
     s->dev = *dev;
     if (o->n_sm > 0) s->dev.n_sm = o->n_sm;
     char why[512];

@@ -10,7 +10,9 @@ void test_device_table(void) {
     const mg_device *h100 = mg_device_find("h100"), *h200 = mg_device_find("H200");
     CHECK(h100 && h100 == mg_device_default() && h200 && h200 != h100);
     CHECK(!mg_device_find("a100") && !mg_device_find(NULL));
-    CHECK(strstr(mg_device_names(), "h100") && strstr(mg_device_names(), "h200"));
+    mg_ctx ctx = {0};
+    CHECK(mg_device_lookup(NULL, &ctx) == h100 && mg_device_lookup("h200", &ctx) == h200);
+    CHECK(!mg_device_lookup("a100", &ctx) && strstr(ctx.msg, "'a100'") && strstr(ctx.msg, "h100, h200"));
     for (int i = 0; i < mg_n_devices; i++) { /* every row complete: the cost model divides by these */
         const mg_device *d = &mg_devices[i];
         CHECK(d->n_sm > 0 && d->smem_per_block > 0 && d->dmem > 0 && d->max_threads > 0 && d->l2_bytes > 0);
