@@ -51,11 +51,14 @@ int main(int argc, char **argv) {
     int ni = 0;
     uint32_t *ip[16], *iq[16], *op[16], *oq[16];
     rng r = {42};
+    ff_needs none = {.n_qr = 0};
+    ff_field F;
+    ff_field_draw(42, &none, &F);
     for (int i = 0; i < g->n_nodes; i++) {
         if (g->nodes[i].op != IR_OP_INPUT) continue;
         int64_t n = ir_numel(&g->nodes[i].shape);
         ip[ni] = malloc((size_t)n * 4), iq[ni] = malloc((size_t)n * 4);
-        for (int64_t t = 0; t < n; t++) ip[ni][t] = rng_below(&r, FF_P), iq[ni][t] = rng_below(&r, FF_Q);
+        for (int64_t t = 0; t < n; t++) ip[ni][t] = rng_below(&r, F.P.m), iq[ni][t] = rng_below(&r, F.Q.m);
         ni++;
     }
     for (int k = 0; k < g->n_outputs; k++) {
@@ -65,7 +68,7 @@ int main(int argc, char **argv) {
     double macs = count_mac(g), best = 1e30;
     for (int rep = 0; rep < reps; rep++) {
         double t0 = now();
-        if (ev_field(g, &ctx, 4, (const uint32_t *const *)ip, (const uint32_t *const *)iq, op, oq)) {
+        if (ev_field(g, &ctx, &F, (const uint32_t *const *)ip, (const uint32_t *const *)iq, op, oq)) {
             fprintf(stderr, "%s\n", ctx.msg);
             return 1;
         }

@@ -490,8 +490,9 @@ static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
     if (o->n_in) return usage_error("%s: --in reads float inputs; --field draws random field inputs", "eval");
     if (too_large(p, 8)) return 1;
     int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p), rc = 0;
-    uint32_t P, Q;
-    mg_field_primes(&P, &Q);
+    mg_field F;
+    mg_field_draw(o->seed, &F);
+    uint32_t P = F.p, Q = F.q;
     uint32_t **ip = calloc((size_t)ni + 1, sizeof *ip), **iq = calloc((size_t)ni + 1, sizeof *iq);
     uint32_t **op = calloc((size_t)no + 1, sizeof *op), **oq = calloc((size_t)no + 1, sizeof *oq);
     uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 777;
@@ -516,12 +517,11 @@ static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
         else memset(op[k], 0xAB, (size_t)d.numel * 4), memset(oq[k], 0xAB, (size_t)d.numel * 4);
     }
     if (rc) fprintf(stderr, "mugen: out of memory\n");
-    uint32_t omega = mg_field_omega(o->seed);
     mg_status st = MG_OK;
-    if (!rc && (st = mg_eval_field(ctx, p, omega, (const uint32_t *const *)ip,
+    if (!rc && (st = mg_eval_field(ctx, p, &F, (const uint32_t *const *)ip,
                                    (const uint32_t *const *)iq, op, oq)))
         rc = fail(ctx, st);
-    if (!rc) printf("# Z_p x Z_q with p = %u, q = %u, omega = %u\n", P, Q, omega);
+    if (!rc) printf("# Z_p x Z_q with p = %u, q = %u, omega = %u (seed %" PRIu64 ")\n", P, Q, F.omega, o->seed);
     for (int k = 0; k < no && !rc; k++) {
         mg_tensor_desc d;
         mg_program_output(p, k, &d);

@@ -93,22 +93,26 @@ mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const
 mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const double *const *inputs,
                         double *const *outputs);
 
-/* Finite-field reference evaluation over Z_p x Z_q (Mirage Table 3). Input i is given as its
- * Z_p parts in_p[i] (< p) and Z_q parts in_q[i] (< q). omega must be a q-th root of unity
- * other than 1 (mg_field_omega). Output parts go to out_p/out_q; an out_q entry equal to
- * MG_FIELD_NONE means "no exponent component" (the value came out of exp). Fails with
+/* A field of the finite-field test: primes q in [2^30, 2^31) (q = 7 mod 8) and p = 2q + 1, and
+ * omega, a q-th root of unity other than 1 in Z_p (docs/verify.md). */
+typedef struct mg_field {
+    uint32_t p, q, omega;
+} mg_field;
+/* The field a seed draws: q uniform among the family's primes, omega uniform among the q-th
+ * roots of unity other than 1; the same seed gives the same field. */
+void mg_field_draw(uint64_t seed, mg_field *f);
+/* Finite-field reference evaluation over Z_p x Z_q of field f (Mirage Table 3). Input i is
+ * given as its Z_p parts in_p[i] (< p) and Z_q parts in_q[i] (< q). Output parts go to
+ * out_p/out_q; an out_q entry equal to MG_FIELD_NONE means "no exponent component" (the value
+ * came out of exp). Fails with MG_ERR_INVALID if f is not a field of the family,
  * MG_ERR_UNSUPPORTED on non-Lax programs and MG_ERR_DIV_ZERO on division by zero. */
 #define MG_FIELD_NONE 0xFFFFFFFFu
-mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
+mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
                         const uint32_t *const *in_p, const uint32_t *const *in_q,
                         uint32_t *const *out_p, uint32_t *const *out_q);
 /* Largest tensor, in bytes, the reference evaluators (and callers preparing their inputs)
  * should allocate: MUGEN_EVAL_MAX_GB, default 8 GB (docs/env.md). */
 double mg_eval_max_bytes(void);
-/* The primes in use: q prime, p = 2q + 1 prime, both < 2^32 (docs/verify.md). */
-void mg_field_primes(uint32_t *p, uint32_t *q);
-/* A pseudo-random q-th root of unity != 1 in Z_p, determined by seed. */
-uint32_t mg_field_omega(uint64_t seed);
 
 /* ---- equivalence verification (Mirage §5.2; docs/verify.md) ---- */
 typedef enum mg_verdict {
@@ -124,7 +128,9 @@ typedef struct mg_verify_report {
     double log2_bound;  /* log2 of the false-acceptance bound (Theorem 2/3); 0 if vacuous */
     int degree;         /* estimated polynomial degree d and exp terms k used for the bound */
     double exp_terms;
-    double float_error, float_tol; /* normalised max error of the float test, and the limit */
+    double float_error, float_tol; /* the float test's worst error over its element's scale, and the limit */
+    uint64_t seed;      /* the seed the fields and inputs were drawn from: the same seed, the same verdict */
+    int field_retries;  /* field tests redone in a fresh field after a field zero (docs/verify.md) */
     char text[2048];    /* the verdict in words, with the witness or the reason */
 } mg_verify_report;
 

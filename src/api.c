@@ -147,32 +147,37 @@ mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const doub
     return ev_float(prog->g, ctx, f64 ? EV_F64 : 0, inputs, outputs);
 }
 
-mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, uint32_t omega,
+void mg_field_draw(uint64_t seed, mg_field *f) {
+    ff_needs none = {.n_qr = 0};
+    ff_field F;
+    ff_field_draw(seed, &none, &F);
+    *f = (mg_field){F.P.m, F.Q.m, F.omega};
+}
+
+mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
                         const uint32_t *const *in_p, const uint32_t *const *in_q,
                         uint32_t *const *out_p, uint32_t *const *out_q) {
-    if (!prog || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
+    if (!prog || !f || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
+    if (f->q < (1u << 30) || f->q >= (1u << 31) || f->q % 8 != 7 || f->p != 2 * f->q + 1 ||
+        !ff_is_prime(f->q) || !ff_is_prime(f->p))
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: p = %u, q = %u is not a field of the "
+                       "family (q prime in [2^30, 2^31), q = 7 mod 8, p = 2q + 1 prime)", f->p, f->q);
+    ff_field F = {ff_mod_make(f->p), ff_mod_make(f->q), f->omega};
     const ir_graph *g = prog->g;
     for (int i = 0, k = 0; i < g->n_nodes; i++) { /* ev_field trusts its inputs to be reduced */
         if (g->nodes[i].op != IR_OP_INPUT) continue;
         int64_t total = ir_numel(&g->nodes[i].shape);
         for (int64_t t = 0; t < total; t++)
-            if (in_p[k][t] >= FF_P || (in_q[k][t] >= FF_Q && in_q[k][t] != FF_NONE)) {
+            if (in_p[k][t] >= f->p || (in_q[k][t] >= f->q && in_q[k][t] != FF_NONE)) {
                 char lb[128];
                 return ctx_err(ctx, MG_ERR_INVALID, "input '%s' element %lld is not in Z_p x Z_q",
                                ir_node_label(g, i, lb, sizeof lb), (long long)t);
             }
         k++;
     }
-    return ev_field(prog->g, ctx, omega, in_p, in_q, out_p, out_q);
+    return ev_field(prog->g, ctx, &F, in_p, in_q, out_p, out_q);
 }
-
-void mg_field_primes(uint32_t *p, uint32_t *q) {
-    if (p) *p = FF_P;
-    if (q) *q = FF_Q;
-}
-
-uint32_t mg_field_omega(uint64_t seed) { return ff_omega(seed); }
 
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r) {

@@ -7,6 +7,7 @@
 #define MG_EVAL_H
 
 #include "../ir/ir.h"
+#include "ff.h"
 
 /* Views shared by both evaluators; every shape is padded on the left to 4 dims. */
 typedef struct ev_bcast { /* elementwise binary op with numpy broadcasting */
@@ -74,7 +75,13 @@ mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size)
 enum { EV_F64 = 1, EV_ROUNDED = 2 };
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const *in,
                    double *const *out);
-mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
+mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);
+
+/* The error scale of every output element of g (mag.c; docs/verify.md): scale[k] receives, per
+ * element of output k, a first-order bound (>= |value|) on how far rounding moves it, in
+ * units of the unit roundoff, for inputs in[] (already of their dtypes). MG_ERR_UNSUPPORTED
+ * for graphs with kernels (a μGraph as the reference), MG_ERR_NOMEM. */
+mg_status ev_mag(const ir_graph *g, mg_ctx *ctx, const double *const *in, double *const *scale);
 
 #endif

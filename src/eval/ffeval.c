@@ -13,16 +13,7 @@
 #include "ff.h"
 #include "eval.h"
 
-uint32_t ff_omega(uint64_t seed) {
-    rng r = {seed ^ 0x6d75676e656e0001ull};
-    for (;;) { /* the q-th roots of unity are the squares: omega = x^2 for x != 0, +-1 */
-        uint32_t x = 2 + rng_below(&r, FF_P - 3);
-        uint32_t w = ff_mulp(x, x);
-        if (w != 1) return w;
-    }
-}
-
-/* Invariant: p[t] < FF_P; q[t] < FF_Q or FF_NONE. FF_NONE = 2^32 - 1 lies above both primes,
+/* Invariant: p[t] < p; q[t] < q or FF_NONE. FF_NONE = 2^32 - 1 lies above both primes,
  * so it is no residue and can mark "no exponent part" in the q array without a separate flag. */
 typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */
     uint32_t *p, *q;
@@ -33,14 +24,14 @@ typedef struct fv { /* one tensor: parts p[] and q[] of numel elements */
 typedef struct ffctx {
     const ir_graph *g;
     mg_ctx *ctx;
-    uint32_t omega;
+    ff_field F; /* the test's field */
     uint32_t *pow_lo, *pow_hi; /* omega^i and omega^(i * 2^16): exp in one multiplication */
 } ffctx;
 
-/* omega^xq in Z_p: the p part of exp (Mirage Table 3). Precondition: xq < FF_Q (not FF_NONE),
+/* omega^xq in Z_p: the p part of exp (Mirage Table 3). Precondition: xq < q (not FF_NONE),
  * so xq >> 16 < 32768 indexes pow_hi. */
 static uint32_t ff_exp(const ffctx *c, uint32_t xq) {
-    return ff_mulp(c->pow_hi[xq >> 16], c->pow_lo[xq & 0xffff]);
+    return ff_mul(c->pow_hi[xq >> 16], c->pow_lo[xq & 0xffff], &c->F.P);
 }
 
 /* Unary Lax ops on both parts (Mirage Table 3; docs/verify.md lists them); node indexes n,
@@ -53,13 +44,13 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
         uint32_t xp = x->p[t], xq = x->q[t];
         switch (n->op) {
         case IR_OP_SQR:
-            o->p[t] = ff_mulp(xp, xp);
-            o->q[t] = xq == FF_NONE ? FF_NONE : ff_mulq(xq, xq);
+            o->p[t] = ff_mul(xp, xp, &c->F.P);
+            o->q[t] = xq == FF_NONE ? FF_NONE : ff_mul(xq, xq, &c->F.Q);
             break;
         case IR_OP_SQRT:
             /* the power map x^((m+1)/4): multiplicative, a square root of every square (ff.h) */
-            o->p[t] = ff_sqrt(xp, FF_P);
-            o->q[t] = xq == FF_NONE ? FF_NONE : ff_sqrt(xq, FF_Q);
+            o->p[t] = ff_sqrt(xp, &c->F.P);
+            o->q[t] = xq == FF_NONE ? FF_NONE : ff_sqrt(xq, &c->F.Q);
             break;
         case IR_OP_EXP:
         case IR_OP_SILU: {
@@ -74,7 +65,7 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
              * omega^2k = 1, so q | k (q is odd) and omega^k = 1, not -1 */
             if (n->op == IR_OP_EXP) o->p[t] = ff_exp(c, xq);
             else /* x * (1 + omega^-x)^-1 */
-                o->p[t] = ff_mulp(xp, ff_inv(ff_add(1, ff_exp(c, xq ? FF_Q - xq : 0), FF_P), FF_P));
+                o->p[t] = ff_mul(xp, ff_inv(ff_add(1, ff_exp(c, xq ? c->F.Q.m - xq : 0), c->F.P.m), &c->F.P), &c->F.P);
             o->q[t] = FF_NONE;
             break;
         }
@@ -85,12 +76,12 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
 }
 
 /* q part of add, sub, mul, div: none in, none out (no exponent part survives). */
-static inline uint32_t bin_q(ir_op op, uint32_t a, uint32_t b) {
+static inline uint32_t bin_q(const ff_mod *Q, ir_op op, uint32_t a, uint32_t b) {
     if (a == FF_NONE || b == FF_NONE) return FF_NONE;
     switch (op) {
-    case IR_OP_ADD: return ff_add(a, b, FF_Q);
-    case IR_OP_SUB: return ff_sub(a, b, FF_Q);
-    default: return ff_mulq(a, b); /* MUL, and DIV by a pre-inverted operand */
+    case IR_OP_ADD: return ff_add(a, b, Q->m);
+    case IR_OP_SUB: return ff_sub(a, b, Q->m);
+    default: return ff_mul(a, b, Q); /* MUL, and DIV by a pre-inverted operand */
     }
 }
 
@@ -101,7 +92,7 @@ static inline uint32_t bin_q(ir_op op, uint32_t a, uint32_t b) {
  * (about 64 multiplications), then backward: inv = (product of x[0..i])^-1, so x[i]^-1 is
  * inv * tmp[i], and inv * x[i] steps back to the prefix before i. Three multiplications per
  * element instead of one exponentiation each. */
-static int64_t batch_inv(uint32_t *x, int64_t n, uint32_t m, uint32_t *tmp) {
+static int64_t batch_inv(uint32_t *x, int64_t n, const ff_mod *m, uint32_t *tmp) {
     uint32_t acc = 1;
     int64_t zero = -1;
     for (int64_t i = 0; i < n; i++) {
@@ -140,8 +131,8 @@ static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x,
             return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
         }
         memcpy(inv.p, y->p, (size_t)ny * 4), memcpy(inv.q, y->q, (size_t)ny * 4);
-        int64_t z = batch_inv(inv.p, ny, FF_P, tmp);
-        batch_inv(inv.q, ny, FF_Q, tmp);
+        int64_t z = batch_inv(inv.p, ny, &c->F.P, tmp);
+        batch_inv(inv.q, ny, &c->F.Q, tmp);
         for (int64_t i = 0; i < ny; i++) /* no inverse in Z_q: no exponent part */
             if (inv.q[i] == 0) inv.q[i] = FF_NONE;
         base_free(tmp);
@@ -165,11 +156,11 @@ static mg_status binary(const ffctx *c, int node, const ir_node *n, const fv *x,
                     uint32_t ap = x->p[ia], bp = y->p[ib];
                     /* p part; div is a multiplication by the inverted y (default case) */
                     switch (n->op) {
-                    case IR_OP_ADD: o->p[t] = ff_add(ap, bp, FF_P); break;
-                    case IR_OP_SUB: o->p[t] = ff_sub(ap, bp, FF_P); break;
-                    default: o->p[t] = ff_mulp(ap, bp); break;
+                    case IR_OP_ADD: o->p[t] = ff_add(ap, bp, c->F.P.m); break;
+                    case IR_OP_SUB: o->p[t] = ff_sub(ap, bp, c->F.P.m); break;
+                    default: o->p[t] = ff_mul(ap, bp, &c->F.P); break;
                     }
-                    o->q[t] = bin_q(n->op, x->q[ia], y->q[ib]);
+                    o->q[t] = bin_q(&c->F.Q, n->op, x->q[ia], y->q[ib]);
                 }
             }
     base_free(inv.p), base_free(inv.q);
@@ -196,8 +187,8 @@ static void reduce_sum(const ffctx *c, const ir_node *n, const fv *x, fv *o) {
                     sq += q;
                 }
                 int64_t t = (a * r.n_out + j) * r.inner + i;
-                o->p[t] = (uint32_t)(sp % FF_P);
-                o->q[t] = none ? FF_NONE : (uint32_t)(sq % FF_Q);
+                o->p[t] = ff_red(sp, &c->F.P);
+                o->q[t] = none ? FF_NONE : ff_red(sq, &c->F.Q);
             }
 }
 
@@ -303,8 +294,8 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
     }
     for (int64_t t = 0; t < m.batch; t++) {
         int64_t oo = t * m.m * m.n;
-        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, FF_P, acc, JB);
-        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, FF_Q, acc, JB);
+        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, c->F.P.m, acc, JB);
+        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, c->F.Q.m, acc, JB);
         none_q(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, seen, seen + m.m);
     }
     base_free(acc), base_free(seen);
@@ -321,8 +312,8 @@ static mg_status run_node(ffctx *c, int i, fv *v) {
     switch (ir_ops[n->op].kind) {
     case IR_KIND_SOURCE: /* num / den, den a power of ten: invertible mod p, q */
         MG_ASSERT(n->op == IR_OP_CONST);
-        o->p[0] = ff_mulp(ff_from_i64(n->num, FF_P), ff_inv(ff_from_i64(n->den, FF_P), FF_P));
-        o->q[0] = ff_mulq(ff_from_i64(n->num, FF_Q), ff_inv(ff_from_i64(n->den, FF_Q), FF_Q));
+        o->p[0] = ff_mul(ff_from_i64(n->num, c->F.P.m), ff_inv(ff_from_i64(n->den, c->F.P.m), &c->F.P), &c->F.P);
+        o->q[0] = ff_mul(ff_from_i64(n->num, c->F.Q.m), ff_inv(ff_from_i64(n->den, c->F.Q.m), &c->F.Q), &c->F.Q);
         return MG_OK;
     case IR_KIND_UNARY: return unary(c, i, n, &v[n->in[0]], o);
     case IR_KIND_BINARY: return binary(c, i, n, &v[n->in[0]], &v[n->in[1]], o);
@@ -358,10 +349,10 @@ static mg_status build_tables(ffctx *c) {
     c->pow_hi = base_alloc(32768 * sizeof(uint32_t));
     if (!c->pow_lo || !c->pow_hi) return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     c->pow_lo[0] = 1;
-    for (int i = 1; i < 65536; i++) c->pow_lo[i] = ff_mulp(c->pow_lo[i - 1], c->omega);
-    uint32_t step = ff_mulp(c->pow_lo[65535], c->omega); /* omega^65536 */
+    for (int i = 1; i < 65536; i++) c->pow_lo[i] = ff_mul(c->pow_lo[i - 1], c->F.omega, &c->F.P);
+    uint32_t step = ff_mul(c->pow_lo[65535], c->F.omega, &c->F.P); /* omega^65536 */
     c->pow_hi[0] = 1;
-    for (int i = 1; i < 32768; i++) c->pow_hi[i] = ff_mulp(c->pow_hi[i - 1], step);
+    for (int i = 1; i < 32768; i++) c->pow_hi[i] = ff_mul(c->pow_hi[i - 1], step, &c->F.P);
     return MG_OK;
 }
 
@@ -412,7 +403,7 @@ static void fb_add(void *self, int i, int first) {
         memcpy(a->p, x->p, (size_t)m * 4), memcpy(a->q, x->q, (size_t)m * 4);
         return;
     }
-    for (int64_t t = 0; t < m; t++) a->p[t] = ff_add(a->p[t], x->p[t], FF_P), a->q[t] = bin_q(IR_OP_ADD, a->q[t], x->q[t]);
+    for (int64_t t = 0; t < m; t++) a->p[t] = ff_add(a->p[t], x->p[t], f->bc.F.P.m), a->q[t] = bin_q(&f->bc.F.Q, IR_OP_ADD, a->q[t], x->q[t]);
 }
 
 /* Runs block graph b over the whole grid (ev_block_walk; see feval.c run_block). */
@@ -460,7 +451,7 @@ static mg_status run_kernel(ffctx *c, int i, fv *v) {
     return run_block(c, b, kin, outs, shapes);
 }
 
-mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_t *const *in_p,
+mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q) {
     char why[512];
     int lax = ir_is_lax(g, why, sizeof why);
@@ -468,10 +459,10 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, uint32_t omega, const uint32_
     if (!lax)
         return ctx_err(ctx, MG_ERR_UNSUPPORTED, "the finite-field evaluator needs a Lax "
                        "program: %s", why);
-    if (omega <= 1 || omega >= FF_P || ff_pow(omega, FF_Q, FF_P) != 1)
-        return ctx_err(ctx, MG_ERR_INVALID, "omega = %u is not a q-th root of unity other than 1",
-                       omega);
-    ffctx c = {.g = g, .ctx = ctx, .omega = omega};
+    if (F->omega <= 1 || F->omega >= F->P.m || ff_pow(F->omega, F->Q.m, &F->P) != 1)
+        return ctx_err(ctx, MG_ERR_INVALID, "omega = %u is not a q-th root of unity other than 1 "
+                       "in Z_%u", F->omega, F->P.m);
+    ffctx c = {.g = g, .ctx = ctx, .F = *F};
     fv *v = base_calloc((size_t)g->n_nodes + 1, sizeof *v);
     uint8_t *borrowed = base_calloc((size_t)g->n_nodes + 1, 1); /* v[i] is the caller's input */
     int *last = ev_last_use(g);

@@ -154,7 +154,7 @@ static void prepare_screen(search *s, mg_ctx *ctx) {
     }
     if (s->n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") &&
         (s->shrunk = sr_untile(prog, NULL, s->shrink_from, s->shrink_to, s->n_shrink, ctx)) &&
-        vf_ref_new(s->shrunk, ctx, s->o->verify_tests, s->o->seed, 1, &s->screen_ref))
+        vf_ref_new(s->shrunk, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &s->screen_ref))
         s->screen_ref = NULL; /* no screen: every candidate is verified at full size */
 }
 
@@ -289,7 +289,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     rc = build_egraph(&s, ctx, r);
     if (rc) goto done;
     /* the verifier's tests of the program, once for every candidate */
-    rc = vf_ref_new(prog, ctx, o->verify_tests, o->seed, 1, &s.ref);
+    rc = vf_ref_new(prog, NULL, ctx, o->verify_tests, o->seed, 1, &s.ref);
     if (rc) goto done;
     vf_ref_set_stop(s.ref, &s.stop);
     prepare_screen(&s, ctx);

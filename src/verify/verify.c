@@ -1,12 +1,17 @@
-/* verify: does a μGraph compute the same function as a Lax program? (Mirage §5.2)
+/* verify: does a μGraph compute the same function as a Lax program? (Mirage §5.2;
+ * docs/verify.md derives every bound used here)
  *
  * 1. Interfaces: the same inputs and outputs by name, dtype and shape.
  * 2. Both Lax (Definition 5.1), else the verdict is "not Lax": the theorem says nothing.
- * 3. `tests` random tests over Z_p x Z_q, fresh inputs and a fresh omega each; the first
- *    differing output element is the witness. Passing t tests bounds false acceptance by
- *    eps^t with eps = 8 d k^4 / q + q^(-1/k^2) (Theorems 2 and 3), d and k estimated below.
- * 4. A float test (inputs uniform in [-1, 1)): the μGraph in f32 against the program in
- *    f64; a normalised max error past the output dtype's tolerance means "unstable". */
+ * 3. `tests` random tests, each in its own randomly drawn field Z_p x Z_q (field.c) with fresh
+ *    inputs and omega; the first differing output element is the witness. A field zero (a
+ *    division by zero in one field, not over the reals) is retried in a fresh field. Passing
+ *    t tests bounds false acceptance by eps^t, eps = Theorem 2's term for the smallest q of
+ *    the family plus the chance that the field is one of the few that the constants make
+ *    special (vf_log2_bound).
+ * 4. A float test over several input ranges: the μGraph in f32 against the program in f64,
+ *    each element against its own error scale (mag.c); past the output dtype's tolerance the
+ *    μGraph is "unstable", or "not equivalent" if it differs in f64 as well. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,8 +20,19 @@
 #include "../eval/ff.h"
 #include "verify.h"
 
-enum { MAX_IO = VF_MAX_IO, DEG_CAP = 1 << 20 };
+enum { MAX_IO = VF_MAX_IO, DEG_CAP = 1 << 20, SPARES = 2, REDRAWS = 3, N_RANGES = 3 };
 #define K_CAP 1e12
+#define H_CAP 1e9
+#define Q_MIN 1073741824.0 /* 2^30: the smallest q of the family */
+#define FAMILY 765661.0   /* fields in the family: tools/count_fields.c */
+#define SLACK (64.0 / 16777216.0) /* 64 unit roundoffs of f32: the error scale's weight */
+
+/* The float test's input ranges: what tests in [-1, 1) see, activations of a few units, and
+ * magnitudes of attention scores (tens, offset from zero). A range the program itself
+ * overflows in is scaled down (build_range). */
+static const struct {
+    double lo, hi;
+} ranges[N_RANGES] = {{-1, 1}, {-8, 8}, {30, 50}};
 
 static int dmax(int a, int b) { return a > b ? a : b; }
 static int dcap(long d) { return d > DEG_CAP ? DEG_CAP : (int)d; }
@@ -67,12 +83,26 @@ static double exp_terms(const ir_graph *g, const ir_node *n, double k1, double k
  * exp(a + b) is one term), a reduction over n elements multiplies by n, exp makes one term of
  * its argument's degree, a quotient keeps the larger count of its two sides. sqrt keeps d and
  * k (no theorem covers it; docs/verify.md). */
-void vf_estimate(const ir_graph *g, int *d_out, double *k_out) {
+/* log2 of the size of the integer coefficients of node n (its height), from its operands' h1,
+ * h2: a constant num/den has log2|num| + log2 den; any binary op may cross-multiply (h1 + h2
+ * + 1); a reduction of n terms adds log2 n; sqr doubles; the rest keep it. */
+static double height(const ir_graph *g, const ir_node *n, double h1, double h2) {
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_SOURCE: return n->op == IR_OP_CONST ? log2(fabs((double)n->num) + 1) + log2((double)n->den) : 0;
+    case IR_KIND_BINARY: return h1 + h2 + 1;
+    case IR_KIND_MATMUL: return h1 + h2 + log2(reduced(g, n));
+    case IR_KIND_REDUCE: return h1 + log2(reduced(g, n));
+    case IR_KIND_UNARY: return n->op == IR_OP_SQR ? 2 * h1 : h1 + (n->op == IR_OP_SILU);
+    default: return h1 > h2 ? h1 : h2;
+    }
+}
+
+void vf_estimate(const ir_graph *g, int *d_out, double *k_out, double *h_out) {
     int *d = base_calloc((size_t)g->n_nodes + 1, sizeof *d);
-    double *k = base_calloc((size_t)g->n_nodes + 1, sizeof *k);
-    *d_out = DEG_CAP, *k_out = K_CAP;
-    if (!d || !k) {
-        base_free(d), base_free(k);
+    double *k = base_calloc((size_t)g->n_nodes + 1, sizeof *k), *h = base_calloc((size_t)g->n_nodes + 1, sizeof *h);
+    *d_out = DEG_CAP, *k_out = K_CAP, *h_out = H_CAP;
+    if (!d || !k || !h) {
+        base_free(d), base_free(k), base_free(h);
         return;
     }
     for (int i = 0; i < g->n_nodes; i++) {
@@ -81,18 +111,21 @@ void vf_estimate(const ir_graph *g, int *d_out, double *k_out) {
         double k1 = n->n_in ? k[n->in[0]] : 0, k2 = n->n_in > 1 ? k[n->in[1]] : 0;
         d[i] = degree(ir_ops[n->op].deg, d1, d2);
         k[i] = kcap(exp_terms(g, n, k1, k2));
+        h[i] = fmin(H_CAP, height(g, n, n->n_in ? h[n->in[0]] : 0, n->n_in > 1 ? h[n->in[1]] : 0));
     }
-    *d_out = 0, *k_out = 0;
+    *d_out = 0, *k_out = 0, *h_out = 0;
     for (int o = 0; o < g->n_outputs; o++) {
         *d_out = dmax(*d_out, d[g->outputs[o]]);
         if (k[g->outputs[o]] > *k_out) *k_out = k[g->outputs[o]];
+        *h_out = fmax(*h_out, h[g->outputs[o]]);
     }
-    base_free(d), base_free(k);
+    base_free(d), base_free(k), base_free(h);
 }
 
-double vf_log2_bound(int d, double k) {
+double vf_log2_bound(int d, double k, double h, double family) {
     double kk = terms(k);
-    double eps = 8.0 * (d < 1 ? 1 : d) * pow(kk, 4) / FF_Q + pow((double)FF_Q, -1.0 / (kk * kk));
+    double special = fmax(1, ceil(2 * h / 30)) / family; /* p or q among the primes >= 2^30 of the height */
+    double eps = 8.0 * (d < 1 ? 1 : d) * pow(kk, 4) / Q_MIN + pow(Q_MIN, -1.0 / (kk * kk)) + special;
     return eps >= 1 ? 0 : log2(eps);
 }
 
@@ -147,22 +180,84 @@ static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf,
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* The program's side of the tests: per field test its random inputs, omega and outputs, and
- * the float test's inputs and f64 outputs, each made on first use and kept, so many
- * candidates are checked against one set (vf_ref_new). */
+/* ---- what the field must satisfy: the constants of both sides ---- */
+
+/* Adds g's constants (block graphs included) to *n: their numerators must not vanish, and
+ * when g has a sqrt their primes must be squares mod p (mod q too if g also has exp or silu:
+ * a root could then reach an exponent). *sq, *ex: g has a sqrt / an exp. */
+static void scan_graph(const ir_graph *g, ff_needs *n, uint64_t *pr, int *npr, int *sq, int *ex) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *nd = &g->nodes[i];
+        if (nd->body && nd->index == 0) scan_graph(nd->body, n, pr, npr, sq, ex);
+        *sq |= nd->op == IR_OP_SQRT, *ex |= nd->op == IR_OP_EXP || nd->op == IR_OP_SILU;
+        if (nd->op != IR_OP_CONST || nd->num == 0) continue;
+        int dup = 0;
+        for (int k = 0; k < n->n_nums; k++) dup |= n->nums[k] == nd->num;
+        if (!dup && n->n_nums < FF_MAX_NUMS) n->nums[n->n_nums++] = nd->num;
+        else if (!dup) snprintf(n->note, sizeof n->note, "more than %d constants: only the first are kept non-zero", FF_MAX_NUMS);
+        uint64_t f[32], a = nd->num < 0 ? 0 - (uint64_t)nd->num : (uint64_t)nd->num;
+        int nf = ff_factor(a, f, 32);
+        nf += ff_factor((uint64_t)nd->den, f + nf, 32 - nf);
+        for (int k = 0; k < nf; k++) {
+            int have = 0;
+            for (int j = 0; j < *npr; j++) have |= pr[j] == f[k];
+            if (!have && *npr < 64) pr[(*npr)++] = f[k];
+        }
+    }
+}
+
+/* The needs of a verification of a against b (b may be NULL: the search's candidates share
+ * the program's constants). 2 is a square in every field of the family (p, q = 7 mod 8);
+ * the smallest other primes are kept, at most FF_MAX_QR, and the rest named in the note. */
+static void field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n) {
+    uint64_t pr[64];
+    int npr = 0, sq = 0, ex = 0;
+    memset(n, 0, sizeof *n);
+    scan_graph(a, n, pr, &npr, &sq, &ex);
+    if (b) scan_graph(b, n, pr, &npr, &sq, &ex);
+    n->qr_q = sq && ex;
+    for (int i = 0; sq && i < npr; i++) { /* ascending: insertion sort */
+        uint64_t v = pr[i];
+        int j = i;
+        for (; j > 0 && pr[j - 1] > v; j--) pr[j] = pr[j - 1];
+        pr[j] = v;
+    }
+    for (int i = 0; sq && i < npr; i++) {
+        if (pr[i] == 2) continue;
+        if (n->n_qr < FF_MAX_QR) n->qr[n->n_qr++] = pr[i];
+        else {
+            size_t k = strlen(n->note);
+            snprintf(n->note + k, sizeof n->note - k, "%s%llu", k ? ", " : "sqrt of constants "
+                     "agrees with the reals only for constants free of the primes ", (unsigned long long)pr[i]);
+        }
+    }
+}
+
+/* ---- the program's side of the tests ---- */
+
+typedef struct vtest { /* one field test: its field, random inputs and the program's outputs */
+    uint32_t *ip[MAX_IO], *iq[MAX_IO], *pp[MAX_IO], *pq[MAX_IO];
+    ff_field F;
+    int redrawn; /* fields drawn again because the program divided by zero in them */
+} vtest;
+
+typedef struct vrange { /* one input range of the float test */
+    double *in[MAX_IO], *out[MAX_IO], *scale[MAX_IO]; /* inputs, f64 outputs, error scales */
+    double s;        /* the range's scale: 1, or smaller where the program overflows */
+    int64_t overflow; /* output elements the program's own reference overflows at scale 1 */
+} vrange;
+
 struct vf_ref {
     const ir_graph *p;
-    int tests, n_built, lax, degree;
-    double exp_terms, per_test;
+    int tests, cap, n_built, lax, degree;
+    double exp_terms, height, per_test, family;
     char why[512];
+    ff_needs needs;
     uint64_t seed;
     rng rg;
-    struct {
-        uint32_t *ip[MAX_IO], *iq[MAX_IO], *pp[MAX_IO], *pq[MAX_IO];
-        uint32_t omega;
-    } *t;
-    double *fin[MAX_IO], *fpo[MAX_IO];
-    int float_built;
+    vtest *t;
+    vrange fr[N_RANGES];
+    int float_built, has_scale;
     int quick; /* a field test that differs ends it: no float test for the report */
     const int *stop; /* vf_ref_set_stop */
 };
@@ -175,54 +270,112 @@ static mg_status check_stop(const vf_ref *f, mg_ctx *ctx) {
     return MG_OK;
 }
 
-/* Builds field test n_built (the rng draws them in order). */
+/* Builds field test n_built (the rng draws them in order): a field, inputs, the program's
+ * outputs. A division by zero in the program is a field zero unless it happens in REDRAWS
+ * fresh fields in a row: then the program divides by zero over the reals. */
 static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
     const ir_graph *p = f->p;
-    int t = f->n_built, np = 0;
+    vtest *T = &f->t[f->n_built];
     mg_status rc = MG_OK;
-    for (int i = 0; i < p->n_nodes && !rc; i++) {
+    for (int i = 0, np = 0; i < p->n_nodes && !rc; i++) {
         if (p->nodes[i].op != IR_OP_INPUT) continue;
-        int64_t n = ir_numel(&p->nodes[i].shape);
-        uint32_t *a = f->t[t].ip[np] = base_alloc((size_t)n * 4), *b = f->t[t].iq[np] = base_alloc((size_t)n * 4);
-        if (!a || !b) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        for (int64_t e = 0; !rc && e < n; e++) a[e] = rng_below(&f->rg, FF_P), b[e] = rng_below(&f->rg, FF_Q);
+        size_t n = (size_t)ir_numel(&p->nodes[i].shape) * 4;
+        if (!(T->ip[np] = base_alloc(n)) || !(T->iq[np] = base_alloc(n))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         np++;
     }
     for (int k = 0; k < p->n_outputs && !rc; k++) {
         size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * 4;
-        f->t[t].pp[k] = base_alloc(n), f->t[t].pq[k] = base_alloc(n);
-        if (!f->t[t].pp[k] || !f->t[t].pq[k]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        if (!(T->pp[k] = base_alloc(n)) || !(T->pq[k] = base_alloc(n))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    f->t[t].omega = ff_omega(rng_next(&f->rg));
-    if (!rc) rc = ev_field(p, ctx, f->t[t].omega, (const uint32_t *const *)f->t[t].ip,
-                           (const uint32_t *const *)f->t[t].iq, f->t[t].pp, f->t[t].pq);
+    for (T->redrawn = 0; !rc; T->redrawn++) {
+        ff_field_draw(rng_next(&f->rg), &f->needs, &T->F);
+        for (int i = 0, np = 0; i < p->n_nodes; i++) {
+            if (p->nodes[i].op != IR_OP_INPUT) continue;
+            for (int64_t e = 0, n = ir_numel(&p->nodes[i].shape); e < n; e++)
+                T->ip[np][e] = rng_below(&f->rg, T->F.P.m), T->iq[np][e] = rng_below(&f->rg, T->F.Q.m);
+            np++;
+        }
+        rc = ev_field(p, ctx, &T->F, (const uint32_t *const *)T->ip, (const uint32_t *const *)T->iq, T->pp, T->pq);
+        if (rc != MG_ERR_DIV_ZERO) break;
+        if (T->redrawn + 1 == REDRAWS) {
+            char msg[sizeof ctx->msg];
+            snprintf(msg, sizeof msg, "%s", ctx ? ctx->msg : "");
+            return ctx_err(ctx, MG_ERR_DIV_ZERO, "the program divides by zero over the reals (in %d "
+                           "fresh random fields): %.600s", REDRAWS, msg);
+        }
+        rc = MG_OK;
+    }
     if (!rc) f->n_built++;
     return rc;
 }
 
-/* Builds the float test's inputs (uniform in [-1, 1)) and the program's f64 outputs. */
-static mg_status build_float(vf_ref *f, mg_ctx *ctx) {
+/* Draws range r's inputs at scale R->s (the same draws at every scale) and evaluates the
+ * program; *bad counts the output elements that are not finite in its f32 evaluation (or, if
+ * none, in its f64 one, rounded to the output dtype). R->out holds the f64 outputs. */
+static mg_status draw_range(vf_ref *f, int r, mg_ctx *ctx, int64_t *bad) {
     const ir_graph *p = f->p;
-    rng rg = {f->seed ^ 0xf10a7ull};
-    int np = 0;
-    mg_status rc = MG_OK;
-    for (int i = 0; i < p->n_nodes && !rc; i++) {
+    vrange *R = &f->fr[r];
+    rng rg = {f->seed ^ (0xf10a7ull + (uint64_t)r * 0x9e3779b97f4a7c15ull)};
+    for (int i = 0, np = 0; i < p->n_nodes; i++) {
         if (p->nodes[i].op != IR_OP_INPUT) continue;
-        int64_t n = ir_numel(&p->nodes[i].shape);
-        if (!(f->fin[np] = base_alloc((size_t)n * sizeof(double)))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        /* drawn, then rounded to the input's dtype once, so both sides read them in place */
-        for (int64_t t = 0; !rc && t < n; t++) f->fin[np][t] = base_round_dtype(rng_uniform(&rg) * 2 - 1, p->nodes[i].dtype);
+        for (int64_t t = 0, n = ir_numel(&p->nodes[i].shape); t < n; t++)
+            R->in[np][t] = base_round_dtype(R->s * (ranges[r].lo + (ranges[r].hi - ranges[r].lo) * rng_uniform(&rg)),
+                                            p->nodes[i].dtype);
         np++;
     }
-    for (int k = 0; k < p->n_outputs && !rc; k++)
-        if (!(f->fpo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double))))
+    /* the program in f32 first (into out, then overwritten): overflow as a user would meet it */
+    mg_status rc = ev_float(p, ctx, EV_ROUNDED, (const double *const *)R->in, R->out);
+    *bad = 0;
+    for (int k = 0; !rc && k < p->n_outputs; k++)
+        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) *bad += !isfinite(R->out[k][t]);
+    if (!rc) rc = ev_float(p, ctx, EV_F64 | EV_ROUNDED, (const double *const *)R->in, R->out);
+    for (int k = 0; !rc && !*bad && k < p->n_outputs; k++)
+        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) *bad += !isfinite(R->out[k][t]);
+    return rc;
+}
+
+/* Builds range r of the float test: inputs drawn in [lo, hi) times the scale s and rounded to
+ * their dtype, the program's f64 outputs and error scales. s starts at 1 and is quartered (at
+ * most 20 times) while the program's own output overflows its dtype; if it never stops
+ * overflowing, s = 1 and equal infinities compare equal (elem_error). */
+static mg_status build_range(vf_ref *f, int r, mg_ctx *ctx) {
+    const ir_graph *p = f->p;
+    vrange *R = &f->fr[r];
+    mg_status rc = MG_OK;
+    for (int k = 0; k < p->n_outputs && !rc; k++) {
+        size_t n = (size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double);
+        if (!(R->out[k] = base_alloc(n)) || !(R->scale[k] = base_alloc(n))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0, np = 0; i < p->n_nodes && !rc; i++)
+        if (p->nodes[i].op == IR_OP_INPUT && !(R->in[np++] = base_alloc((size_t)ir_numel(&p->nodes[i].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    if (!rc) rc = ev_float(p, ctx, EV_F64 | EV_ROUNDED, (const double *const *)f->fin, f->fpo); /* reference: f64 */
+    R->s = 1;
+    int64_t bad = 0;
+    for (int tries = 0; !rc; tries++) {
+        if ((rc = draw_range(f, r, ctx, &bad)) || !bad) break;
+        if (tries == 0) R->overflow = bad;
+        if (tries == 20) { /* overflows at every scale: back to s = 1 */
+            R->s = 1;
+            rc = draw_range(f, r, ctx, &bad);
+            break;
+        }
+        R->s /= 4;
+    }
+    if (rc) return rc;
+    mg_status mr = ev_mag(p, ctx, (const double *const *)R->in, R->scale);
+    f->has_scale = mr == MG_OK;
+    return mr == MG_ERR_UNSUPPORTED ? MG_OK : mr;
+}
+
+static mg_status build_float(vf_ref *f, mg_ctx *ctx) {
+    mg_status rc = MG_OK;
+    for (int r = 0; r < N_RANGES && !rc; r++) rc = build_range(f, r, ctx);
     if (!rc) f->float_built = 1;
     return rc;
 }
 
-mg_status vf_ref_new(const ir_graph *p, mg_ctx *ctx, int tests, uint64_t seed, int eager, vf_ref **out) {
+mg_status vf_ref_new(const ir_graph *p, const ir_graph *with, mg_ctx *ctx, int tests, uint64_t seed,
+                     int eager, vf_ref **out) {
     *out = NULL;
     vf_ref *f = base_calloc(1, sizeof *f);
     if (!f) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -232,12 +385,17 @@ mg_status vf_ref_new(const ir_graph *p, mg_ctx *ctx, int tests, uint64_t seed, i
         base_free(f);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    vf_estimate(p, &f->degree, &f->exp_terms);
-    f->per_test = vf_log2_bound(f->degree, f->exp_terms);
+    field_needs(p, with, &f->needs);
+    vf_estimate(p, &f->degree, &f->exp_terms, &f->height);
+    /* fields meeting the needs: each quadratic-residue need keeps at least a quarter of the
+     * family (measured, docs/verify.md); each constant excludes at most 4 fields */
+    f->family = FAMILY / pow(4, f->needs.n_qr * (1 + f->needs.qr_q)) - 4.0 * f->needs.n_nums;
+    f->per_test = f->family > 1 ? vf_log2_bound(f->degree, f->exp_terms, f->height, f->family) : 0;
     if (tests <= 0) /* enough for 2^-40 where the bound is useful, else a fixed 8 */
         tests = f->per_test < 0 ? (int)ceil(-40.0 / f->per_test) : 8;
     f->tests = tests > 1000 ? 1000 : tests;
-    f->t = base_calloc((size_t)f->tests, sizeof *f->t);
+    f->cap = f->tests + (eager ? 0 : SPARES); /* the search's shared reference has no spares */
+    f->t = base_calloc((size_t)f->cap, sizeof *f->t);
     mg_status rc = f->t ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     while (!rc && eager && f->lax && f->n_built < f->tests) rc = build_test(f, ctx);
     if (!rc && eager && f->lax) rc = build_float(f, ctx);
@@ -251,17 +409,19 @@ mg_status vf_ref_new(const ir_graph *p, mg_ctx *ctx, int tests, uint64_t seed, i
 
 void vf_ref_free(vf_ref *f) {
     if (!f) return;
-    for (int t = 0; f->t && t < f->tests; t++)
+    for (int t = 0; f->t && t < f->cap; t++)
         for (int i = 0; i < MAX_IO; i++) {
             base_free(f->t[t].ip[i]), base_free(f->t[t].iq[i]);
             base_free(f->t[t].pp[i]), base_free(f->t[t].pq[i]);
         }
-    for (int i = 0; i < MAX_IO; i++) base_free(f->fin[i]), base_free(f->fpo[i]);
+    for (int r = 0; r < N_RANGES; r++)
+        for (int i = 0; i < MAX_IO; i++) base_free(f->fr[r].in[i]), base_free(f->fr[r].out[i]), base_free(f->fr[r].scale[i]);
     base_free(f->t);
     base_free(f);
 }
 
-/* Field test t of f on u. Returns MG_OK and sets *differs (with the witness in r->text). */
+/* Field test t of f on u. *differs: 0 equal, 1 a witness (in r->text), 2 the μGraph divides
+ * by zero in this field where the program does not (a field zero, or over the reals). */
 static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
                             int *differs, mg_verify_report *r) {
     const ir_graph *p = f->p;
@@ -276,13 +436,11 @@ static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map
     }
     *differs = 0;
     if (rc) goto out;
-    uint32_t **pp = f->t[t].pp, **pq = f->t[t].pq, omega = f->t[t].omega;
-    for (int i = 0; i < m->n_in; i++) uip[i] = f->t[t].ip[m->in[i]], uiq[i] = f->t[t].iq[m->in[i]];
-    if ((rc = ev_field(u, ctx, omega, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
-        /* the program has a value where the μGraph divides by zero: they differ there */
-        snprintf(r->text, sizeof r->text, "not equivalent: on inputs where the program is defined "
-                 "the μGraph divides by zero (%.600s)", ctx ? ctx->msg : "");
-        *differs = 1;
+    const vtest *T = &f->t[t];
+    for (int i = 0; i < m->n_in; i++) uip[i] = T->ip[m->in[i]], uiq[i] = T->iq[m->in[i]];
+    if ((rc = ev_field(u, ctx, &T->F, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
+        snprintf(r->text, sizeof r->text, "%.600s", ctx ? ctx->msg : "");
+        *differs = 2;
         rc = MG_OK;
     }
     for (int k = 0; !rc && k < m->n_out && !*differs; k++) {
@@ -290,13 +448,14 @@ static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map
         const ir_node *pn = &p->nodes[p->outputs[o]];
         int64_t n = ir_numel(&pn->shape);
         for (int64_t e = 0; e < n; e++) {
-            uint32_t aq = pq[o][e], bq = uq[k][e];
-            if (pp[o][e] == up[k][e] && (aq == bq || aq == FF_NONE || bq == FF_NONE)) continue;
+            uint32_t aq = T->pq[o][e], bq = uq[k][e];
+            if (T->pp[o][e] == up[k][e] && (aq == bq || aq == FF_NONE || bq == FF_NONE)) continue;
             char at[160];
             index_str(pn->name ? pn->name : "output", &pn->shape, e, at, sizeof at);
             snprintf(r->text, sizeof r->text, "not equivalent: %s is (%u, %u) in the program but "
-                     "(%u, %u) in the μGraph (omega = %u; a q part of %u means none)", at,
-                     pp[o][e], aq, up[k][e], bq, omega, FF_NONE);
+                     "(%u, %u) in the μGraph (field test %d: p = %u, q = %u, omega = %u; a q part "
+                     "of %u means none)", at, T->pp[o][e], aq, up[k][e], bq, t + 1, T->F.P.m,
+                     T->F.Q.m, T->F.omega, FF_NONE);
             *differs = 1;
             break;
         }
@@ -307,44 +466,119 @@ out:
 }
 
 static double dtype_tol(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 4e-2 : 1e-4; }
+/* Relative spacing of the output dtype: two f64 evaluations of one function round to values
+ * at most this far apart (relative), plus the f64 reassociation term. */
+static double dtype_ulp(mg_dtype t) { return t == MG_F16 ? 0x1p-10 : t == MG_BF16 ? 0x1p-7 : 0x1p-23; }
 
-/* The float test of f on u; sets r->float_error / float_tol and *unstable (with the reason). */
-static mg_status float_test(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
-                            int *unstable, mg_verify_report *r) {
+/* Relative error of element e, to compare with the output dtype's tolerance: the μGraph's a
+ * against the program's b with error scale c, over max(|b|, c K u / tol) (docs/verify.md).
+ * Equal infinities (and NaN against NaN) are equal; a non-finite a against a finite b is an
+ * infinite error. f64: the μGraph ran in f64, where only output rounding (two ulps of the
+ * dtype) and reassociation (1e-9 of the scale) may differ; scaled so that tol is the limit. */
+static double elem_error(double a, double b, double c, int has_scale, mg_dtype dt, int f64) {
+    if (!isfinite(b)) return (isnan(b) ? isnan(a) : a == b) ? 0 : INFINITY;
+    if (!isfinite(a)) return INFINITY;
+    double tol = dtype_tol(dt), d = fabs(a - b);
+    double s = has_scale ? fmax(fabs(b), c * SLACK / tol) : fabs(b);
+    if (f64) s = (2 * dtype_ulp(dt) * fabs(b) + 1e-9 * (has_scale ? c : fabs(b)) + 0x1p-60) / tol;
+    return d == 0 ? 0 : s > 0 ? d / s : INFINITY;
+}
+
+typedef struct worst { /* the float test's worst element */
+    double err, tol, got, want;
+    int range, out;
+    int64_t at;
+} worst;
+
+/* The μGraph on range r (in f32, or f64), against the program; keeps the worst element. */
+static mg_status float_range(vf_ref *f, int r, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                             int f64, worst *w) {
     const ir_graph *p = f->p;
+    const vrange *R = &f->fr[r];
     double *uo[MAX_IO] = {0};
     const double *uin[MAX_IO];
-    mg_status rc = f->float_built ? MG_OK : build_float(f, ctx);
+    mg_status rc = MG_OK;
     for (int k = 0; k < m->n_out && !rc; k++)
         if (!(uo[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[m->out[k]]].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < m->n_in; i++) uin[i] = f->fin[m->in[i]];
-    if (!rc) rc = ev_float(u, ctx, EV_ROUNDED, uin, uo); /* candidate: f32 */
-    *unstable = 0;
-    r->float_error = 0, r->float_tol = 0;
+    for (int i = 0; i < m->n_in; i++) uin[i] = R->in[m->in[i]];
+    if (!rc) rc = ev_float(u, ctx, EV_ROUNDED | (f64 ? EV_F64 : 0), uin, uo);
     for (int k = 0; !rc && k < m->n_out; k++) {
         int o = m->out[k];
         const ir_node *pn = &p->nodes[p->outputs[o]];
-        const double *po = f->fpo[o];
-        int64_t n = ir_numel(&pn->shape), worst = 0;
-        double scale = 0, err = 0, tol = dtype_tol(pn->dtype);
-        for (int64_t t = 0; t < n; t++) scale = fmax(scale, fabs(po[t]));
-        for (int64_t t = 0; t < n; t++) {
-            double e = fabs(uo[k][t] - po[t]) / (scale > 0 ? scale : 1);
-            if (!(e <= err)) err = isnan(e) ? INFINITY : e, worst = t; /* NaN never passes */
-        }
-        if (err / tol > r->float_error / (r->float_tol > 0 ? r->float_tol : 1)) r->float_error = err, r->float_tol = tol;
-        if (err > tol && !*unstable) {
-            char at[160];
-            index_str(pn->name ? pn->name : "output", &pn->shape, worst, at, sizeof at);
-            snprintf(r->text, sizeof r->text, "numerically unstable: equivalent over Z_p x Z_q, but "
-                     "in f32 %s is %.6g where the f64 program gives %.6g (normalised error %.3g > "
-                     "%.3g for %s)", at, uo[k][worst], po[worst], err, tol, base_dtype_name(pn->dtype));
-            *unstable = 1;
+        double tol = dtype_tol(pn->dtype);
+        for (int64_t t = 0, n = ir_numel(&pn->shape); t < n; t++) {
+            double e = elem_error(uo[k][t], R->out[o][t], f->has_scale ? R->scale[o][t] : 0, f->has_scale, pn->dtype, f64);
+            if (w->at < 0 || e / tol > w->err / w->tol) *w = (worst){e, tol, uo[k][t], R->out[o][t], r, o, t};
         }
     }
     for (int i = 0; i < MAX_IO; i++) base_free(uo[i]);
     return rc;
+}
+
+/* The float test of f on u over every range; sets r->float_error / float_tol (the worst
+ * element's error over its scale, and its tolerance) and *unstable. */
+static mg_status float_test(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                            int *unstable, worst *w, mg_verify_report *r) {
+    mg_status rc = f->float_built ? MG_OK : build_float(f, ctx);
+    *w = (worst){.at = -1, .range = 0};
+    for (int g = 0; g < N_RANGES && !rc; g++) rc = float_range(f, g, u, m, ctx, 0, w);
+    r->float_error = w->err, r->float_tol = w->tol;
+    *unstable = !rc && w->err > w->tol;
+    return rc;
+}
+
+/* "O[3, 1] on inputs in [30, 50)" for the worst element, into buf. */
+static void where(const vf_ref *f, const worst *w, char *buf, size_t n) {
+    const ir_node *pn = &f->p->nodes[f->p->outputs[w->out]];
+    char at[160];
+    index_str(pn->name ? pn->name : "output", &pn->shape, w->at, at, sizeof at);
+    const vrange *R = &f->fr[w->range];
+    snprintf(buf, n, "%s on inputs in [%g, %g)", at, ranges[w->range].lo * R->s, ranges[w->range].hi * R->s);
+}
+
+/* What the float test did, for the report: ranges, scales, the program's own overflow. */
+static void ranges_text(const vf_ref *f, char *buf, size_t n) {
+    size_t k = (size_t)snprintf(buf, n, "float test on inputs in");
+    for (int r = 0; r < N_RANGES && k < n; r++) {
+        const vrange *R = &f->fr[r];
+        k += (size_t)snprintf(buf + k, n - k, "%s [%g, %g)", r ? "," : "", ranges[r].lo * R->s, ranges[r].hi * R->s);
+        if (R->overflow && k < n)
+            k += (size_t)snprintf(buf + k, n - k, " (the program's own output overflows on [%g, %g) in "
+                                  "%lld elements%s)", ranges[r].lo, ranges[r].hi, (long long)R->overflow,
+                                  R->s < 1 ? ", so its inputs were scaled down" : " at every scale");
+    }
+    if (!f->has_scale && k < n) snprintf(buf + k, n - k, "; errors relative to each element's value (no error scale for a μGraph reference)");
+}
+
+/* The field tests of f on u: MG_OK with r->verdict MG_NOT_EQUIVALENT and the witness, or with
+ * r->tests passed. A μGraph dividing by zero in a field is given a fresh field (SPARES times,
+ * not in the search's shared reference); more is a division by zero over the reals. */
+static mg_status field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                             mg_verify_report *r) {
+    int passed = 0, zeros = 0;
+    for (int t = 0; passed < f->tests; t++) {
+        int differs = 0;
+        mg_status rc;
+        if ((rc = check_stop(f, ctx)) || (rc = field_test(f, t, u, m, ctx, &differs, r))) return rc;
+        if (differs == 2 && ++zeros <= f->cap - f->tests) {
+            r->field_retries++;
+            continue;
+        }
+        if (differs == 2) {
+            char msg[sizeof r->text];
+            memcpy(msg, r->text, sizeof msg);
+            snprintf(r->text, sizeof r->text, "not equivalent: where the program is defined the μGraph "
+                     "divides by zero in %d of %d fresh random fields, so over the reals (%.1200s)",
+                     zeros, t + 1, msg);
+        }
+        if (differs) {
+            r->verdict = MG_NOT_EQUIVALENT;
+            return MG_OK;
+        }
+        r->tests = ++passed;
+    }
+    return MG_OK;
 }
 
 mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r) {
@@ -353,9 +587,10 @@ mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_rep
     memset(&m, 0, sizeof m);
     mg_status rc = vf_match_io(f->p, u, ctx, &m);
     if (rc) return rc;
-    char why[512];
+    char why[512], at[256], rt[700];
     int lax = ir_is_lax(u, why, sizeof why);
     if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    r->seed = f->seed;
     if (!f->lax || !lax) {
         r->verdict = MG_NOT_LAX;
         snprintf(r->text, sizeof r->text, "not Lax, so not decided (Mirage Definition 5.1): "
@@ -363,44 +598,53 @@ mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_rep
         return MG_OK;
     }
     r->degree = f->degree, r->exp_terms = f->exp_terms;
-    for (int t = 0; t < f->tests; t++) {
-        int differs = 0;
-        if ((rc = check_stop(f, ctx)) || (rc = field_test(f, t, u, &m, ctx, &differs, r))) return rc;
-        r->tests = t + 1;
-        if (differs && f->quick) {
-            r->verdict = MG_NOT_EQUIVALENT;
-            return MG_OK;
-        }
-        if (differs) { /* the float test too, so a corpus of near misses can check itself */
-            r->verdict = MG_NOT_EQUIVALENT;
-            char witness[sizeof r->text];
-            memcpy(witness, r->text, sizeof witness);
-            int off = 0;
-            if ((rc = float_test(f, u, &m, ctx, &off, r))) return rc;
-            snprintf(r->text, sizeof r->text, "%.1400s; the float test %s it (normalised error "
-                     "%.3g, tolerance %.3g)", witness, off ? "also rejects" : "would accept",
-                     r->float_error, r->float_tol);
-            return MG_OK;
-        }
+    if ((rc = field_tests(f, u, &m, ctx, r))) return rc;
+    int unstable = 0;
+    worst w;
+    if (r->verdict == MG_NOT_EQUIVALENT) {
+        if (f->quick) return MG_OK;
+        /* the float test too, so a corpus of near misses can check itself */
+        char witness[sizeof r->text];
+        memcpy(witness, r->text, sizeof witness);
+        if ((rc = float_test(f, u, &m, ctx, &unstable, &w, r))) return rc;
+        snprintf(r->text, sizeof r->text, "%.1400s; the float test %s it (error %.3g of the "
+                 "element's scale, tolerance %.3g)", witness, unstable ? "also rejects" : "would accept",
+                 r->float_error, r->float_tol);
+        return MG_OK;
     }
     r->log2_bound = f->per_test < 0 ? f->per_test * f->tests : 0;
-    int unstable = 0;
-    if ((rc = check_stop(f, ctx))) return rc;
-    if ((rc = float_test(f, u, &m, ctx, &unstable, r))) return rc;
+    if ((rc = check_stop(f, ctx)) || (rc = float_test(f, u, &m, ctx, &unstable, &w, r))) return rc;
+    ranges_text(f, rt, sizeof rt);
     if (unstable) {
-        r->verdict = MG_UNSTABLE;
+        where(f, &w, at, sizeof at);
+        worst w64 = {.at = -1};
+        /* inputs in [-1, 1) in f64: a real difference survives it, rounding does not */
+        if ((rc = float_range(f, 0, u, &m, ctx, 1, &w64))) return rc;
+        int real = w64.err > w64.tol;
+        r->verdict = real ? MG_NOT_EQUIVALENT : MG_UNSTABLE;
+        snprintf(r->text, sizeof r->text, "%s: %s is %.6g in the μGraph (f32) where the program "
+                 "gives %.6g (f64): error %.3g of the element's error scale, tolerance %.3g%s; "
+                 "the %d field tests passed (seed %llu)", real ? "not equivalent" : "numerically unstable",
+                 at, w.got, w.want, w.err, w.tol, real ? ", and it differs in f64 too, so over the reals"
+                 : " (on inputs in [-1, 1) in f64 it agrees: equivalent over the reals, broken in floating point)",
+                 r->tests, (unsigned long long)f->seed);
         return MG_OK;
     }
     r->verdict = MG_EQUIVALENT;
+    char bound[300];
     if (r->log2_bound < 0)
-        snprintf(r->text, sizeof r->text, "equivalent: %d random tests over Z_p x Z_q passed; a "
-                 "non-equivalent μGraph passes them with probability at most 2^%.1f (Theorem 2: "
-                 "degree <= %d, %.0f exp terms); float test error %.3g (tolerance %.3g)",
-                 r->tests, r->log2_bound, r->degree, r->exp_terms, r->float_error, r->float_tol);
+        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
+                 "2^%.1f (Theorem 2 with q >= 2^30 and the random field: degree <= %d, %.0f exp "
+                 "terms, coefficients of %.0f bits)", r->log2_bound, r->degree, r->exp_terms, f->height);
     else
-        snprintf(r->text, sizeof r->text, "equivalent: %d random tests over Z_p x Z_q passed, but "
-                 "Theorem 2 gives no bound here (about %.3g exp terms: see docs/verify.md); float "
-                 "test error %.3g (tolerance %.3g)", r->tests, r->exp_terms, r->float_error, r->float_tol);
+        snprintf(bound, sizeof bound, "Theorem 2 gives no bound here (about %.3g exp terms, see "
+                 "docs/verify.md): what was tested is %d random fields of the family, every output "
+                 "element compared in each", r->exp_terms, r->tests);
+    snprintf(r->text, sizeof r->text, "equivalent: %d random tests, each in its own random field "
+             "Z_p x Z_q, passed%s; %s; %s: error %.3g of the scale (tolerance %.3g); seed %llu%s%s",
+             r->tests, r->field_retries ? " (a μGraph division by zero in a field was retried in a "
+             "fresh field)" : "", bound, rt, r->float_error, r->float_tol, (unsigned long long)f->seed,
+             f->needs.note[0] ? "; " : "", f->needs.note);
     return MG_OK;
 }
 
@@ -410,7 +654,7 @@ mg_status vf_verify(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests
     vf_io_map m;
     mg_status rc = vf_match_io(p, u, ctx, &m); /* interface errors before any work */
     vf_ref *f = NULL;
-    if (!rc) rc = vf_ref_new(p, ctx, tests, seed, 0, &f);
+    if (!rc) rc = vf_ref_new(p, u, ctx, tests, seed, 0, &f);
     if (!rc) rc = vf_verify_ref(f, u, ctx, r);
     vf_ref_free(f);
     return rc;

@@ -6,11 +6,14 @@
 
 #include "../ir/ir.h"
 
-/* Estimated degree d and number of exp terms k of prog's outputs (the quantities of
- * Theorem 2), propagated op by op; see docs/verify.md for the rules and their limits. */
-void vf_estimate(const ir_graph *prog, int *d, double *k);
-/* log2 of Theorem 2's per-test bound 8 d k^4 / q + q^(-1/k^2); >= 0 means vacuous. */
-double vf_log2_bound(int d, double k);
+/* Estimated degree d, number of exp terms k (the quantities of Theorem 2) and log2 h of the
+ * size of the integer coefficients of prog's outputs, propagated op by op; see docs/verify.md
+ * for the rules and their limits. */
+void vf_estimate(const ir_graph *prog, int *d, double *k, double *h);
+/* log2 of the per-test bound 8 d k^4 / 2^30 + 2^(-30/k^2) + ceil(2h/30) / family (Theorem 2 in
+ * the family's smallest field, plus the chance of a field the coefficients make special);
+ * >= 0 means vacuous. */
+double vf_log2_bound(int d, double k, double h, double family);
 /* ug's input/output i corresponds to prog's in[i] / out[i] (positions among prog's inputs
  * and outputs), matched by name. */
 enum { VF_MAX_IO = 16 };
@@ -29,10 +32,12 @@ mg_status vf_verify(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, int t
  * ..., tests, seed, ...) gives. eager: build every test now (then vf_verify_ref only reads
  * f, and threads may share it), and report a failed field test without the float test's
  * figures (the search's screen); otherwise each is built on first use (single-threaded).
- * prog must outlive f. MG_ERR_NOMEM; free with vf_ref_free (NULL ok). */
+ * with (NULL ok): a μGraph whose constants the fields must also respect (docs/verify.md).
+ * prog must outlive f. MG_ERR_NOMEM, MG_ERR_DIV_ZERO (prog divides by zero over the reals);
+ * free with vf_ref_free (NULL ok). */
 typedef struct vf_ref vf_ref;
-mg_status vf_ref_new(const ir_graph *prog, mg_ctx *ctx, int tests, uint64_t seed, int eager,
-                     vf_ref **f);
+mg_status vf_ref_new(const ir_graph *prog, const ir_graph *with, mg_ctx *ctx, int tests, uint64_t seed,
+                     int eager, vf_ref **f);
 mg_status vf_verify_ref(vf_ref *f, const ir_graph *ug, mg_ctx *ctx, mg_verify_report *r);
 /* From now on vf_verify_ref stops between tests once *stop is non-zero (read atomically),
  * returning MG_ERR_LIMIT: a long verification does not outlive a search's time limit. */

@@ -74,7 +74,9 @@ static int run_all(void) {
         for (int i = 0; i < 30; i++) kp[i] = kq[i] = (uint32_t)i * 3 + 1;
         const uint32_t *ip[2] = {qp, kp}, *iq[2] = {qq, kq};
         uint32_t *op[1] = {lo}, *oq[1] = {lq};
-        rc = mg_eval_field(&ctx, lp, mg_field_omega(1), ip, iq, op, oq);
+        mg_field F;
+        mg_field_draw(1, &F);
+        rc = mg_eval_field(&ctx, lp, &F, ip, iq, op, oq);
         CHECK_MSG(rc == MG_OK || rc == MG_ERR_NOMEM, "%s", ctx.msg);
     }
     oom |= rc == MG_ERR_NOMEM;

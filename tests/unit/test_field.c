@@ -17,6 +17,7 @@ void test_field_float_agree(void);
 void test_field_silu(void);
 
 enum { MAXT = 12 };
+static const ff_mod MP = {FF_P, UINT64_MAX / FF_P}, MQ = {FF_Q, UINT64_MAX / FF_Q};
 typedef struct fenv { /* inputs and outputs of one field evaluation */
     int ni, no;
     uint32_t *ip[MAXT], *iq[MAXT], *op[MAXT], *oq[MAXT];
@@ -46,8 +47,8 @@ static void fenv_free(fenv *e) {
     for (int k = 0; k < e->no; k++) free(e->op[k]), free(e->oq[k]);
 }
 
-static mg_status frun(const ir_graph *g, fenv *e, uint32_t omega, mg_ctx *ctx) {
-    return ev_field(g, ctx, omega, (const uint32_t *const *)e->ip, (const uint32_t *const *)e->iq,
+static mg_status frun(const ir_graph *g, fenv *e, ff_field F, mg_ctx *ctx) {
+    return ev_field(g, ctx, &F, (const uint32_t *const *)e->ip, (const uint32_t *const *)e->iq,
                     e->op, e->oq);
 }
 
@@ -61,7 +62,7 @@ static int identity_holds(const char *src, int trials, uint64_t seed) {
         fenv e;
         fenv_alloc(&e, g, &r);
         mg_ctx ctx = {{0}};
-        uint32_t omega = mg_field_omega(rng_next(&r));
+        ff_field omega = unit_field(rng_next(&r));
         CHECK_MSG(frun(g, &e, omega, &ctx) == MG_OK, "%s", ctx.msg);
         int eq = 1;
         for (int k = 1; k < e.no; k++)
@@ -83,16 +84,17 @@ void test_field_ops_by_hand(void) {
     uint32_t a[4] = {1, 2, 3, FF_P - 1}, aq[4] = {1, 2, 0, FF_Q - 1}; /* A = [[1, 2], [3, -1]] */
     uint32_t b[4] = {5, 6, 7, 2}, bq[4] = {5, 6, 7, 2};
     memcpy(e.ip[0], a, 16), memcpy(e.iq[0], aq, 16), memcpy(e.ip[1], b, 16), memcpy(e.iq[1], bq, 16);
-    uint32_t w = mg_field_omega(5);
+    ff_field W = unit_field(5);
+    uint32_t w = W.omega;
     mg_ctx ctx = {{0}};
-    CHECK_MSG(frun(g, &e, w, &ctx) == MG_OK, "%s", ctx.msg);
+    CHECK_MSG(frun(g, &e, W, &ctx) == MG_OK, "%s", ctx.msg);
     CHECK(e.op[0][0] == 6 && e.op[0][3] == 1 && e.oq[0][3] == 1);                  /* -1 + 2 */
     CHECK(e.op[1][0] == FF_P - 4 && e.oq[1][0] == FF_Q - 4);                       /* 1 - 5 */
     CHECK(e.op[2][3] == FF_P - 2 && e.oq[2][2] == 0);                              /* -1 * 2, 0 * 7 */
-    CHECK(e.op[3][3] == FF_P - (FF_P + 1) / 2 && e.oq[3][1] == ff_mulq(2, ff_inv(6, FF_Q)));
+    CHECK(e.op[3][3] == FF_P - (FF_P + 1) / 2 && e.oq[3][1] == ff_mulq(2, ff_inv(6, &MQ)));
     CHECK(ff_mulp(e.op[3][1], 6) == 2 && ff_mulp(e.op[3][3], 2) == FF_P - 1);     /* 2/6, -1/2 */
     CHECK(e.op[4][0] == w && e.op[4][1] == ff_mulp(w, w) && e.op[4][2] == 1);      /* exp uses x_q */
-    CHECK(e.op[4][3] == ff_inv(w, FF_P) && e.oq[4][0] == FF_NONE);                 /* w^(q-1) = 1/w */
+    CHECK(e.op[4][3] == ff_inv(w, &MP) && e.oq[4][0] == FF_NONE);                 /* w^(q-1) = 1/w */
     CHECK(e.op[5][3] == 2 && e.oq[5][3] == 2);                                     /* sqrt(4) = 2 */
     CHECK(ff_mulp(e.op[5][0], e.op[5][0]) == 25);
     /* [[1, 2], [3, -1]] x [[5, 6], [7, 2]] = [[19, 10], [8, 16]] */
@@ -156,7 +158,7 @@ void test_field_div_zero(void) {
     rng r = {1};
     fenv_alloc(&e, g, &r);
     mg_ctx ctx = {{0}};
-    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_DIV_ZERO);
+    CHECK(frun(g, &e, unit_field(1), &ctx) == MG_ERR_DIV_ZERO);
     CHECK_MSG(strstr(ctx.msg, "division by zero in Z_p at 'O': divisor element 0 is 0"), "%s", ctx.msg);
     fenv_free(&e);
     ir_graph_free(g);
@@ -164,14 +166,14 @@ void test_field_div_zero(void) {
     g = unit_parse("input X : f32[3]\ninput Y : f32[3]\nO = X / Y\nE = exp(X / Y)\noutput O, E\n");
     fenv_alloc(&e, g, &r);
     e.iq[1][1] = 0;
-    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_DIV_ZERO);
+    CHECK(frun(g, &e, unit_field(1), &ctx) == MG_ERR_DIV_ZERO);
     CHECK_MSG(strstr(ctx.msg, "needs the exponent part of element 1"), "%s", ctx.msg);
     fenv_free(&e);
     ir_graph_free(g);
     g = unit_parse("input X : f32[3]\ninput Y : f32[3]\nO = X / Y\noutput O\n");
     fenv_alloc(&e, g, &r);
     e.iq[1][1] = 0;
-    CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_OK && e.oq[0][1] == FF_NONE && e.oq[0][0] != FF_NONE);
+    CHECK(frun(g, &e, unit_field(1), &ctx) == MG_OK && e.oq[0][1] == FF_NONE && e.oq[0][0] != FF_NONE);
     fenv_free(&e);
     ir_graph_free(g);
 }
@@ -186,9 +188,11 @@ void test_field_rejects_non_lax(void) {
         rng r = {1};
         fenv_alloc(&e, g, &r);
         mg_ctx ctx = {{0}};
-        CHECK(frun(g, &e, mg_field_omega(1), &ctx) == MG_ERR_UNSUPPORTED);
+        CHECK(frun(g, &e, unit_field(1), &ctx) == MG_ERR_UNSUPPORTED);
         CHECK(strstr(ctx.msg, "needs a Lax program"));
-        CHECK(frun(g, &e, 1, &ctx) != MG_OK); /* and omega = 1 is refused anyway */
+        ff_field one = unit_field(1);
+        one.omega = 1;
+        CHECK(frun(g, &e, one, &ctx) != MG_OK); /* and omega = 1 is refused anyway */
         fenv_free(&e);
         ir_graph_free(g);
     }
@@ -218,7 +222,7 @@ void test_field_float_agree(void) {
         }
         for (int k = 0; k < 4; k++) fout[k] = malloc((size_t)e.on[k] * sizeof(double));
         mg_ctx ctx = {{0}};
-        CHECK(frun(g, &e, mg_field_omega(trial), &ctx) == MG_OK);
+        CHECK(frun(g, &e, unit_field(trial), &ctx) == MG_OK);
         CHECK(unit_feval(g, 1, (const double *const *)fin, fout) == MG_OK);
         int bad = 0;
         for (int k = 0; k < 3; k++)
@@ -248,16 +252,17 @@ void test_field_silu(void) {
     rng r = {17};
     fenv_alloc(&e, g, &r);
     mg_ctx ctx = {{0}};
-    CHECK(frun(g, &e, mg_field_omega(3), &ctx) == MG_OK);
+    CHECK(frun(g, &e, unit_field(3), &ctx) == MG_OK);
     CHECK(!memcmp(e.op[0], e.op[1], 32 * 4)); /* p parts agree; silu drops the q part */
     CHECK(e.oq[1][0] == FF_NONE);
-    uint32_t w = mg_field_omega(3), x = e.ip[0][5], xq = e.iq[0][5];
-    uint32_t want = ff_mulp(x, ff_inv(ff_add(1, ff_pow(w, FF_Q - xq, FF_P), FF_P), FF_P));
+    ff_field W3 = unit_field(3);
+    uint32_t w = W3.omega, x = e.ip[0][5], xq = e.iq[0][5];
+    uint32_t want = ff_mulp(x, ff_inv(ff_add(1, ff_pow(w, FF_Q - xq, &MP), FF_P), &MP));
     ir_graph *g2 = unit_parse("input X : f32[32]\nS = silu(X)\noutput S\n");
     fenv e2;
     fenv_alloc(&e2, g2, NULL);
     memcpy(e2.ip[0], e.ip[0], 32 * 4), memcpy(e2.iq[0], e.iq[0], 32 * 4);
-    CHECK(frun(g2, &e2, w, &ctx) == MG_OK && e2.op[0][5] == want); /* by hand */
+    CHECK(frun(g2, &e2, W3, &ctx) == MG_OK && e2.op[0][5] == want); /* by hand */
     fenv_free(&e2);
     ir_graph_free(g2);
     fenv_free(&e);

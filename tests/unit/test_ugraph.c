@@ -127,9 +127,9 @@ static int field_same(const ir_graph *a, const ir_graph *b, uint64_t seed) {
         ap[k] = malloc(n), aq[k] = malloc(n), bp[k] = malloc(n), bq[k] = malloc(n);
     }
     mg_ctx ctx = {{0}};
-    uint32_t w = mg_field_omega(seed);
-    CHECK_MSG(ev_field(a, &ctx, w, (const uint32_t *const *)ip, (const uint32_t *const *)iq, ap, aq) == MG_OK, "%s", ctx.msg);
-    CHECK_MSG(ev_field(b, &ctx, w, (const uint32_t *const *)ip, (const uint32_t *const *)iq, bp, bq) == MG_OK, "%s", ctx.msg);
+    ff_field w = unit_field(seed);
+    CHECK_MSG(ev_field(a, &ctx, &w, (const uint32_t *const *)ip, (const uint32_t *const *)iq, ap, aq) == MG_OK, "%s", ctx.msg);
+    CHECK_MSG(ev_field(b, &ctx, &w, (const uint32_t *const *)ip, (const uint32_t *const *)iq, bp, bq) == MG_OK, "%s", ctx.msg);
     for (int k = 0; k < a->n_outputs; k++) {
         size_t n = (size_t)ir_numel(&a->nodes[a->outputs[k]].shape) * 4;
         same &= !memcmp(ap[k], bp[k], n) && !memcmp(aq[k], bq[k], n);

@@ -36,4 +36,20 @@ void unit_parse_fails(const char *src, mg_status rc, const char *needle);
 /* Float evaluation of a program whose inputs are given as double arrays. */
 mg_status unit_feval(const ir_graph *g, int f64, const double *const *in, double *const *out);
 
+/* A fixed field of the verifier's family (q = 2^31 - 105, p = 2q + 1: the primes before
+ * fields were drawn per test) for tests that check arithmetic by hand, and its omega for a
+ * seed (a square other than 1). */
+#define FF_Q 2147483543u
+#define FF_P 4294967087u
+static inline ff_field unit_field(uint64_t seed) {
+    ff_field f = {ff_mod_make(FF_P), ff_mod_make(FF_Q), 0};
+    rng r = {seed ^ 0x6d75676e656e0001ull};
+    while (f.omega <= 1) {
+        uint32_t x = 2 + rng_below(&r, FF_P - 3);
+        f.omega = ff_mul(x, x, &f.P);
+    }
+    return f;
+}
+static inline uint32_t ff_mulp(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b % FF_P); }
+static inline uint32_t ff_mulq(uint32_t a, uint32_t b) { return (uint32_t)((uint64_t)a * b % FF_Q); }
 #endif
