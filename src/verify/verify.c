@@ -183,13 +183,13 @@ static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf,
 /* ---- what the field must satisfy: the constants of both sides ---- */
 
 /* Adds g's constants (block graphs included) to *n: their numerators must not vanish, and
- * when g has a sqrt their primes must be squares mod p (mod q too if g also has exp or silu:
- * a root could then reach an exponent). *sq, *ex: g has a sqrt / an exp. */
-static void scan_graph(const ir_graph *g, ff_needs *n, uint64_t *pr, int *npr, int *sq, int *ex) {
+ * when g has a sqrt their primes must be squares mod p and mod q (both parts of an output are
+ * compared, and a root may reach an exponent). *sq: g has a sqrt. */
+static void scan_graph(const ir_graph *g, ff_needs *n, uint64_t *pr, int *npr, int *sq) {
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *nd = &g->nodes[i];
-        if (nd->body && nd->index == 0) scan_graph(nd->body, n, pr, npr, sq, ex);
-        *sq |= nd->op == IR_OP_SQRT, *ex |= nd->op == IR_OP_EXP || nd->op == IR_OP_SILU;
+        if (nd->body && nd->index == 0) scan_graph(nd->body, n, pr, npr, sq);
+        *sq |= nd->op == IR_OP_SQRT;
         if (nd->op != IR_OP_CONST || nd->num == 0) continue;
         int dup = 0;
         for (int k = 0; k < n->n_nums; k++) dup |= n->nums[k] == nd->num;
@@ -211,11 +211,11 @@ static void scan_graph(const ir_graph *g, ff_needs *n, uint64_t *pr, int *npr, i
  * the smallest other primes are kept, at most FF_MAX_QR, and the rest named in the note. */
 static void field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n) {
     uint64_t pr[64];
-    int npr = 0, sq = 0, ex = 0;
+    int npr = 0, sq = 0;
     memset(n, 0, sizeof *n);
-    scan_graph(a, n, pr, &npr, &sq, &ex);
-    if (b) scan_graph(b, n, pr, &npr, &sq, &ex);
-    n->qr_q = sq && ex;
+    scan_graph(a, n, pr, &npr, &sq);
+    if (b) scan_graph(b, n, pr, &npr, &sq);
+    n->qr_q = sq;
     for (int i = 0; sq && i < npr; i++) { /* ascending: insertion sort */
         uint64_t v = pr[i];
         int j = i;

@@ -17,6 +17,7 @@ int unit_fails;
     X(test_field_ops_by_hand) X(test_field_exp_add) X(test_field_distributive)        \
     X(test_field_sqrt_mul) X(test_field_matmul_assoc) X(test_field_div_zero)          \
     X(test_field_rejects_non_lax) X(test_field_float_agree) X(test_field_silu)        \
+    X(test_field_draw) X(test_field_factor)                                           \
     X(test_alloc_failures) X(test_alloc_search)                                       \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \
     X(test_search_finds_fused) X(test_search_split_reduction) X(test_search_screen)   \
@@ -25,6 +26,7 @@ int unit_fails;
     X(test_device_table)                                                              \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)         \
     X(test_ugraph_smem_peak) X(test_verify_verdicts) X(test_property_regrid)          \
+    X(test_verify_adversaries)                                                        \
     X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error) \
     X(test_runtime_c_crash) X(test_runtime_nvrtc) X(test_runtime_gpu_open)            \
     X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) \

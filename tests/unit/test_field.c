@@ -24,14 +24,15 @@ typedef struct fenv { /* inputs and outputs of one field evaluation */
     int64_t on[MAXT];
 } fenv;
 
-static void fenv_alloc(fenv *e, const ir_graph *g, rng *r) {
+/* Inputs drawn from r below the primes of F (NULL: the fixed unit_field primes). */
+static void fenv_alloc_in(fenv *e, const ir_graph *g, rng *r, const ff_field *F) {
     memset(e, 0, sizeof *e);
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_INPUT) {
             int64_t n = ir_numel(&g->nodes[i].shape);
             e->ip[e->ni] = malloc((size_t)n * 4), e->iq[e->ni] = malloc((size_t)n * 4);
             for (int64_t t = 0; r && t < n; t++)
-                e->ip[e->ni][t] = rng_below(r, FF_P), e->iq[e->ni][t] = rng_below(r, FF_Q);
+                e->ip[e->ni][t] = rng_below(r, F ? F->P.m : FF_P), e->iq[e->ni][t] = rng_below(r, F ? F->Q.m : FF_Q);
             e->ni++;
         }
     for (int k = 0; k < g->n_outputs; k++) {
@@ -41,6 +42,8 @@ static void fenv_alloc(fenv *e, const ir_graph *g, rng *r) {
     }
     e->no = g->n_outputs;
 }
+
+static void fenv_alloc(fenv *e, const ir_graph *g, rng *r) { fenv_alloc_in(e, g, r, NULL); }
 
 static void fenv_free(fenv *e) {
     for (int i = 0; i < e->ni; i++) free(e->ip[i]), free(e->iq[i]);
@@ -52,17 +55,19 @@ static mg_status frun(const ir_graph *g, fenv *e, ff_field F, mg_ctx *ctx) {
                     e->op, e->oq);
 }
 
-/* Evaluates src on `trials` random inputs with fresh omegas; returns how many trials had all
- * outputs equal (p and q parts) to output 0. */
+/* Evaluates src on `trials` random inputs, each in a freshly drawn field of the family;
+ * returns how many trials had all outputs equal (p and q parts) to output 0. */
 static int identity_holds(const char *src, int trials, uint64_t seed) {
     ir_graph *g = unit_parse(src);
     rng r = {seed};
     int held = 0;
     for (int t = 0; t < trials; t++) {
         fenv e;
-        fenv_alloc(&e, g, &r);
+        ff_needs none = {.n_qr = 0};
+        ff_field omega;
+        ff_field_draw(rng_next(&r), &none, &omega);
+        fenv_alloc_in(&e, g, &r, &omega);
         mg_ctx ctx = {{0}};
-        ff_field omega = unit_field(rng_next(&r));
         CHECK_MSG(frun(g, &e, omega, &ctx) == MG_OK, "%s", ctx.msg);
         int eq = 1;
         for (int k = 1; k < e.no; k++)
@@ -267,4 +272,72 @@ void test_field_silu(void) {
     ir_graph_free(g2);
     fenv_free(&e);
     ir_graph_free(g);
+}
+
+void test_field_draw(void);
+void test_field_factor(void);
+
+/* Euler's criterion: whether a is a non-zero square mod the prime m */
+static int is_qr(uint64_t a, const ff_mod *m) {
+    uint32_t r = (uint32_t)(a % m->m);
+    return r && ff_pow(r, (m->m - 1) / 2, m) == 1;
+}
+
+/* Every drawn field is in the family and meets its needs; one seed gives one field, and the
+ * fields of different seeds are spread over the family (no prime is special). */
+void test_field_draw(void) {
+    ff_needs n = {.qr = {3, 5, 7, 43}, .n_qr = 4, .qr_q = 1, .nums = {21474835435, -8223371137059149241, 7}, .n_nums = 3};
+    uint32_t seen[200];
+    int distinct = 0;
+    for (uint64_t s = 0; s < 200; s++) {
+        ff_field f, g;
+        ff_field_draw(s, &n, &f);
+        ff_field_draw(s, &n, &g);
+        CHECK(f.P.m == g.P.m && f.Q.m == g.Q.m && f.omega == g.omega);
+        uint32_t q = f.Q.m, p = f.P.m;
+        CHECK_MSG(q >= 1u << 30 && q < 1u << 31 && q % 8 == 7 && p == 2 * q + 1 && ff_is_prime(q) && ff_is_prime(p),
+                  "seed %llu: p = %u, q = %u", (unsigned long long)s, p, q);
+        for (int i = 0; i < n.n_qr; i++) CHECK(is_qr(n.qr[i], &f.P) && is_qr(n.qr[i], &f.Q));
+        CHECK(is_qr(2, &f.P) && is_qr(2, &f.Q) && !is_qr(p - 1, &f.P)); /* 2 square, -1 not */
+        for (int i = 0; i < n.n_nums; i++) {
+            uint64_t a = n.nums[i] < 0 ? 0 - (uint64_t)n.nums[i] : (uint64_t)n.nums[i];
+            CHECK(a % p && a % q);
+        }
+        CHECK(f.omega > 1 && f.omega < p && ff_pow(f.omega, q, &f.P) == 1);
+        CHECK(ff_sqrt(100, &f.P) == 10 && ff_sqrt(ff_mul(49, ff_inv(25, &f.P), &f.P), &f.P) == ff_mul(7, ff_inv(5, &f.P), &f.P));
+        int dup = 0;
+        for (int i = 0; i < distinct; i++) dup |= seen[i] == q;
+        if (!dup) seen[distinct++] = q;
+    }
+    CHECK_MSG(distinct >= 195, "only %d distinct fields in 200 draws", distinct);
+    /* negative control: without the needs, 5 is a non-square mod some p and sqrt(25) = -5 there */
+    ff_needs none = {.n_qr = 0};
+    int flipped = 0;
+    for (uint64_t s = 0; s < 50; s++) {
+        ff_field f;
+        ff_field_draw(s, &none, &f);
+        flipped += ff_sqrt(25, &f.P) != 5;
+    }
+    CHECK_MSG(flipped > 5 && flipped < 45, "sqrt(25) = -5 in %d of 50 unconstrained fields", flipped);
+}
+
+void test_field_factor(void) {
+    static const struct {
+        uint64_t v;
+        int n;
+        uint64_t f[4];
+    } T[] = {
+        {1000000000000000000ull, 2, {2, 5}},
+        {4294967291ull * 4294967279ull, 2, {4294967279ull, 4294967291ull}},
+        {18446744073709551557ull, 1, {18446744073709551557ull}}, /* the largest 64-bit prime */
+        {2ull * 3 * 3 * 43 * 2147483543ull, 4, {2, 3, 43, 2147483543ull}},
+        {1, 0, {0}},
+    };
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+        uint64_t f[8];
+        int n = ff_factor(T[i].v, f, 8);
+        CHECK_MSG(n == T[i].n && !memcmp(f, T[i].f, (size_t)n * sizeof *f), "factor %llu: %d primes",
+                  (unsigned long long)T[i].v, n);
+    }
+    CHECK(ff_is_prime(2147483543) && ff_is_prime(4294967087u) && !ff_is_prime(3215031751ull) && !ff_is_prime(1));
 }

@@ -257,3 +257,54 @@ void test_property_regrid(void) {
     CHECK_MSG(valid >= 15, "only %d valid rewrites", valid);
     printf("  (%d random rewrites valid, %d verified equivalent)\n", valid, equivalent);
 }
+
+void test_verify_adversaries(void);
+
+/* Pairs written against the verifier (issue #24), one per way it was fooled before fields
+ * were drawn per test: each must get the verdict the reals give. */
+void test_verify_adversaries(void) {
+    static const struct {
+        const char *prog, *ug;
+        mg_verdict want;
+        const char *why;
+    } T[] = {
+        /* c = 1 (mod p and mod q) for the old fixed primes: a real error of 9x */
+        {"input X : f32[4, 8]\nO = X * 1\noutput O\n", "input X : f32[4, 8]\nO = X * -8.223371137059149241\noutput O\n",
+         MG_NOT_EQUIVALENT, "c = 1 mod the old p and q"},
+        /* a shift that was 0 mod the old q, inside exp */
+        {"input X : f32[4, 8]\nO = exp(X)\noutput O\n", "input X : f32[4, 8]\nO = exp(X + 2.147483543)\noutput O\n",
+         MG_NOT_EQUIVALENT, "shift = 0 mod the old q"},
+        /* a wrong small part beside a large one: the float test must not be drowned */
+        {"input X : f16[4, 8]\ninput Y : f16[4, 8]\nO = concat(X, Y * 1000, dim=1)\noutput O\n",
+         "input X : f16[4, 8]\ninput Y : f16[4, 8]\nO = concat(X * 1.001, Y * 1000, dim=1)\noutput O\n",
+         MG_NOT_EQUIVALENT, "small wrong part"},
+        /* sqrt of a constant: sqrt(100) is 10, never -10 */
+        {"input X : f32[4, 100]\nO = X / sqrt(sum(sqr(X), dim=1) / 100)\noutput O\n",
+         "input X : f32[4, 100]\nO = 10 * X / sqrt(sum(sqr(X), dim=1))\noutput O\n", MG_EQUIVALENT, "sqrt(100) = 10"},
+        {"input X : f32[4, 100]\nO = X / sqrt(sum(sqr(X), dim=1) / 100)\noutput O\n",
+         "input X : f32[4, 100]\nO = -10 * X / sqrt(sum(sqr(X), dim=1))\noutput O\n", MG_NOT_EQUIVALENT, "sqrt(100) != -10"},
+        {"input X : f32[4, 8]\nO = sqrt(X * X * 0.49)\noutput O\n", "input X : f32[4, 8]\nO = 0.7 * sqrt(X * X)\noutput O\n",
+         MG_EQUIVALENT, "sqrt(0.49) = 0.7"},
+        /* constants that were 0 mod the old p: field zeros, not verdicts */
+        {"input X : f32[4, 8]\nO = X / 4.294967087\noutput O\n", "input X : f32[4, 8]\nO = (X / 2) / 2.1474835435\noutput O\n",
+         MG_EQUIVALENT, "constant 0 mod the old p"},
+        /* equal infinities are equal */
+        {"input X : f32[4, 8]\nO = 0 - exp(X + 100)\noutput O\n", "input X : f32[4, 8]\nO = 0 - exp(100 + X)\noutput O\n",
+         MG_EQUIVALENT, "-inf in both"},
+        /* equal over the reals, NaN at attention-score magnitudes */
+        {"input S : f32[4, 64]\ninput M : f32[4, 1]\nE = exp(S - M)\nO = E / sum(E, dim=1)\noutput O\n",
+         "input S : f32[4, 64]\ninput M : f32[4, 1]\nE = exp(S + M)\nO = E / sum(E, dim=1)\noutput O\n",
+         MG_UNSTABLE, "exp(S + M) for exp(S - M)"},
+    };
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+        mg_verify_report r = verify_src(T[i].prog, T[i].ug, MG_OK);
+        CHECK_MSG(r.verdict == T[i].want, "%s: verdict %d, wanted %d: %s", T[i].why, r.verdict, T[i].want, r.text);
+    }
+    /* a program that divides by zero over the reals is an error, not a verdict */
+    mg_verify_report r = verify_src("input X : f32[4, 8]\nO = X / (X - X)\noutput O\n",
+                                    "input X : f32[4, 8]\nO = X / (X - X)\noutput O\n", MG_ERR_DIV_ZERO);
+    CHECK_MSG(strstr(r.text, "over the reals"), "%s", r.text);
+    /* the same seed gives the same verdict text (fields and inputs reproduce) */
+    mg_verify_report a = verify_src(PROGRAM, FUSED, MG_OK), b = verify_src(PROGRAM, FUSED, MG_OK);
+    CHECK(!strcmp(a.text, b.text) && a.seed == 7 && strstr(a.text, "seed 7"));
+}
