@@ -227,8 +227,10 @@ pair("zero_expdivq_wrong", "expdivq", 3, K, "exp(X / %s + 0.1): a factor e^0.1 o
      "O = exp(X / %s + 0.1)" % Z_Q)
 pair("zero_tempsm", "tempsm", 0, K, "softmax at temperature %s (0 mod q), rewritten as S/T - M/T" % Z_Q,
      "E = exp(S / %s - M / %s)\nO = E / sum(E, dim=1)" % (Z_Q, Z_Q))
-pair("zero_tempsm_wrong", "tempsm", 3, K, "softmax at temperature %s (0 mod q) with M not divided by it" % Z_Q,
+pair("zero_tempsm_rowshift", "tempsm", 0, K, "softmax at temperature %s (0 mod q) with M not divided by it: a per-row shift, so still equal" % Z_Q,
      "E = exp(S / %s - M)\nO = E / sum(E, dim=1)" % Z_Q)
+pair("zero_tempsm_wrong", "tempsm", 3, K, "softmax multiplied by the temperature %s (0 mod q) instead of divided: exponent 0 mod q in the old fields" % Z_Q,
+     "E = exp((S - M) * %s)\nO = E / sum(E, dim=1)" % Z_Q)
 pair("zero_rmsdivp", "rmsdivp", 0, K, "mean of squares over a divisor %s (0 mod p), rewritten with 0.25 and p/(4*10^9)" % Z_P,
      "O = X / sqrt(sum(sqr(X), dim=1) * 0.25 / 1.07374177175)")
 pair("zero_mmdivpq_kernel", "mmdivpq", 0, K, "matmul then divide by %s (0 mod p and q) inside a kernel" % Z_PQ, """
