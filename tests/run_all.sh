@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs every CPU test suite and ends with one total line "N passed, N failed".
 #   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR
-# Suites: unit tests, the program suite and the codegen suite on the release build, then both again under
+# Suites: unit tests, the program suite, the codegen suite, the Z3 check and the adversarial verifier
+# corpus (tests/verify) on the release build, then unit and program suites again under
 # AddressSanitizer + UBSan (the program suite in quick mode). MUGEN_CHECK=1 throughout.
 # The whole run takes about 14 minutes on 2 cores (CI: 831 s), so each suite says when it
 # starts and ends, and a suite's own progress lines ("... " first) are shown as they come.
@@ -67,6 +68,7 @@ run_suite "unit" "$rel/unit"
 run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
 run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
+run_suite "verifier corpus (adversarial pairs)" sh tests/verify/run.sh "$rel/mugen"
 run_suite "unit (asan+ubsan)" "$asan/unit"
 if kill -0 "$bgpid" 2>/dev/null; then
     echo "== programs (asan+ubsan, quick): waiting for it ($(($(date +%s) - bgstart))s so far) ..."

@@ -1,0 +1,12 @@
+# program: tests/verify/programs/qkn100.mu
+# expect: 0
+# class: attention
+# why: QKNorm over 100: Q as 10*Q/sqrt(sum Q^2), K as K/sqrt(sum K^2/100) (old fields: sqrt(100) = -10)
+input Q : f32[1, 4, 100]
+input K : f32[1, 100, 8]
+input V : f32[1, 8, 4]
+Qn = Q * 10 / sqrt(sum(sqr(Q), dim=2))
+Kn = K / sqrt(sum(sqr(K), dim=1) / 100)
+S = exp(matmul(Qn, Kn) / 10)
+O = matmul(S / sum(S, dim=2), V)
+output O

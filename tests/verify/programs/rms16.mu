@@ -1,0 +1,3 @@
+input X : f32[4, 16]
+O = X / sqrt(sum(sqr(X), dim=1) / 16)
+output O

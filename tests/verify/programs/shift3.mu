@@ -1,0 +1,3 @@
+input X : f32[8, 16]
+O = X + 3
+output O

@@ -1,0 +1,3 @@
+input X : f32[4, 32]
+O = silu(X)
+output O

@@ -1,0 +1,3 @@
+input X : f32[8, 16]
+O = sqrt(sqr(X) * 2.25)
+output O
