@@ -181,13 +181,14 @@ typedef struct mg_found {
     int kops, bops;   /* kernel operators; block operators summed over its kernels */
     int kernels;      /* graph-defined kernels among kops */
     double cost_us;   /* the cost model's estimate (docs/search.md) */
+    double float_error; /* the verifier's float test: worst error over its element's scale (docs/verify.md) */
     int aeq;          /* its abstract expression is A_eq-equal to the program's */
     int task;         /* which task found it */
     char verdict[256];
 } mg_found;
 
 typedef struct mg_search_result {
-    mg_found *found; /* sorted by cost, then text: found[0] is rank 1 */
+    mg_found *found; /* sorted by cost, then float error (numerically safer first), then text */
     int n_found;
     int64_t states, pruned, candidates, rejected, duplicates;
     int64_t screened; /* of the rejected: by the small untiled screen, not at full size */

@@ -127,9 +127,22 @@ double mg_eval_max_bytes(void) {
     return (gb > 0 ? gb : 8.0) * 1e9;
 }
 
+static _Thread_local const int *stop_flag; /* ev_set_stop */
+
+void ev_set_stop(const int *stop) { stop_flag = stop; }
+
+mg_status ev_check_stop(mg_ctx *ctx) {
+    if (stop_flag && __atomic_load_n(stop_flag, __ATOMIC_RELAXED))
+        return ctx_err(ctx, MG_ERR_LIMIT, "evaluation stopped (time limit or stop request)");
+    return MG_OK;
+}
+
 /* Called before each allocation, so an oversized tensor is refused by name rather than failing
- * in malloc, or being granted by an overcommitting host and killed later. */
+ * in malloc, or being granted by an overcommitting host and killed later. It is also where a
+ * stop request (ev_set_stop) is seen, once per node. */
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size) {
+    mg_status rc = ev_check_stop(ctx);
+    if (rc) return rc;
     double bytes = (double)ir_numel(&g->nodes[i].shape) * (double)elem_size, max = mg_eval_max_bytes();
     if (bytes <= max) return MG_OK;
     char lb[128];
@@ -182,6 +195,7 @@ mg_status ev_block_walk(const ir_graph *b, mg_ctx *ctx, const ev_block_ops *ops)
     mg_status rc = MG_OK;
     int64_t off[4];
     for (int blk = 0; !rc && blk < b->grid[0] * b->grid[1] * b->grid[2]; blk++) {
+        if ((rc = ev_check_stop(ctx))) break;
         int bi[3] = {blk % b->grid[0], blk / b->grid[0] % b->grid[1], blk / (b->grid[0] * b->grid[1])};
         for (int64_t it = 0; !rc && it < b->forloop; it++)
             for (int i = 0; !rc && i < n; i++) {

@@ -60,11 +60,18 @@ typedef struct ev_block_ops {
 } ev_block_ops;
 mg_status ev_block_walk(const ir_graph *b, mg_ctx *ctx, const ev_block_ops *ops);
 
+/* From now on, on this thread, both evaluators stop with MG_ERR_LIMIT at the next node (or
+ * block of a kernel) once *stop is non-zero (read atomically); NULL: never. The verifier sets
+ * it for its time limit, so one long evaluation does not outlive it. */
+void ev_set_stop(const int *stop);
+mg_status ev_check_stop(mg_ctx *ctx);
+
 /* Index of the last node reading each node (or n_nodes for outputs); caller frees. */
 int *ev_last_use(const ir_graph *g);
 
 /* Refuses tensors the host cannot hold: MG_ERR_NOMEM naming the tensor when a tensor of
- * numel elements of elem_size bytes exceeds the evaluator's limit (MUGEN_EVAL_MAX_GB). */
+ * numel elements of elem_size bytes exceeds the evaluator's limit (MUGEN_EVAL_MAX_GB); and
+ * MG_ERR_LIMIT once this thread's stop flag is set (ev_set_stop). */
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size);
 
 /* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. ev_float's

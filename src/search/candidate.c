@@ -248,7 +248,7 @@ static int screen(worker *w, const ir_graph *u) {
 
 /* ---- candidates ---- */
 
-static void add_found(worker *w, char *text, const ir_graph *u, const char *verdict) {
+static void add_found(worker *w, char *text, const ir_graph *u, const mg_verify_report *rep) {
     if (w->n_found == w->cap_found) {
         int cap = w->cap_found ? w->cap_found * 2 : 8;
         sr_found *f = base_realloc(w->found, sizeof *f * (size_t)cap);
@@ -264,7 +264,8 @@ static void add_found(worker *w, char *text, const ir_graph *u, const char *verd
     f->text = text;
     f->task = w->task;
     f->cost_us = sr_cost_us(u, &w->s->dev);
-    snprintf(f->verdict, sizeof f->verdict, "%.255s", verdict);
+    f->float_error = rep->float_error;
+    snprintf(f->verdict, sizeof f->verdict, "%.255s", rep->text);
     for (int i = 0; i < u->n_nodes; i++) {
         const ir_node *n = &u->nodes[i];
         if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST) continue;
@@ -309,7 +310,7 @@ static void verify_one(worker *w, ir_graph *u) {
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
     mg_status rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
     if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
-        add_found(w, text, u, rep.text);
+        add_found(w, text, u, &rep);
         if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = sr_now_s() - s->t0;
     } else {
         w->rejected += rc != MG_ERR_LIMIT; /* stopped midway: neither kept nor rejected */

@@ -208,6 +208,7 @@ static void add_counts(const search *s, sr_result *r) {
 static int cmp_found(const void *a, const void *b) {
     const sr_found *x = a, *y = b;
     if (x->cost_us != y->cost_us) return x->cost_us < y->cost_us ? -1 : 1;
+    if (x->float_error != y->float_error) return x->float_error < y->float_error ? -1 : 1;
     return strcmp(x->text, y->text);
 }
 

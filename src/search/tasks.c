@@ -158,15 +158,15 @@ static int write_atomic(const char *path, const char *text) {
     return 0;
 }
 
-/* Task record format: one line "found COST KOPS BOPS KERNELS AEQ" then the verdict line, then
+/* Task record format: one line "found COST KOPS BOPS KERNELS AEQ FLOAT_ERROR" then the verdict line, then
  * the μGraph text, then a line "%%end". */
 static void save_task(search *s, int64_t task, const sr_found *f, int n) {
     if (!s->o->ckpt_dir) return;
     strbuf sb = {0};
     sb_printf(&sb, "task %lld done\n", (long long)task);
     for (int i = 0; i < n; i++)
-        sb_printf(&sb, "found %.17g %d %d %d %d\n%s\n%s%%%%end\n", f[i].cost_us, f[i].kops, f[i].bops,
-                  f[i].kernels, f[i].aeq, f[i].verdict, f[i].text);
+        sb_printf(&sb, "found %.17g %d %d %d %d %.17g\n%s\n%s%%%%end\n", f[i].cost_us, f[i].kops, f[i].bops,
+                  f[i].kernels, f[i].aeq, f[i].float_error, f[i].verdict, f[i].text);
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoint/task-%lld", s->o->ckpt_dir, (long long)task);
     if (sb.s) write_atomic(path, sb.s);
@@ -186,7 +186,7 @@ static int load_task(search *s, int64_t task) {
         p++;
         sr_found x;
         memset(&x, 0, sizeof x);
-        if (sscanf(p, "found %lf %d %d %d %d", &x.cost_us, &x.kops, &x.bops, &x.kernels, &x.aeq) != 5) {
+        if (sscanf(p, "found %lf %d %d %d %d %lf", &x.cost_us, &x.kops, &x.bops, &x.kernels, &x.aeq, &x.float_error) != 6) {
             ok = 0;
             break;
         }

@@ -581,7 +581,16 @@ static mg_status field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, m
     return MG_OK;
 }
 
+static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r);
+
 mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r) {
+    ev_set_stop(f->stop); /* a stop is seen inside long evaluations too, not only between tests */
+    mg_status rc = verify_ref(f, u, ctx, r);
+    ev_set_stop(NULL);
+    return rc;
+}
+
+static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r) {
     memset(r, 0, sizeof *r);
     vf_io_map m;
     memset(&m, 0, sizeof m);
