@@ -76,10 +76,11 @@ mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size)
 
 /* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. ev_float's
  * mode: EV_F64 keeps intermediates in f64 (else f32); EV_ROUNDED says every input already
- * holds values of its dtype, so it is read in place instead of copied and rounded. Both
+ * holds values of its dtype, so it is read in place instead of copied and rounded; EV_RAW_OUT
+ * leaves the outputs unrounded (how far past its dtype's range a value is). Both
  * evaluators only read in[]; ev_field's inputs must already be reduced (mg_eval_field checks
  * them for callers from outside). */
-enum { EV_F64 = 1, EV_ROUNDED = 2 };
+enum { EV_F64 = 1, EV_ROUNDED = 2, EV_RAW_OUT = 4 }; /* EV_RAW_OUT: outputs not rounded to their dtype */
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const *in,
                    double *const *out);
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,

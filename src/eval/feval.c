@@ -273,7 +273,7 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const
         const ir_node *n = &g->nodes[g->outputs[k]];
         int64_t total = ir_numel(&n->shape);
         for (int64_t t = 0; t < total; t++)
-            out[k][t] = base_round_dtype(v[g->outputs[k]][t], n->dtype);
+            out[k][t] = mode & EV_RAW_OUT ? v[g->outputs[k]][t] : base_round_dtype(v[g->outputs[k]][t], n->dtype);
     }
     for (int i = 0; v && borrowed && i < g->n_nodes; i++) FREE_V(i);
 #undef FREE_V

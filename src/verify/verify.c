@@ -309,10 +309,14 @@ static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
     return rc;
 }
 
+static double dtype_max(mg_dtype t) { return t == MG_F16 ? 65504 : 3.38953138925153547e38; /* f32, bf16 */ }
+
 /* Draws range r's inputs at scale R->s (the same draws at every scale) and evaluates the
- * program; *bad counts the output elements that are not finite in its f32 evaluation (or, if
- * none, in its f64 one, rounded to the output dtype). R->out holds the f64 outputs. */
-static mg_status draw_range(vf_ref *f, int r, mg_ctx *ctx, int64_t *bad) {
+ * program in f64. *over: how far its outputs go past their dtype's range (max |v| / the
+ * dtype's largest value; infinite for a NaN or inf), or, if they fit, 2 when its f32
+ * evaluation overflows anyway and 0 when that is finite too. R->out: the f64 outputs rounded
+ * to their dtype. */
+static mg_status draw_range(vf_ref *f, int r, mg_ctx *ctx, double *over) {
     const ir_graph *p = f->p;
     vrange *R = &f->fr[r];
     rng rg = {f->seed ^ (0xf10a7ull + (uint64_t)r * 0x9e3779b97f4a7c15ull)};
@@ -323,21 +327,35 @@ static mg_status draw_range(vf_ref *f, int r, mg_ctx *ctx, int64_t *bad) {
                                             p->nodes[i].dtype);
         np++;
     }
-    /* the program in f32 first (into out, then overwritten): overflow as a user would meet it */
-    mg_status rc = ev_float(p, ctx, EV_ROUNDED, (const double *const *)R->in, R->out);
-    *bad = 0;
+    *over = 0;
+    mg_status rc = ev_float(p, ctx, EV_F64 | EV_ROUNDED | EV_RAW_OUT, (const double *const *)R->in, R->out);
+    for (int k = 0; !rc && k < p->n_outputs; k++) {
+        mg_dtype dt = p->nodes[p->outputs[k]].dtype;
+        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) {
+            double v = fabs(R->out[k][t]);
+            *over = isfinite(v) ? fmax(*over, v / dtype_max(dt)) : INFINITY;
+            R->out[k][t] = base_round_dtype(R->out[k][t], dt);
+        }
+    }
+    if (rc || *over > 1) return rc;
+    *over = 0; /* fits: then as a user running it in f32 would meet it */
+    double *tmp[MAX_IO] = {0};
+    for (int k = 0; k < p->n_outputs && !rc; k++)
+        if (!(tmp[k] = base_alloc((size_t)ir_numel(&p->nodes[p->outputs[k]].shape) * sizeof(double))))
+            rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = ev_float(p, ctx, EV_ROUNDED, (const double *const *)R->in, tmp);
     for (int k = 0; !rc && k < p->n_outputs; k++)
-        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) *bad += !isfinite(R->out[k][t]);
-    if (!rc) rc = ev_float(p, ctx, EV_F64 | EV_ROUNDED, (const double *const *)R->in, R->out);
-    for (int k = 0; !rc && !*bad && k < p->n_outputs; k++)
-        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) *bad += !isfinite(R->out[k][t]);
+        for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++)
+            if (!isfinite(tmp[k][t])) *over = 2;
+    for (int k = 0; k < MAX_IO; k++) base_free(tmp[k]);
     return rc;
 }
 
 /* Builds range r of the float test: inputs drawn in [lo, hi) times the scale s and rounded to
- * their dtype, the program's f64 outputs and error scales. s starts at 1 and is quartered (at
- * most 20 times) while the program's own output overflows its dtype; if it never stops
- * overflowing, s = 1 and equal infinities compare equal (elem_error). */
+ * their dtype, the program's f64 outputs and error scales. s starts at 1 and shrinks while
+ * the program's own output overflows: by the estimated degree's root of how far past the
+ * range it went (at least 4x, at most 20 steps). If it never fits, s = 1 and equal
+ * infinities compare equal (elem_error). */
 static mg_status build_range(vf_ref *f, int r, mg_ctx *ctx) {
     const ir_graph *p = f->p;
     vrange *R = &f->fr[r];
@@ -350,16 +368,20 @@ static mg_status build_range(vf_ref *f, int r, mg_ctx *ctx) {
         if (p->nodes[i].op == IR_OP_INPUT && !(R->in[np++] = base_alloc((size_t)ir_numel(&p->nodes[i].shape) * sizeof(double))))
             rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     R->s = 1;
-    int64_t bad = 0;
+    double over = 0;
     for (int tries = 0; !rc; tries++) {
-        if ((rc = draw_range(f, r, ctx, &bad)) || !bad) break;
-        if (tries == 0) R->overflow = bad;
+        if ((rc = draw_range(f, r, ctx, &over)) || over == 0) break;
+        if (tries == 0) /* the elements the program's own output loses at scale 1 */
+            for (int k = 0; k < p->n_outputs; k++)
+                for (int64_t t = 0, n = ir_numel(&p->nodes[p->outputs[k]].shape); t < n; t++) R->overflow += !isfinite(R->out[k][t]);
+        if (tries == 0 && !R->overflow) R->overflow = 1; /* only its f32 evaluation overflows */
         if (tries == 20) { /* overflows at every scale: back to s = 1 */
             R->s = 1;
-            rc = draw_range(f, r, ctx, &bad);
+            rc = draw_range(f, r, ctx, &over);
             break;
         }
-        R->s /= 4;
+        double step = isfinite(over) ? pow(2 * over, 1.0 / (f->degree > 1 ? f->degree : 1)) : 4;
+        R->s /= step > 4 ? step : 4;
     }
     if (rc) return rc;
     mg_status mr = ev_mag(p, ctx, (const double *const *)R->in, R->scale);
