@@ -209,13 +209,16 @@ uint64_t rng_next(rng *r) {
     return z ^ (z >> 31);
 }
 double rng_uniform(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
+/* Lemire's multiply-shift: the high 32 bits of x * n for a 32-bit x, rejecting the few x
+ * whose low product falls in the biased range, so exactly uniform; a division only then. */
 uint32_t rng_below(rng *r, uint32_t n) {
     MG_ASSERT(n > 0);
-    uint64_t lim = UINT64_MAX - UINT64_MAX % n; /* reject the biased tail */
-    uint64_t x;
-    do x = rng_next(r);
-    while (x >= lim);
-    return (uint32_t)(x % n);
+    uint64_t m = (rng_next(r) >> 32) * n;
+    if ((uint32_t)m < n) {
+        uint32_t t = (0u - n) % n;
+        while ((uint32_t)m < t) m = (rng_next(r) >> 32) * n;
+    }
+    return (uint32_t)(m >> 32);
 }
 
 /* ---- f16 / bf16 ---- */
@@ -259,7 +262,18 @@ uint16_t base_f32_to_bf16(float x) {
     return (uint16_t)h;
 }
 float base_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
+#if defined(__x86_64__)
+#include <immintrin.h>
+/* The same rounding (to nearest even, then back) in one instruction each way where the CPU has
+ * F16C: the verifier rounds every input of every float test through here. */
+__attribute__((target("f16c"))) static float round_f16_hw(float x) { return _cvtsh_ss(_cvtss_sh(x, 0)); }
+float base_round_f16(float x) {
+    if (x == x && __builtin_cpu_supports("f16c")) return round_f16_hw(x); /* NaN: the software path's */
+    return base_f16_to_f32(base_f32_to_f16(x));
+}
+#else
 float base_round_f16(float x) { return base_f16_to_f32(base_f32_to_f16(x)); }
+#endif
 float base_round_bf16(float x) { return base_bf16_to_f32(base_f32_to_bf16(x)); }
 double base_round_dtype(double x, mg_dtype t) {
     switch (t) {
