@@ -168,6 +168,58 @@ big_case big_digits.mu "a dimension size is too large"
 } >"$T/big_sum.mu"
 big_case big_sum.mu "program has more than"
 
+# ---- hostile files: deep expressions, a search stopped while its e-graph saturates --------
+section="hostile files"
+# chain N BLOCK: O = X + X + ... + X (N operators), at kernel level or (BLOCK=1) inside one
+# graph-defined kernel. Code generation once recursed once per operator (a stack overflow
+# near 6,000); now an expression inlines at most 48 levels and the rest is stored.
+chain() {
+    awk -v n="$1" -v blk="$2" 'BEGIN {
+        printf "input X : f32[4, 8]\n"
+        if (blk) printf "O = kernel(X, grid=[1], forloop=1, threads=32) {\n    x = iter(X)\n    s = x"
+        else printf "O = X"
+        for (i = 0; i < n; i++) printf blk ? " + x" : " + X"
+        if (blk) printf "\n    save(accum(s))\n}\n"
+        else printf "\n"
+        printf "output O\n" }'
+}
+export MUGEN_CACHE_DIR="$T/cache"
+for spec in 6000:0 50000:0 6000:1 50000:1; do
+    n=${spec%%:*}
+    blk=${spec#*:}
+    where=$([ "$blk" = 1 ] && echo "in a block graph" || echo "at kernel level")
+    [ -n "$QUICK" ] && [ "$spec" = 50000:1 ] && continue # 5 s at -O2, minutes under sanitizers
+    chain "$n" "$blk" >"$T/chain.mu"
+    for c in emit "emit --target c"; do
+        t0=$(date +%s)
+        mg $c "$T/chain.mu"
+        t1=$(date +%s)
+        if expect_rc 0 "$n additions $where: mugen $c"; then
+            if ! grep -q 'kernel' "$T/out"; then bad "$n additions $where: mugen $c wrote no kernel"
+            elif [ "$(awk '{ n = gsub(/\(/, "("); if (n > m) m = n } END { print m + 0 }' "$T/out")" -gt 200 ]; then
+                bad "$n additions $where: mugen $c wrote a line with more than 200 parentheses"
+            elif [ $((t1 - t0)) -gt 30 ]; then bad "$n additions $where: mugen $c took $((t1 - t0)) s"
+            else ok; fi
+        fi
+    done
+    if [ "$n" = 6000 ]; then # compiled and run against the reference (6000 x: exact in f32)
+        mg run --backend c --reps 0 "$T/chain.mu"
+        if expect_rc 0 "$n additions $where: mugen run --backend c"; then
+            if grep -q 'max abs err 0,' "$T/out"; then ok; else bad "$n additions $where: run: $(tr '\n' ' ' <"$T/out" | cut -c1-200)"; fi
+        fi
+    fi
+done
+# a search into a 500-add chain spends its time saturating the e-graph: --time-limit 2 must
+# stop it there (it once ran 58 s past a 5 s limit)
+chain 500 0 | sed 's/f32/f16/' >"$T/chain500.mu"
+t0=$(date +%s)
+mg search --time-limit 2 --threads 1 "$T/chain500.mu" --out "$T/s500"
+t1=$(date +%s)
+if crashed "search --time-limit 2 of a 500-add chain"; then :
+elif [ $((t1 - t0)) -gt 6 ]; then bad "search --time-limit 2 of a 500-add chain took $((t1 - t0)) s"
+elif ! grep -q 'time limit stopped the search' "$T/err"; then bad "search --time-limit 2 of a 500-add chain: $(first_line "$T/err")"
+else ok; fi
+
 # ---- good programs: check succeeds and its output is a fixed point -------------------------
 section="good programs"
 
