@@ -209,6 +209,32 @@ for spec in 6000:0 50000:0 6000:1 50000:1; do
         fi
     fi
 done
+# a damaged compile-cache entry (truncated with its ELF header intact, or one byte changed)
+# is found before it is loaded and rebuilt with a note; it once crashed every later run
+export MUGEN_CACHE_DIR="$T/cache2"
+chain 3 0 >"$T/small3.mu"
+mg run --backend c --reps 0 "$T/small3.mu"
+expect_rc 0 "run --backend c (fills the cache)" && ok
+for damage in truncate flip; do
+    so=$(ls "$T/cache2"/*.so 2>/dev/null | sed -n 1p)
+    if [ -z "$so" ]; then bad "compile cache: no .so entry in $T/cache2"; break; fi
+    if [ "$damage" = truncate ]; then
+        head -c 3000 "$so" >"$T/so.part" && cat "$T/so.part" >"$so"
+    else
+        printf 'Z' | dd of="$so" bs=1 seek=2000 conv=notrunc 2>/dev/null
+    fi
+    mg run --backend c --reps 0 "$T/small3.mu"
+    if expect_rc 0 "run --backend c over a cache entry damaged by $damage"; then
+        if grep -q 'compile cache entry .* is damaged' "$T/err"; then ok; else
+            bad "cache entry damaged by $damage: no note on stderr: $(first_line "$T/err")"; fi
+    fi
+    mg run --backend c --reps 0 "$T/small3.mu"
+    if expect_rc 0 "run --backend c after the rebuild" && [ -s "$T/err" ] && grep -q damaged "$T/err"; then
+        bad "cache entry damaged by $damage: still damaged after the rebuild"
+    else ok; fi
+done
+export MUGEN_CACHE_DIR="$T/cache"
+
 # a search into a 500-add chain spends its time saturating the e-graph: --time-limit 2 must
 # stop it there (it once ran 58 s past a 5 s limit)
 chain 500 0 | sed 's/f32/f16/' >"$T/chain500.mu"
