@@ -583,5 +583,33 @@ elif [ $((t1 - t0)) -gt 6 ]; then bad "search --time-limit 2 of a 500-add chain 
 elif ! grep -q 'time limit stopped the search' "$T/err"; then bad "search --time-limit 2 of a 500-add chain: $(first_line "$T/err")"
 else ok; fi
 
+# search --out: a refused search creates nothing; a second search into a folder in use is
+# refused naming the holder; an earlier search's μGraphs this one does not replace go
+mg search examples/softmax_attention.mu --out "$T/notlax"
+if expect_rc 1 "search of a non-Lax program"; then
+    if [ -e "$T/notlax" ]; then bad "search of a non-Lax program created its --out"; else ok; fi
+fi
+"$M" search --threads 1 --time-limit 3 "$T/chain500.mu" --out "$T/locked" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+printf 'input X : f16[16, 64]\nY = exp(X)\nO = sum(Y, dim=1)\noutput O\n' >"$T/tiny.mu"
+mg search --threads 1 --max-kops 1 "$T/tiny.mu" --out "$T/locked"
+if expect_rc 1 "a second search into an --out in use"; then
+    if grep -q "is in use by another search (pid $holder" "$T/err"; then ok; else bad "second search: $(first_line "$T/err")"; fi
+fi
+wait "$holder"
+mkdir "$T/stale"
+printf 'program: old.mu\nrank  est. µs  kernel ops  kernels  block ops  file\n   7      1.0           1        0          0  ugraph-7.mu\n  40      1.0           1        0          0  ugraph-40.mu\n' >"$T/stale/summary.txt"
+for f in ugraph-7.mu ugraph-7.json ugraph-7.dot ugraph-40.mu ugraph-99.mu notes.txt; do echo x >"$T/stale/$f"; done
+mg search --threads 1 --max-kops 1 "$T/tiny.mu" --out "$T/stale"
+if expect_rc 0 "search into an --out holding another search's μGraphs"; then
+    left=$(cd "$T/stale" && ls | grep -v '^checkpoint$' | tr '\n' ' ')
+    if [ -e "$T/stale/ugraph-7.mu" ] || [ -e "$T/stale/ugraph-7.json" ] || [ -e "$T/stale/ugraph-40.mu" ]; then
+        bad "stale μGraphs of an earlier search stayed: $left"
+    elif [ ! -e "$T/stale/ugraph-99.mu" ] || [ ! -e "$T/stale/notes.txt" ] || [ ! -e "$T/stale/ugraph-1.mu" ]; then
+        bad "search into a used --out removed files it did not list: $left"
+    else ok; fi
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
