@@ -295,6 +295,12 @@ static int read_input(const char *path, const mg_tensor_desc *d, double *dst) {
         fprintf(stderr, "mugen: %s: cannot open: %s\n", path, strerror(errno));
         return 1;
     }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "mugen: %s: is a directory, not a file of values for input '%s'\n", path, d->name);
+        fclose(f);
+        return 1;
+    }
     size_t len = strlen(path);
     int64_t n = 0;
     if (len > 4 && !strcmp(path + len - 4, ".txt")) {
@@ -330,7 +336,12 @@ static int read_input(const char *path, const mg_tensor_desc *d, double *dst) {
             n++;
         }
     }
+    int err = ferror(f) ? errno : 0;
     fclose(f);
+    if (err) {
+        fprintf(stderr, "mugen: %s: cannot read: %s\n", path, strerror(err));
+        return 1;
+    }
     if (n != d->numel) {
         fprintf(stderr, "mugen: %s: input '%s' needs %" PRId64 " values, the file has %s%" PRId64
                 "\n", path, d->name, d->numel, n > d->numel ? "more than " : "", n > d->numel ? d->numel : n);
@@ -453,6 +464,30 @@ static int float_inputs(mg_program *p, const opts *o, int ni, double **in) {
     return rc;
 }
 
+/* ": min A max B mean C" over the n values of v, then a newline and a space. Over the finite
+ * ones only when some are NaN or infinite, with their counts; a line that says so when no
+ * value is finite. */
+static void print_summary(const double *v, int64_t n) {
+    double mn = INFINITY, mx = -INFINITY, sum = 0;
+    int64_t nan = 0, pinf = 0, ninf = 0;
+    for (int64_t t = 0; t < n; t++) {
+        if (isnan(v[t])) nan++;
+        else if (isinf(v[t])) v[t] > 0 ? pinf++ : ninf++;
+        else mn = fmin(mn, v[t]), mx = fmax(mx, v[t]), sum += v[t];
+    }
+    int64_t fin = n - nan - pinf - ninf;
+    if (fin) printf(": min %.6g max %.6g mean %.6g", mn, mx, sum / (double)fin);
+    else printf(": no finite values");
+    if (fin < n) {
+        printf(fin ? " over %" PRId64 " finite values; " : ": ", fin);
+        const char *sep = "";
+        if (nan) printf("%" PRId64 " NaN", nan), sep = ", ";
+        if (pinf) printf("%s%" PRId64 " +inf", sep, pinf), sep = ", ";
+        if (ninf) printf("%s%" PRId64 " -inf", sep, ninf);
+    }
+    printf("\n ");
+}
+
 static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
     if (too_large(p, sizeof(double))) return 1;
     int ni = mg_program_n_inputs(p), no = mg_program_n_outputs(p);
@@ -470,13 +505,10 @@ static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
     for (int k = 0; k < no && !rc; k++) {
         mg_tensor_desc d;
         mg_program_output(p, k, &d);
-        double mn = INFINITY, mx = -INFINITY, sum = 0;
-        for (int64_t t = 0; t < d.numel; t++) {
-            mn = fmin(mn, out[k][t]), mx = fmax(mx, out[k][t]), sum += out[k][t];
-        }
         print_dims(&d);
-        printf(": min %.6g max %.6g mean %.6g\n ", mn, mx, sum / (double)d.numel);
-        for (int64_t t = 0; t < d.numel && t < o->show; t++) printf(" %.6g", out[k][t]);
+        print_summary(out[k], d.numel);
+        for (int64_t t = 0; t < d.numel && t < o->show; t++) /* NaN as "nan", whatever its sign bit */
+            isnan(out[k][t]) ? printf(" nan") : printf(" %.6g", out[k][t]);
         printf("%s\n", d.numel > o->show ? " ..." : "");
         if (o->out_dir) rc = save_float(o->out_dir, &d, out[k]);
     }

@@ -6,12 +6,14 @@
  * 3 nothing found (the reason is printed). Ctrl-C or --time-limit ends the search early;
  * what was found is written, and a search with --out resumes from DIR/checkpoint. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "mugen.h"
 
@@ -29,6 +31,9 @@ static const char *HELP_SEARCH =
     "DIR/checkpoint holds every finished task: the same command run again (same PROGRAM,\n"
     "--out and search options; --time-limit and --threads may change) reloads those and\n"
     "searches only the rest; a task cut short is searched again from its start.\n"
+    "DIR is locked while a search runs (DIR/.lock: a second search into it is refused); a\n"
+    "search refused before it starts leaves no DIR behind; ugraph-N files that an earlier\n"
+    "DIR/summary.txt lists and this search does not rewrite are removed, nothing else.\n"
     "  --max-kops N      kernel operators (default 5)\n"
     "  --max-bops N      block operators per kernel, iterators and savers included (default 11)\n"
     "  --max-kin N       tensors one graph-defined kernel reads (default 3)\n"
@@ -282,18 +287,77 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
     return -1;
 }
 
-/* Creates --out DIR if need be; 0, or -1 (said). */
-static int make_out(const char *out) {
+/* Creates --out DIR if need be (*made = 1 then) and locks it for this search: DIR/.lock,
+ * an fcntl lock held until the process ends, holding the holder's pid. 0, or -1 (said): a
+ * second search into the same DIR at once is refused, naming the holder. */
+static int make_out(const char *out, int *made) {
     struct stat st;
-    if (stat(out, &st) && mkdir(out, 0777)) {
-        fprintf(stderr, "mugen: cannot create --out %s: %s\n", out, strerror(errno));
-        return -1;
-    }
-    if (!stat(out, &st) && !S_ISDIR(st.st_mode)) {
+    *made = 0;
+    if (stat(out, &st)) {
+        if (mkdir(out, 0777)) {
+            fprintf(stderr, "mugen: cannot create --out %s: %s\n", out, strerror(errno));
+            return -1;
+        }
+        *made = 1;
+    } else if (!S_ISDIR(st.st_mode)) {
         fprintf(stderr, "mugen: --out %s: not a directory\n", out);
         return -1;
     }
-    return 0;
+    char path[4096], pid[32] = "";
+    snprintf(path, sizeof path, "%s/.lock", out);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    struct flock fl = {.l_type = F_WRLCK, .l_whence = SEEK_SET};
+    if (fd < 0) {
+        fprintf(stderr, "mugen: cannot lock --out %s: %s: %s\n", out, path, strerror(errno));
+        return -1;
+    }
+    if (fcntl(fd, F_SETLK, &fl)) {
+        ssize_t n = read(fd, pid, sizeof pid - 1);
+        pid[n > 0 ? n : 0] = 0;
+        pid[strcspn(pid, "\n")] = 0;
+        fprintf(stderr, "mugen: --out %s is in use by another search (pid %s, %s): wait for it or choose "
+                "another folder\n", out, *pid ? pid : "unknown", path);
+        close(fd);
+        return -1;
+    }
+    int n = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+    int wrote = !ftruncate(fd, 0) && write(fd, pid, (size_t)n) == n;
+    (void)wrote; /* the pid only names the holder in the message */
+    return 0; /* fd stays open: closing it would drop the lock */
+}
+
+/* A search refused before it wrote anything: the --out folder it made goes again. */
+static void unmake_out(const char *out, int made) {
+    if (!made) return;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/.lock", out);
+    unlink(path);
+    rmdir(out); /* only if empty: never a file another program put there */
+}
+
+/* Removes the μGraph files of an earlier search into dir that this one does not replace:
+ * ugraph-N.mu, .json and .dot for each rank N > n_found that dir/summary.txt (mugen's, read
+ * before it is rewritten) lists. Files it does not list are left alone. */
+static void remove_stale(const char *dir, int n_found) {
+    char path[4096], line[512];
+    snprintf(path, sizeof path, "%s/summary.txt", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    int first = 1, mine = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (first) mine = !strncmp(line, "program: ", 9), first = 0;
+        if (!mine) break;
+        if (line[0] == '#') break; /* the μGraphs after the rank table */
+        const char *u = strstr(line, "  ugraph-");
+        int rank = 0, k = 0;
+        if (!u || sscanf(u, "  ugraph-%d.mu%n", &rank, &k) != 1 || !k || rank <= n_found) continue;
+        static const char *ext[3] = {"mu", "json", "dot"};
+        for (int e = 0; e < 3; e++) {
+            snprintf(path, sizeof path, "%s/ugraph-%d.%s", dir, rank, ext[e]);
+            unlink(path);
+        }
+    }
+    fclose(f);
 }
 
 /* Writes DIR/summary.txt (the summary, then every μGraph with its verdict) and each rank's
@@ -301,6 +365,7 @@ static int make_out(const char *out) {
 static void write_results(mg_ctx *ctx, const cli_opts *c, const mg_search_result *r) {
     FILE *f;
     char path[4096];
+    remove_stale(c->out, r->n_found);
     snprintf(path, sizeof path, "%s/summary.txt", c->out);
     if ((f = fopen(path, "wb"))) {
         summary(f, c->file, &c->o, r);
@@ -385,7 +450,8 @@ int cli_search(int argc, char **argv) {
     c.o.progress = 1;
     int rc = parse_args(argc, argv, &c);
     if (rc >= 0) return rc;
-    if (c.out && make_out(c.out)) return 1;
+    int made = 0;
+    if (c.out && make_out(c.out, &made)) return 1;
     c.o.ckpt_dir = c.out;
     c.o.stop = &stop_flag;
     mg_ctx *ctx = mg_ctx_new();
@@ -397,13 +463,15 @@ int cli_search(int argc, char **argv) {
     mg_status st = mg_program_load(ctx, c.file, &p);
     if (st) {
         fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        if (c.out) unmake_out(c.out, made);
         goto done;
     }
     signal(SIGINT, on_sigint);
     st = mg_search(ctx, p, &c.o, &r);
     signal(SIGINT, SIG_DFL);
-    if (st) {
+    if (st) { /* refused (not Lax, ...) or failed: a folder made for it goes if still empty */
         fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        if (c.out) unmake_out(c.out, made);
         goto done;
     }
     summary(stdout, c.file, &c.o, &r);

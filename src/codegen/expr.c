@@ -69,7 +69,10 @@ static void binary(em *E, strbuf *o, const ir_node *n, coord c) {
 }
 
 /* The value of node j at coordinate c as a float expression: a literal, a load, or (inlined
- * elementwise operators, or force) the operator applied to its operands' expressions. */
+ * elementwise operators, or force) the operator applied to its operands' expressions. It
+ * recurses only through nodes read in place, which the planner keeps at most
+ * OP_MAX_INLINE_DEPTH deep (opt/buffers.c, opt/inline.c), so however long a chain of
+ * operators a program has, this recursion (and near_leaves', and cg_collect_inputs') is short. */
 void cg_expr(em *E, strbuf *o, int j, coord c, int force) {
     const ir_node *n = &E->g->nodes[j];
     if (j == E->reg_node) {

@@ -35,14 +35,19 @@ static void buffer_layout(op_plan *p, int i, int free_layout) {
 
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
  * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
- * it element by element (another elementwise operator or a reduction) and it is no output. */
-void op_plan_buffers(op_plan *p, const int *uses, const int *user) {
+ * it element by element (another elementwise operator or a reduction), it is no output and
+ * its own expression inlines fewer than OP_MAX_INLINE_DEPTH levels of operators. */
+void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch) {
     const ir_graph *g = p->g;
+    int *depth = scratch; /* operators inlined in node i's expression, along the deepest path */
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         ir_op c = uses[i] == 1 ? g->nodes[user[i]].op : IR_OP_INPUT;
+        depth[i] = 0;
+        for (int a = 0; a < n->n_in; a++)
+            if (p->inl[n->in[a]] && depth[n->in[a]] + 1 > depth[i]) depth[i] = depth[n->in[a]] + 1;
         p->inl[i] = n->op == IR_OP_CONST ||
-                    (op_is_elementwise(n->op) && uses[i] == 1 &&
+                    (op_is_elementwise(n->op) && uses[i] == 1 && depth[i] < OP_MAX_INLINE_DEPTH &&
                      (op_is_elementwise(c) || ir_ops[c].kind == IR_KIND_REDUCE));
         p->buf[i] = p->inl[i] ? -1 : p->n_bufs++;
         p->store[i] = n->dtype;

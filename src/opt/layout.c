@@ -1,6 +1,8 @@
 /* opt/layout: the layout pass. For each tensor a block graph stores in shared memory: its
  * storage type, row or column major, and rows padded against bank conflicts or swizzled
  * (docs/codegen.md, "Layout as an optimisation": each choice is a per-tensor minimum). */
+#include <string.h>
+
 #include "opt_internal.h"
 
 /* Is every consumer of i a matmul, and does it read i as its operand `side` (-1: either)? */
@@ -15,31 +17,30 @@ static int only_matmul(const ir_graph *b, int i, int side) {
     return any;
 }
 
-/* Does some matmul read i? (Its rows then get padded: a fragment load reads 8 rows at once.) */
-int op_some_matmul(const ir_graph *b, int i) {
-    for (int j = i + 1; j < b->n_nodes; j++)
-        for (int k = 0; k < b->nodes[j].n_in; k++) {
-            if (b->nodes[j].in[k] != i) continue;
-            if (b->nodes[j].op == IR_OP_MATMUL) return 1;
-            /* a one-iteration accumulator may be read in place of i (op_thread_graph) */
-            if (b->nodes[j].op == IR_OP_ACCUM && b->forloop == 1 && op_some_matmul(b, j)) return 1;
-        }
-    return 0;
+void op_matmul_readers(const ir_graph *b, int *mm) {
+    memset(mm, 0, sizeof *mm * (size_t)b->n_nodes);
+    for (int j = b->n_nodes - 1; j >= 0; j--) { /* j's readers come after it: mm[j] is final */
+        const ir_node *r = &b->nodes[j];
+        /* a one-iteration accumulator may be read in place of its operand (op_thread_graph) */
+        int reads = r->op == IR_OP_MATMUL || (r->op == IR_OP_ACCUM && b->forloop == 1 && mm[j]);
+        for (int a = 0; a < r->n_in && reads; a++) mm[r->in[a]] = 1;
+    }
 }
 
-/* Does a reduction read i (directly or through elementwise operators computed inside it)
- * along a dim other than the last? Its lanes then read down a column: rows a multiple of
+/* cr[i]: does a reduction read i (directly or through elementwise operators computed inside
+ * it) along a dim other than the last? Its lanes then read down a column: rows a multiple of
  * 128 bytes apart put them all in one bank, so such a tile gets padded rows like a matmul
- * operand (QKNorm's K tile, normalised over its rows). */
-static int column_reduced(const ir_graph *b, const op_kernel *k, int i) {
-    for (int j = i + 1; j < b->n_nodes; j++)
-        for (int a = 0; a < b->nodes[j].n_in; a++) {
-            if (b->nodes[j].in[a] != i) continue;
-            const ir_node *r = &b->nodes[j];
-            if (ir_ops[r->op].kind == IR_KIND_REDUCE && r->dim != b->nodes[i].shape.ndim - 1) return 1;
-            if (op_is_elementwise(r->op) && !k->t[j].mat && column_reduced(b, k, j)) return 1;
+ * operand (QKNorm's K tile, normalised over its rows). One pass, readers first. */
+static void column_reduced(const ir_graph *b, const op_kernel *k, int *cr) {
+    memset(cr, 0, sizeof *cr * (size_t)b->n_nodes);
+    for (int j = b->n_nodes - 1; j >= 0; j--) {
+        const ir_node *r = &b->nodes[j];
+        int through = op_is_elementwise(r->op) && !k->t[j].mat && cr[j];
+        for (int a = 0; a < r->n_in; a++) {
+            int i = r->in[a];
+            if (through || (ir_ops[r->op].kind == IR_KIND_REDUCE && r->dim != b->nodes[i].shape.ndim - 1)) cr[i] = 1;
         }
-    return 0;
+    }
 }
 
 /* Row-major strides, or column-major over the last two dims; rows padded by 16 bytes when a
@@ -58,29 +59,30 @@ void op_layout(op_tensor *t, int colmajor, int pad) {
     for (int k = 0; k < 4; k++) t->stride[k] = d[k] == 1 ? 0 : st[k];
 }
 
-/* May computed tile i be stored in bf16? When some matmul reads it and every reader is a
- * tensor-core matmul (not f32: the product rounds an f32 operand to bf16 anyway, so nothing
- * is lost for it), a reduction (which then adds the values the matmul multiplies), or a
- * one-iteration accumulator read in i's place whose readers are such. Half the bytes, and
- * fragments by ldmatrix instead of f32 loads and conversions. */
-static int bf16_tile(const ir_graph *b, const op_kernel *k, int i) {
-    for (int j = i + 1; j < b->n_nodes; j++)
-        for (int a = 0; a < b->nodes[j].n_in; a++) {
-            if (b->nodes[j].in[a] != i) continue;
-            const ir_node *r = &b->nodes[j];
-            int ok = r->op == IR_OP_MATMUL ? r->dtype != MG_F32
-                     : ir_ops[r->op].kind == IR_KIND_REDUCE ? 1
-                     : r->op == IR_OP_ACCUM && b->forloop == 1 && !k->t[j].mat ? bf16_tile(b, k, j)
-                                                                                : 0;
-            if (!ok) return 0;
-        }
-    return op_some_matmul(b, i);
+/* bf[i]: may computed tile i be stored in bf16? When some matmul reads it (mm, from
+ * op_matmul_readers) and every reader is a tensor-core matmul (not f32: the product rounds an
+ * f32 operand to bf16 anyway, so nothing is lost for it), a reduction (which then adds the
+ * values the matmul multiplies), or a one-iteration accumulator read in i's place whose
+ * readers are such. Half the bytes, and fragments by ldmatrix instead of f32 loads and
+ * conversions. One pass, readers first (bf[j] is final when j's operands are visited). */
+static void bf16_tiles(const ir_graph *b, const op_kernel *k, const int *mm, int *bf) {
+    for (int i = 0; i < b->n_nodes; i++) bf[i] = 1; /* every reader seen so far allows it */
+    for (int j = b->n_nodes - 1; j >= 0; j--) {
+        const ir_node *r = &b->nodes[j];
+        bf[j] = bf[j] && mm[j];
+        int ok = r->op == IR_OP_MATMUL ? r->dtype != MG_F32
+                 : ir_ops[r->op].kind == IR_KIND_REDUCE ? 1
+                 : r->op == IR_OP_ACCUM && b->forloop == 1 && !k->t[j].mat ? bf[j]
+                                                                            : 0;
+        for (int a = 0; a < r->n_in && !ok; a++) bf[r->in[a]] = 0;
+    }
 }
 
 /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
  * repeats of tiles that all have it (they move values, exactly); computed values stay
  * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
-static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const mg_dtype *kin_store, int on) {
+static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const mg_dtype *kin_store, int on,
+                           const int *bf) {
     const ir_node *n = &b->nodes[i];
     /* (an accumulator is stored bf16 only when a matmul's epilogue writes it whole) */
     int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && k->t[i].fuse.mm >= 0);
@@ -91,7 +93,7 @@ static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const m
         return st;
     }
     if (n->op == IR_OP_ITER) return kin_store[n->index];
-    return on && acc_ok && bf16_tile(b, k, i) ? MG_BF16 : MG_F32;
+    return on && acc_ok && bf[i] ? MG_BF16 : MG_F32;
 }
 
 /* The layout pass (opt_internal.h); kernel inputs' tiles follow their buffers' storage types
@@ -106,13 +108,26 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         kin_store[a] = p->store[x];
         kin_col[a] = p->kst[x][2] == 1 && p->kst[x][3] > 1;
     }
+    int *tab = base_calloc((size_t)b->n_nodes * 3 + 1, sizeof *tab), *some_mm = tab, *cr, *bf;
+    if (!tab) { /* out of memory: plain row-major f32 tiles, correct if slower */
+        for (int i = 0; i < b->n_nodes; i++) {
+            op_pad4(&b->nodes[i].shape, k->t[i].dim);
+            if (k->t[i].mat) k->t[i].store = b->nodes[i].op == IR_OP_ITER ? kin_store[b->nodes[i].index] : MG_F32;
+            if (k->t[i].mat) op_layout(&k->t[i], 0, 0);
+        }
+        return;
+    }
+    cr = tab + b->n_nodes, bf = tab + 2 * b->n_nodes;
+    op_matmul_readers(b, some_mm);
+    column_reduced(b, k, cr);
+    bf16_tiles(b, k, some_mm, bf);
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         op_tensor *t = &k->t[i];
         op_pad4(&n->shape, t->dim);
         if (!t->mat) continue;
-        int mm = op_some_matmul(b, i);
-        t->store = store_type(b, k, i, kin_store, on);
+        int mm = some_mm[i];
+        t->store = store_type(b, k, i, kin_store, on, bf);
         /* iterator tiles follow their source so their loads from device memory stay
          * contiguous: row-major, or column-major from a buffer whose next-to-last dim is the
          * contiguous one (a split-K partial laid out splits outermost), read by no matmul
@@ -143,8 +158,9 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         /* padded: matmul operands (ldmatrix reads 8 rows), tiles reduced down their columns,
          * and matmul results, which mma fragments write 8 rows at a time (register
          * accumulators get the same once known: op_pad_regacc, after the chains) */
-        op_layout(t, col, on && (mm || n->op == IR_OP_MATMUL || (col && n->op == IR_OP_ITER) || column_reduced(b, k, i)));
+        op_layout(t, col, on && (mm || n->op == IR_OP_MATMUL || (col && n->op == IR_OP_ITER) || cr[i]));
     }
+    base_free(tab);
 }
 
 /* A register accumulator's tile is written from mma fragments after the loop (rows g and

@@ -31,10 +31,17 @@ int op_is_elementwise(ir_op op);
 /* uses[i] += readers of node i in g (outputs count 2: they are stored); user[i]: its last
  * reader. Both arrays zeroed by the caller. */
 void op_count_uses(const ir_graph *g, int *uses, int *user);
+/* The deepest chain of operators that one generated expression computes in place (inlined
+ * into its consumer): an operator deeper than this is stored instead. Each level is one
+ * parenthesis level of the generated C, kept within the 63 that C11 5.2.4.1 guarantees, and
+ * the emitter's recursion (codegen/expr.c) is as deep as this at most. Ordinary programs
+ * never come near it; a chain of 50,000 additions does. */
+enum { OP_MAX_INLINE_DEPTH = 48 };
 /* Sets k->t[i].mat for every node of b: stored in shared memory unless a constant, a saver,
  * computed inside its consumers (op_inlined, with `recompute`), a reshape its one consumer
- * reads through, or a one-iteration accumulator read in its operand's place. */
-void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int *user,
+ * reads through, or a one-iteration accumulator read in its operand's place; and stored
+ * again where such a chain gets deeper than OP_MAX_INLINE_DEPTH. scratch: one int per node. */
+void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int *user, int *scratch,
                      int recompute);
 
 /* ---- fuse.c ---- */
@@ -52,8 +59,9 @@ void op_register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, 
 void op_plan_acc_scratch(const ir_graph *b, op_kernel *k, const mg_device *dev);
 
 /* ---- layout.c ---- */
-/* Does some matmul read block-graph node i (directly or through one-iteration accumulators)? */
-int op_some_matmul(const ir_graph *b, int i);
+/* mm[i] (one int per node of b, overwritten): does some matmul read block-graph node i
+ * (directly or through one-iteration accumulators)? One pass over the graph. */
+void op_matmul_readers(const ir_graph *b, int *mm);
 /* Sets t's colmajor, stride and bytes from its dim and store: row-major or column-major over
  * the last two dims, with padded rows when `pad` (and a row is a multiple of 128 bytes). */
 void op_layout(op_tensor *t, int colmajor, int pad);
@@ -94,8 +102,9 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
 void op_pipeline_steps(op_kernel *k);
 
 /* ---- buffers.c ---- */
-/* Kernel level: buffers, their storage types and strides, inlined operators. */
-void op_plan_buffers(op_plan *p, const int *uses, const int *user);
+/* Kernel level: buffers, their storage types and strides, inlined operators (no deeper
+ * than OP_MAX_INLINE_DEPTH). scratch: room for one int per node, overwritten. */
+void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch);
 
 /* ---- launch.c ---- */
 /* Several kernels as one launch: persistent (opts.persist) or cluster fusion (opts.cluster). */

@@ -74,7 +74,7 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knod
     op_fixed_values(b, fixed);
     op_count_uses(b, uses, user);
     reset_strategies(k);
-    op_thread_graph(b, k, uses, user, p->opts.depth);
+    op_thread_graph(b, k, uses, user, depth, p->opts.depth);
     op_fuse_epilogues(b, k, uses);
     op_choose_layouts(p, knode, k);
     k->threads = threads > 0 ? threads
@@ -116,7 +116,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
                       op_plan **out) {
     op_plan *p = base_calloc(1, sizeof *p);
     int n = g->n_nodes;
-    int *uses = base_calloc((size_t)n * 2 + 1, sizeof(int));
+    int *uses = base_calloc((size_t)n * 3 + 1, sizeof(int)); /* uses, user, scratch */
     if (!p || !uses) {
         base_free(p), base_free(uses);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -134,7 +134,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) {
         op_count_uses(g, uses, uses + n);
-        op_plan_buffers(p, uses, uses + n);
+        op_plan_buffers(p, uses, uses + n, uses + 2 * n);
     }
     for (int i = 0; !rc && i < n; i++)
         if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0) {

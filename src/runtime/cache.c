@@ -1,7 +1,9 @@
 /* runtime/cache: the on-disk compile cache shared by NVRTC cubins and C shared objects.
  * One flat folder; an entry is "<16 hex digits of the key>.<ext>". Entries stored through
  * rt_cache_put end with a 24-byte trailer (magic, length, FNV-1a of the data) so a torn or
- * corrupt file reads as a miss; writes go to a temp file in the same folder, then rename(2). */
+ * corrupt file reads as a miss; writes go to a temp file in the same folder, then rename(2).
+ * Compiled C objects (crun.c) are sealed with the same trailer before their rename into the
+ * cache (the loader ignores bytes past the ELF's own) and checked before each load. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -85,30 +87,6 @@ static void *read_all(int fd, size_t *n) {
     return buf;
 }
 
-int rt_cache_get(uint64_t key, const char *ext, void **data, size_t *n) {
-    char path[4200];
-    if (rt_cache_path(key, ext, path, sizeof path)) return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    size_t size = 0;
-    char *buf = read_all(fd, &size);
-    close(fd);
-    if (!buf) return 0;
-    trailer t;
-    if (size < sizeof t) goto miss;
-    memcpy(&t, buf + size - sizeof t, sizeof t);
-    size -= sizeof t;
-    if (memcmp(t.magic, TRAILER_MAGIC, sizeof t.magic) != 0 || t.n != size ||
-        t.hash != rt_hash(RT_HASH_INIT, buf, size))
-        goto miss;
-    *data = buf;
-    *n = size;
-    return 1;
-miss:
-    base_free(buf);
-    return 0;
-}
-
 /* Writes all n bytes to fd; returns 0 or -1. */
 static int write_all(int fd, const void *p, size_t n) {
     const char *b = p;
@@ -119,6 +97,60 @@ static int write_all(int fd, const void *p, size_t n) {
         b += w, n -= (size_t)w;
     }
     return 0;
+}
+
+/* Does buf (size bytes) end with the trailer of the data before it? */
+static int sealed(const char *buf, size_t size) {
+    trailer t;
+    if (size < sizeof t) return 0;
+    memcpy(&t, buf + size - sizeof t, sizeof t);
+    size -= sizeof t;
+    return memcmp(t.magic, TRAILER_MAGIC, sizeof t.magic) == 0 && t.n == size &&
+           t.hash == rt_hash(RT_HASH_INIT, buf, size);
+}
+
+int rt_cache_get(uint64_t key, const char *ext, void **data, size_t *n) {
+    char path[4200];
+    if (rt_cache_path(key, ext, path, sizeof path)) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    size_t size = 0;
+    char *buf = read_all(fd, &size);
+    close(fd);
+    if (!buf) return 0;
+    if (!sealed(buf, size)) {
+        base_free(buf);
+        return 0;
+    }
+    *data = buf;
+    *n = size - sizeof(trailer);
+    return 1;
+}
+
+int rt_cache_check(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    size_t size = 0;
+    char *buf = read_all(fd, &size);
+    close(fd);
+    int ok = buf && sealed(buf, size);
+    base_free(buf);
+    return ok ? 1 : -1;
+}
+
+int rt_cache_seal(const char *path) {
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) return -1;
+    size_t size = 0;
+    char *buf = read_all(fd, &size);
+    trailer t;
+    memcpy(t.magic, TRAILER_MAGIC, sizeof t.magic);
+    t.n = size;
+    t.hash = buf ? rt_hash(RT_HASH_INIT, buf, size) : 0;
+    int bad = !buf || lseek(fd, 0, SEEK_END) < 0 || write_all(fd, &t, sizeof t);
+    base_free(buf);
+    bad |= close(fd) != 0;
+    return bad ? -1 : 0;
 }
 
 void rt_cache_put(uint64_t key, const char *ext, const void *data, size_t n) {

@@ -162,7 +162,13 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
     int n_cc = compiler_words(ccbuf, sizeof ccbuf, cc);
     uint64_t key = build_key(src, cc, n_cc);
     int cached = rt_cache_path(key, "so", final, sizeof final) == 0;
-    if (cached && is_elf(final)) return dup_path(ctx, final, so_path);
+    int have = cached ? rt_cache_check(final) : 0;
+    if (have > 0) return dup_path(ctx, final, so_path);
+    if (have < 0) { /* never loaded: a truncated object crashes the process that maps it */
+        fprintf(stderr, "mugen: note: the compile cache entry %s is damaged (its size or checksum "
+                        "does not match); rebuilding it\n", final);
+        unlink(final);
+    }
     mg_status rc = make_work_dir(ctx, cached, work, sizeof work);
     if (rc) return rc;
     snprintf(path, sizeof path, "%s/src.c", work);
@@ -172,6 +178,8 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
         rc = compile_in(ctx, work, cc, n_cc, log);
     unlink(path);
     snprintf(path, sizeof path, "%s/out.so", work);
+    if (!rc && cached && rt_cache_seal(path) != 0)
+        rc = ctx_err(ctx, MG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     if (!rc && cached && rename(path, final) != 0)
         rc = ctx_err(ctx, MG_ERR_IO, "cannot store %s: %s", final, strerror(errno));
     if (!rc) rc = dup_path(ctx, cached ? final : path, so_path);

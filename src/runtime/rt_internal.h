@@ -9,6 +9,13 @@
 /* Writes "<cache dir>/<16 hex digits of key>.<ext>" into buf (n bytes). Returns 0, or -1 when
  * caching is off, no folder can be made or the path does not fit. */
 int rt_cache_path(uint64_t key, const char *ext, char *buf, size_t n);
+/* Appends the cache's trailer (length and checksum of what the file holds) to the file at
+ * path, which is not in the cache yet (it is renamed there after). 0, or -1 on an I/O error. */
+int rt_cache_seal(const char *path);
+/* The file at path: 1 when it ends with a trailer that matches its data (rt_cache_seal), 0
+ * when there is no such file, -1 when it is damaged (truncated, changed, unsealed) or
+ * cannot be read. */
+int rt_cache_check(const char *path);
 
 /* dlopens the library named by environment variable `env` when it is set, else the first of
  * `names` (NULL-terminated) that loads. Returns the handle, or NULL with every attempt and

@@ -124,11 +124,17 @@ typedef struct ae_limits {
     int64_t max_nodes; /* stop saturating past this many e-nodes (default 200000) */
     int max_iters;     /* at most this many rounds of rule application (default 40) */
     int64_t max_sum;   /* no sum(k, x) with k above this (0: from the roots, see .c) */
+    /* polled while saturating (about every thousand nodes and every rebuild pass): when it
+     * returns 1 the e-graph stops growing and is finished as it is (stats.stopped); NULL:
+     * never stops early */
+    int (*stopped)(void *arg);
+    void *stop_arg;
 } ae_limits;
 typedef struct ae_egraph ae_egraph;
 typedef struct ae_egraph_stats {
     int64_t nodes, classes, reachable;
     int iters, saturated; /* saturated = a round added nothing (complete under A_eq) */
+    int stopped;          /* ae_limits.stopped asked it to stop: incomplete, usable */
     double seconds;
 } ae_egraph_stats;
 

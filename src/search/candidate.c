@@ -10,10 +10,11 @@
 
 /* ---- materialising a candidate: a fresh graph with only what reaches the outputs ---- */
 
-static void mark_live(const ir_graph *g, int i, uint8_t *live) {
-    if (live[i]) return;
-    live[i] = 1;
-    for (int k = 0; k < g->nodes[i].n_in; k++) mark_live(g, g->nodes[i].in[k], live);
+/* live[i] |= node i reaches a node already marked live: one pass from the last node down
+ * (operands come before their readers), no recursion however deep the graph. */
+static void mark_live(const ir_graph *g, uint8_t *live) {
+    for (int i = g->n_nodes - 1; i >= 0; i--)
+        for (int k = 0; live[i] && k < g->nodes[i].n_in; k++) live[g->nodes[i].in[k]] = 1;
 }
 
 /* A copy of block graph b without unused constants, its savers as outputs. NULL on error. */
@@ -24,8 +25,8 @@ ir_graph *sr_clone_block(const ir_graph *b, mg_ctx *ctx) {
     int ok = c && map && live;
     for (int k = 0; ok && k < b->n_kin; k++)
         ok = ir_block_add_kin(c, ctx, b->kin_name[k], b->kin_dtype[k], &b->kin_shape[k]) >= 0;
-    for (int i = 0; ok && i < b->n_nodes; i++)
-        if (b->nodes[i].op == IR_OP_SAVE) mark_live(b, i, live);
+    for (int i = 0; ok && i < b->n_nodes; i++) live[i] = b->nodes[i].op == IR_OP_SAVE;
+    if (ok) mark_live(b, live);
     for (int i = 0; ok && i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         if (!live[i] && n->op == IR_OP_CONST) continue;
@@ -55,7 +56,8 @@ static ir_graph *materialize(const search *s, const ir_graph *k, const int *outs
     int *map = base_alloc(sizeof *map * (size_t)(k->n_nodes + 1));
     uint8_t *live = base_calloc((size_t)k->n_nodes + 1, 1);
     int ok = g && map && live;
-    for (int j = 0; ok && j < s->n_out; j++) mark_live(k, outs[j], live);
+    for (int j = 0; ok && j < s->n_out; j++) live[outs[j]] = 1;
+    if (ok) mark_live(k, live);
     for (int i = 0; ok && i < k->n_nodes; i++) {
         const ir_node *n = &k->nodes[i];
         if (n->op == IR_OP_INPUT) {

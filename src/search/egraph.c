@@ -32,8 +32,14 @@ struct ae_egraph {
     int32_t roots[AE_MAX_ROOTS];
     int n_roots;
     ae_limits lim;
-    int full, oom;
+    int full, oom, stopped;
 };
+
+/* Has the caller asked the e-graph to stop (ae_limits.stopped)? Sticky once it has. */
+static int eg_stop(ae_egraph *eg) {
+    if (!eg->stopped && eg->lim.stopped && eg->lim.stopped(eg->lim.stop_arg)) eg->stopped = 1;
+    return eg->stopped;
+}
 
 static int32_t eg_find(const ae_egraph *eg, int32_t c) {
     while (eg->parent[c] != c) c = eg->parent[c];
@@ -145,9 +151,9 @@ static int32_t eg_add(ae_egraph *eg, int32_t op, int32_t c0, int32_t c1, int64_t
 }
 
 /* Restores the invariants after a round: canonical nodes, congruent nodes merged (the later
- * one marked dead), then the class member lists. */
+ * one marked dead), then the class member lists (always: the queries read them). */
 static int eg_rebuild(ae_egraph *eg) {
-    for (;;) {
+    while (!eg_stop(eg)) { /* stopped: member lists as the classes stand, congruence unfinished */
         int changed = 0;
         memset(eg->slots, 0xff, sizeof *eg->slots * (size_t)eg->n_slots);
         for (int64_t i = 0; i < eg->n_nodes; i++) {
@@ -384,22 +390,22 @@ static int64_t default_max_sum(const ae_tab *t, const int32_t *roots, int n, int
     return tot > 1 ? tot : 1;
 }
 
-/* Rounds of eg_apply on every live node until one adds nothing (*saturated = 1) or a bound
- * stops it; *iters counts the rounds. -1 if out of memory. */
+/* Rounds of eg_apply on every live node until one adds nothing (*saturated = 1), a bound
+ * or the caller (ae_limits.stopped) stops it; *iters counts the rounds. -1 if out of memory. */
 static int saturate(ae_egraph *eg, int *iters, int *saturated) {
     int it = 0;
     *saturated = 0;
     if (eg_rebuild(eg)) return -1;
-    for (; it < eg->lim.max_iters && !eg->full && !eg->oom; it++) {
+    for (; it < eg->lim.max_iters && !eg->full && !eg->oom && !eg_stop(eg); it++) {
         int64_t n0 = eg->n_nodes;
         int ch = 0;
-        for (int64_t i = 0; i < n0 && !eg->oom; i++) {
+        for (int64_t i = 0; i < n0 && !eg->oom && ((i & 1023) || !eg_stop(eg)); i++) {
             if (eg->nodes[i].op < 0) continue;
             eg_node nd = eg->nodes[i];
             ch |= eg_apply(eg, eg_find(eg, eg->node_cls[i]), nd);
         }
         if (eg_rebuild(eg) || eg->oom) return -1;
-        if (!ch && eg->n_nodes == n0) {
+        if (!ch && eg->n_nodes == n0 && !eg->stopped) {
             *saturated = 1;
             it++;
             break;
@@ -447,7 +453,7 @@ static int compute_up(ae_egraph *eg) {
     if (!eg->up) return -1;
     for (int64_t c = 0; c < eg->n_cls; c++) eg->up[c] = INT32_MAX / 2;
     for (int i = 0; i < eg->n_roots; i++) eg->up[eg->roots[i]] = 0;
-    for (int changed = 1; changed;) {
+    for (int changed = 1; changed && !eg_stop(eg);) { /* stopped: some too high; nothing searches then */
         changed = 0;
         for (int64_t c = 0; c < eg->n_cls; c++) {
             if (eg->parent[c] != c || eg->up[c] >= INT32_MAX / 2) continue;
@@ -485,6 +491,7 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
     eg->lim.max_nodes = lim && lim->max_nodes ? lim->max_nodes : 200000;
     eg->lim.max_iters = lim && lim->max_iters ? lim->max_iters : 40;
     eg->lim.max_sum = lim ? lim->max_sum : 0;
+    eg->lim.stopped = lim ? lim->stopped : NULL, eg->lim.stop_arg = lim ? lim->stop_arg : NULL;
     if (!eg->lim.max_sum) eg->lim.max_sum = default_max_sum(t, roots, n, memo);
     memset(memo, 0xff, sizeof *memo * (size_t)(t->n + 1));
     eg->n_roots = n;
@@ -500,7 +507,7 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
     if (st) {
         count_live(eg, st);
         st->reachable = n_reach;
-        st->iters = it, st->saturated = saturated;
+        st->iters = it, st->saturated = saturated, st->stopped = eg->stopped;
         st->seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     }
     return eg;

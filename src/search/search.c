@@ -111,6 +111,15 @@ static mg_status label_dims(search *s, mg_ctx *ctx) {
     return MG_OK;
 }
 
+/* ae_limits.stopped for the e-graph of search arg: a stop request or the time limit (the
+ * workers' clock, tasks.c) stops the saturation too; the search then stops at once. */
+static int egraph_stopped(void *arg) {
+    search *s = arg;
+    if ((s->o->stop && *s->o->stop) || (s->o->time_limit > 0 && sr_now_s() - s->t0 > s->o->time_limit))
+        __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+    return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
+}
+
 /* The program's abstract expressions (r->expr) and their e-graph (s->tab0, s->eg). */
 static mg_status build_egraph(search *s, mg_ctx *ctx, sr_result *r) {
     const ir_graph *prog = s->prog;
@@ -130,7 +139,7 @@ static mg_status build_egraph(search *s, mg_ctx *ctx, sr_result *r) {
         ae_print(&s->tab0, roots[j], &eb);
     }
     r->expr = sb_take(&eb);
-    ae_limits lim = {s->o->eg_max_nodes, 0, 0};
+    ae_limits lim = {s->o->eg_max_nodes, 0, 0, egraph_stopped, s};
     ae_egraph_stats est;
     s->eg = ae_egraph_new(&s->tab0, roots, s->n_out, &lim, &est);
     if (!s->eg) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory building the e-graph");

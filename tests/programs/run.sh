@@ -484,5 +484,132 @@ if [ "$rc" -eq 4 ]; then ok; else bad "verify of a non-Lax program exits $rc, wa
 mg verify examples/lora.mu examples/gated_mlp.mu
 if [ "$rc" -eq 1 ] && grep -q "in the program but f16\[8, 4096\] in the μGraph" "$T/err"; then ok; else bad "verify of mismatched programs exits $rc"; fi
 
+# ---- hostile files: deep expressions, a search stopped while its e-graph saturates --------
+section="hostile files"
+# chain N BLOCK: O = X + X + ... + X (N operators), at kernel level or (BLOCK=1) inside one
+# graph-defined kernel. Code generation once recursed once per operator (a stack overflow
+# near 6,000); now an expression inlines at most 48 levels and the rest is stored.
+chain() {
+    awk -v n="$1" -v blk="$2" 'BEGIN {
+        printf "input X : f32[4, 8]\n"
+        if (blk) printf "O = kernel(X, grid=[1], forloop=1, threads=32) {\n    x = iter(X)\n    s = x"
+        else printf "O = X"
+        for (i = 0; i < n; i++) printf blk ? " + x" : " + X"
+        if (blk) printf "\n    save(accum(s))\n}\n"
+        else printf "\n"
+        printf "output O\n" }'
+}
+export MUGEN_CACHE_DIR="$T/cache"
+for spec in 6000:0 50000:0 6000:1 50000:1; do
+    n=${spec%%:*}
+    blk=${spec#*:}
+    where=$([ "$blk" = 1 ] && echo "in a block graph" || echo "at kernel level")
+    [ -n "$QUICK" ] && [ "$spec" = 50000:1 ] && continue # 5 s at -O2, minutes under sanitizers
+    chain "$n" "$blk" >"$T/chain.mu"
+    for c in emit "emit --target c"; do
+        t0=$(date +%s)
+        mg $c "$T/chain.mu"
+        t1=$(date +%s)
+        if expect_rc 0 "$n additions $where: mugen $c"; then
+            if ! grep -q 'kernel' "$T/out"; then bad "$n additions $where: mugen $c wrote no kernel"
+            elif [ "$(awk '{ n = gsub(/\(/, "("); if (n > m) m = n } END { print m + 0 }' "$T/out")" -gt 200 ]; then
+                bad "$n additions $where: mugen $c wrote a line with more than 200 parentheses"
+            elif [ $((t1 - t0)) -gt 30 ]; then bad "$n additions $where: mugen $c took $((t1 - t0)) s"
+            else ok; fi
+        fi
+    done
+    if [ "$n" = 6000 ]; then # compiled and run against the reference (6000 x: exact in f32)
+        mg run --backend c --reps 0 "$T/chain.mu"
+        if expect_rc 0 "$n additions $where: mugen run --backend c"; then
+            if grep -q 'max abs err 0,' "$T/out"; then ok; else bad "$n additions $where: run: $(tr '\n' ' ' <"$T/out" | cut -c1-200)"; fi
+        fi
+    fi
+done
+# a damaged compile-cache entry (truncated with its ELF header intact, or one byte changed)
+# is found before it is loaded and rebuilt with a note; it once crashed every later run
+export MUGEN_CACHE_DIR="$T/cache2"
+chain 3 0 >"$T/small3.mu"
+mg run --backend c --reps 0 "$T/small3.mu"
+expect_rc 0 "run --backend c (fills the cache)" && ok
+for damage in truncate flip; do
+    so=$(ls "$T/cache2"/*.so 2>/dev/null | sed -n 1p)
+    if [ -z "$so" ]; then bad "compile cache: no .so entry in $T/cache2"; break; fi
+    if [ "$damage" = truncate ]; then
+        head -c 3000 "$so" >"$T/so.part" && cat "$T/so.part" >"$so"
+    else
+        printf 'Z' | dd of="$so" bs=1 seek=2000 conv=notrunc 2>/dev/null
+    fi
+    mg run --backend c --reps 0 "$T/small3.mu"
+    if expect_rc 0 "run --backend c over a cache entry damaged by $damage"; then
+        if grep -q 'compile cache entry .* is damaged' "$T/err"; then ok; else
+            bad "cache entry damaged by $damage: no note on stderr: $(first_line "$T/err")"; fi
+    fi
+    mg run --backend c --reps 0 "$T/small3.mu"
+    if expect_rc 0 "run --backend c after the rebuild" && [ -s "$T/err" ] && grep -q damaged "$T/err"; then
+        bad "cache entry damaged by $damage: still damaged after the rebuild"
+    else ok; fi
+done
+export MUGEN_CACHE_DIR="$T/cache"
+
+# --in naming a directory says so (it once said "the file has 0 values")
+printf 'input A : f32[2]\nO = A / 0 * 0\nP = A / 0\nQ = A * 1\noutput O, P, Q\n' >"$T/nan.mu"
+mg eval --in A="$T" "$T/nan.mu"
+if expect_rc 1 "eval --in A=DIRECTORY"; then
+    if grep -q 'is a directory' "$T/err"; then ok; else bad "eval --in A=DIRECTORY: $(first_line "$T/err")"; fi
+fi
+# NaN and infinite outputs are counted; min, max and mean are over the finite values
+printf '1 -2\n' >"$T/nan_in.txt"
+mg eval --in A="$T/nan_in.txt" "$T/nan.mu"
+expect_rc 0 "eval of NaN and infinite outputs" && same_text "eval of NaN and infinite outputs" "$T/out" 'O f32[2]: no finite values: 2 NaN
+  nan nan
+P f32[2]: no finite values: 1 +inf, 1 -inf
+  inf -inf
+Q f32[2]: min -2 max 1 mean -0.5
+  1 -2'
+printf 'input A : f32[3]\nO = A / A\noutput O\n' >"$T/nan1.mu"
+printf '0 2 4\n' >"$T/nan1_in.txt"
+mg eval --in A="$T/nan1_in.txt" "$T/nan1.mu"
+expect_rc 0 "eval of an output with one NaN" && same_text "eval of an output with one NaN" "$T/out" 'O f32[3]: min 1 max 1 mean 1 over 2 finite values; 1 NaN
+  nan 1 1'
+
+# a search into a 500-add chain spends its time saturating the e-graph: --time-limit 2 must
+# stop it there (it once ran 58 s past a 5 s limit)
+chain 500 0 | sed 's/f32/f16/' >"$T/chain500.mu"
+t0=$(date +%s)
+mg search --time-limit 2 --threads 1 "$T/chain500.mu" --out "$T/s500"
+t1=$(date +%s)
+if crashed "search --time-limit 2 of a 500-add chain"; then :
+elif [ $((t1 - t0)) -gt 6 ]; then bad "search --time-limit 2 of a 500-add chain took $((t1 - t0)) s"
+elif ! grep -q 'time limit stopped the search' "$T/err"; then bad "search --time-limit 2 of a 500-add chain: $(first_line "$T/err")"
+else ok; fi
+
+# search --out: a refused search creates nothing; a second search into a folder in use is
+# refused naming the holder; an earlier search's μGraphs this one does not replace go
+mg search examples/softmax_attention.mu --out "$T/notlax"
+if expect_rc 1 "search of a non-Lax program"; then
+    if [ -e "$T/notlax" ]; then bad "search of a non-Lax program created its --out"; else ok; fi
+fi
+"$M" search --threads 1 --time-limit 3 "$T/chain500.mu" --out "$T/locked" >/dev/null 2>&1 &
+holder=$!
+sleep 1
+printf 'input X : f16[16, 64]\nY = exp(X)\nO = sum(Y, dim=1)\noutput O\n' >"$T/tiny.mu"
+mg search --threads 1 --max-kops 1 "$T/tiny.mu" --out "$T/locked"
+if expect_rc 1 "a second search into an --out in use"; then
+    if grep -q "is in use by another search (pid $holder" "$T/err"; then ok; else bad "second search: $(first_line "$T/err")"; fi
+fi
+wait "$holder"
+mkdir "$T/stale"
+printf 'program: old.mu\nrank  est. µs  kernel ops  kernels  block ops  file\n   7      1.0           1        0          0  ugraph-7.mu\n  40      1.0           1        0          0  ugraph-40.mu\n' >"$T/stale/summary.txt"
+for f in ugraph-7.mu ugraph-7.json ugraph-7.dot ugraph-40.mu ugraph-99.mu notes.txt; do echo x >"$T/stale/$f"; done
+mg search --threads 1 --max-kops 1 "$T/tiny.mu" --out "$T/stale"
+if expect_rc 0 "search into an --out holding another search's μGraphs"; then
+    left=$(cd "$T/stale" && ls | grep -v '^checkpoint$' | tr '\n' ' ')
+    if [ -e "$T/stale/ugraph-7.mu" ] || [ -e "$T/stale/ugraph-7.json" ] || [ -e "$T/stale/ugraph-40.mu" ]; then
+        bad "stale μGraphs of an earlier search stayed: $left"
+    elif [ ! -e "$T/stale/ugraph-99.mu" ] || [ ! -e "$T/stale/notes.txt" ] || [ ! -e "$T/stale/ugraph-1.mu" ]; then
+        bad "search into a used --out removed files it did not list: $left"
+    else ok; fi
+fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -351,7 +351,7 @@ void test_aexpr_z3_corpus(void) {
         ae_tab_init(&t);
         int32_t e2 = parse_term(&t, field[2]), e1 = parse_term(&t, field[1]);
         /* sums as large as either side's (the search bounds them by the program's alone) */
-        ae_limits lim = {0, 0, 0};
+        ae_limits lim = {0, 0, 0, NULL, NULL};
         for (int32_t i = 0; i < t.n; i++)
             lim.max_sum += t.terms[i].op == AE_SUM || t.terms[i].op == AE_RMS ? t.terms[i].k
                            : t.terms[i].op == AE_CONCAT                         ? t.terms[i].k + t.terms[i].k2
