@@ -131,6 +131,7 @@ typedef struct mg_verify_report {
     double float_error, float_tol; /* the float test's worst error over its element's scale, and the limit */
     uint64_t seed;      /* the seed the fields and inputs were drawn from: the same seed, the same verdict */
     int field_retries;  /* field tests redone in a fresh field after a field zero (docs/verify.md) */
+    int exp_bound;      /* 1: log2_bound is the independent-exponents bound, not Theorem 2's */
     char text[2048];    /* the verdict in words, with the witness or the reason */
 } mg_verify_report;
 

@@ -85,6 +85,18 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const
                    double *const *out);
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);
+/* ev_field that also records, in evaluation order (node order; kernels block by block), the
+ * exponent of every exp and silu element it evaluates: x_q for exp(x), -x_q for silu(x) =
+ * x / (1 + exp(-x)). The verifier matches a μGraph's exponents to the program's with it
+ * (docs/verify.md, "Exp terms"). log->v grows (base_realloc; the caller frees it) up to
+ * log->max entries; past that log->n is -1. */
+typedef struct ev_exp_log {
+    uint32_t *v;
+    int64_t n, cap, max;
+} ev_exp_log;
+mg_status ev_field_log(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
+                       const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q,
+                       ev_exp_log *log);
 
 /* The error scale of every output element of g (mag.c; docs/verify.md): scale[k] receives, per
  * element of output k, a first-order bound (>= |value|) on how far rounding moves it, in

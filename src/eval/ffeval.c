@@ -26,7 +26,23 @@ typedef struct ffctx {
     mg_ctx *ctx;
     ff_field F; /* the test's field */
     uint32_t *pow_lo, *pow_hi; /* omega^i and omega^(i * 2^16): exp in one multiplication */
+    ev_exp_log *log; /* ev_field_log: every exponent, in evaluation order */
 } ffctx;
+
+/* Appends x to log; past log->max entries the log is marked full (n = -1) and stops. */
+static void log_put(ev_exp_log *log, uint32_t x) {
+    if (log->n < 0) return;
+    if (log->n == log->cap) {
+        int64_t cap = log->cap ? 2 * log->cap : 4096;
+        uint32_t *v = cap <= log->max ? base_realloc(log->v, (size_t)cap * sizeof *v) : NULL;
+        if (!v) {
+            log->n = -1;
+            return;
+        }
+        log->v = v, log->cap = cap;
+    }
+    log->v[log->n++] = x;
+}
 
 /* omega^xq in Z_p: the p part of exp (Mirage Table 3). Precondition: xq < q (not FF_NONE),
  * so xq >> 16 < 32768 indexes pow_hi. */
@@ -63,6 +79,7 @@ static mg_status unary(const ffctx *c, int node, const ir_node *n, const fv *x, 
             }
             /* -xq in Z_q is q - xq (0 for 0). ff_inv never sees 0: 1 + omega^k = 0 would give
              * omega^2k = 1, so q | k (q is odd) and omega^k = 1, not -1 */
+            if (c->log) log_put(c->log, n->op == IR_OP_EXP || !xq ? xq : c->F.Q.m - xq);
             if (n->op == IR_OP_EXP) o->p[t] = ff_exp(c, xq);
             else /* x * (1 + omega^-x)^-1 */
                 o->p[t] = ff_mul(xp, ff_inv(ff_add(1, ff_exp(c, xq ? c->F.Q.m - xq : 0), c->F.P.m), &c->F.P), &c->F.P);
@@ -453,6 +470,12 @@ static mg_status run_kernel(ffctx *c, int i, fv *v) {
 
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q) {
+    return ev_field_log(g, ctx, F, in_p, in_q, out_p, out_q, NULL);
+}
+
+mg_status ev_field_log(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
+                       const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q,
+                       ev_exp_log *log) {
     char why[512];
     int lax = ir_is_lax(g, why, sizeof why);
     if (lax < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -462,7 +485,7 @@ mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint
     if (F->omega <= 1 || F->omega >= F->P.m || ff_pow(F->omega, F->Q.m, &F->P) != 1)
         return ctx_err(ctx, MG_ERR_INVALID, "omega = %u is not a q-th root of unity other than 1 "
                        "in Z_%u", F->omega, F->P.m);
-    ffctx c = {.g = g, .ctx = ctx, .F = *F};
+    ffctx c = {.g = g, .ctx = ctx, .F = *F, .log = log};
     fv *v = base_calloc((size_t)g->n_nodes + 1, sizeof *v);
     uint8_t *borrowed = base_calloc((size_t)g->n_nodes + 1, 1); /* v[i] is the caller's input */
     int *last = ev_last_use(g);

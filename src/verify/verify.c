@@ -238,7 +238,8 @@ static void field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n) {
 typedef struct vtest { /* one field test: its field, random inputs and the program's outputs */
     uint32_t *ip[MAX_IO], *iq[MAX_IO], *pp[MAX_IO], *pq[MAX_IO];
     ff_field F;
-    int redrawn; /* fields drawn again because the program divided by zero in them */
+    int redrawn;      /* fields drawn again because the program divided by zero in them */
+    ev_exp_log log;   /* the program's exponents in this test (when xf.ok) */
 } vtest;
 
 typedef struct vrange { /* one input range of the float test */
@@ -260,7 +261,42 @@ struct vf_ref {
     int float_built, has_scale;
     int quick; /* a field test that differs ends it: no float test for the report */
     const int *stop; /* vf_ref_set_stop */
+    /* exp terms with independent exponents (expform.c): the structure, log2 of a test's bound
+     * under it, whether some test's rows were dependent or a log overflowed, and test 0's
+     * exponents as an open-addressing map value -> index (hcap slots, -1 empty) */
+    vf_expform xf;
+    double xf_per_test;
+    int xf_bad;
+    uint32_t *hval;
+    int64_t *hidx, hcap;
 };
+
+enum { XF_MAX_LOG = 1 << 22 }; /* exponents kept per test (16 MB) */
+
+static uint64_t hslot(uint32_t v, int64_t cap) { return (uint64_t)(v * 0x9e3779b97f4a7c15ull) & (uint64_t)(cap - 1); }
+
+/* Indexes test 0's exponents; two equal ones make the matching ambiguous (xf_bad). */
+static int build_hash(vf_ref *f) {
+    const ev_exp_log *L = &f->t[0].log;
+    for (f->hcap = 1; f->hcap < 2 * L->n; f->hcap *= 2) {}
+    f->hval = base_alloc((size_t)f->hcap * sizeof *f->hval), f->hidx = base_alloc((size_t)f->hcap * sizeof *f->hidx);
+    if (!f->hval || !f->hidx) return -1;
+    for (int64_t i = 0; i < f->hcap; i++) f->hidx[i] = -1;
+    for (int64_t e = 0; e < L->n; e++) {
+        uint64_t s = hslot(L->v[e], f->hcap);
+        while (f->hidx[s] >= 0 && f->hval[s] != L->v[e]) s = (s + 1) & (uint64_t)(f->hcap - 1);
+        if (f->hidx[s] >= 0) return -1; /* a repeated exponent: which term is which is unclear */
+        f->hval[s] = L->v[e], f->hidx[s] = e;
+    }
+    return 0;
+}
+
+static int64_t hfind(const vf_ref *f, uint32_t v) {
+    for (uint64_t s = hslot(v, f->hcap);; s = (s + 1) & (uint64_t)(f->hcap - 1)) {
+        if (f->hidx[s] < 0) return -1;
+        if (f->hval[s] == v) return f->hidx[s];
+    }
+}
 
 void vf_ref_set_stop(vf_ref *f, const int *stop) { f->stop = stop; }
 
@@ -295,7 +331,9 @@ static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
                 T->ip[np][e] = rng_below(&f->rg, T->F.P.m), T->iq[np][e] = rng_below(&f->rg, T->F.Q.m);
             np++;
         }
-        rc = ev_field(p, ctx, &T->F, (const uint32_t *const *)T->ip, (const uint32_t *const *)T->iq, T->pp, T->pq);
+        T->log.n = 0, T->log.max = XF_MAX_LOG;
+        rc = ev_field_log(p, ctx, &T->F, (const uint32_t *const *)T->ip, (const uint32_t *const *)T->iq,
+                          T->pp, T->pq, f->xf.ok ? &T->log : NULL);
         if (rc != MG_ERR_DIV_ZERO) break;
         if (T->redrawn + 1 == REDRAWS) {
             char msg[sizeof ctx->msg];
@@ -305,6 +343,9 @@ static mg_status build_test(vf_ref *f, mg_ctx *ctx) {
         }
         rc = MG_OK;
     }
+    if (!rc && f->xf.ok && !f->xf_bad) /* the exponents' structure holds in this test's q parts */
+        f->xf_bad = T->log.n < 0 || !vf_expform_rank_ok(p, &f->xf, (const uint32_t *const *)T->iq, &T->F.Q) ||
+                    (f->n_built == 0 && build_hash(f));
     if (!rc) f->n_built++;
     return rc;
 }
@@ -413,8 +454,15 @@ mg_status vf_ref_new(const ir_graph *p, const ir_graph *with, mg_ctx *ctx, int t
      * family (measured, docs/verify.md); each constant excludes at most 4 fields */
     f->family = FAMILY / pow(4, f->needs.n_qr * (1 + f->needs.qr_q)) - 4.0 * f->needs.n_nums;
     f->per_test = f->family > 1 ? vf_log2_bound(f->degree, f->exp_terms, f->height, f->family) : 0;
-    if (tests <= 0) /* enough for 2^-40 where the bound is useful, else a fixed 8 */
-        tests = f->per_test < 0 ? (int)ceil(-40.0 / f->per_test) : 8;
+    if (f->exp_terms > 0) vf_expform_analyze(p, &f->xf);
+    if (f->xf.ok && f->family > 1)
+        f->xf_per_test = log2(f->xf.degree / Q_MIN + fmax(1, ceil(2 * f->height / 30)) / f->family);
+    /* enough for 2^-40 where a bound is useful, else a fixed 8; with independent exponents,
+     * as many as their bound asks and at least what Theorem 2 alone would run (up to 8), so a
+     * μGraph whose exponents do not match the program's is tested as much as before */
+    int t2 = f->per_test < 0 ? (int)fmin(1000, ceil(-40.0 / f->per_test)) : 8;
+    if (tests <= 0 && f->xf_per_test < 0) tests = (int)fmax(ceil(-40.0 / f->xf_per_test), t2 < 8 ? t2 : 8);
+    else if (tests <= 0) tests = t2;
     f->tests = tests > 1000 ? 1000 : tests;
     f->cap = f->tests + (eager ? 0 : SPARES); /* the search's shared reference has no spares */
     f->t = base_calloc((size_t)f->cap, sizeof *f->t);
@@ -431,6 +479,8 @@ mg_status vf_ref_new(const ir_graph *p, const ir_graph *with, mg_ctx *ctx, int t
 
 void vf_ref_free(vf_ref *f) {
     if (!f) return;
+    base_free(f->hval), base_free(f->hidx);
+    for (int t = 0; f->t && t < f->cap; t++) base_free(f->t[t].log.v);
     for (int t = 0; f->t && t < f->cap; t++)
         for (int i = 0; i < MAX_IO; i++) {
             base_free(f->t[t].ip[i]), base_free(f->t[t].iq[i]);
@@ -442,10 +492,32 @@ void vf_ref_free(vf_ref *f) {
     base_free(f);
 }
 
+typedef struct xmatch { /* a μGraph's exponents matched to the program's (expform.c) */
+    int64_t *pi, n; /* pi[e]: where the μGraph's e-th exponent is in the program's log */
+    int ok;         /* 1 while every one has matched, in every test so far */
+} xmatch;
+
+/* Matches the μGraph's exponents ul of test t to the program's: in test 0 each must equal
+ * one of the program's (pi records which), in later tests the same one again. */
+static void match_exponents(const vf_ref *f, int t, const ev_exp_log *ul, xmatch *x) {
+    const ev_exp_log *pl = &f->t[t].log;
+    if (ul->n < 0 || f->xf_bad || (t > 0 && (!x->pi || ul->n != x->n))) {
+        x->ok = 0;
+        return;
+    }
+    if (t == 0 && !(x->pi = base_alloc((size_t)(ul->n + 1) * sizeof *x->pi))) x->ok = 0;
+    x->n = ul->n;
+    for (int64_t e = 0; x->ok && e < ul->n; e++) {
+        if (t == 0) x->ok = (x->pi[e] = hfind(f, ul->v[e])) >= 0;
+        else x->ok = x->pi[e] < pl->n && pl->v[x->pi[e]] == ul->v[e];
+    }
+}
+
 /* Field test t of f on u. *differs: 0 equal, 1 a witness (in r->text), 2 the μGraph divides
- * by zero in this field where the program does not (a field zero, or over the reals). */
+ * by zero in this field where the program does not (a field zero, or over the reals). x: the
+ * exponent matching, carried on when x->ok. */
 static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
-                            int *differs, mg_verify_report *r) {
+                            int *differs, xmatch *x, mg_verify_report *r) {
     const ir_graph *p = f->p;
     uint32_t *up[MAX_IO] = {0}, *uq[MAX_IO] = {0};
     const uint32_t *uip[MAX_IO], *uiq[MAX_IO];
@@ -460,11 +532,14 @@ static mg_status field_test(vf_ref *f, int t, const ir_graph *u, const vf_io_map
     if (rc) goto out;
     const vtest *T = &f->t[t];
     for (int i = 0; i < m->n_in; i++) uip[i] = T->ip[m->in[i]], uiq[i] = T->iq[m->in[i]];
-    if ((rc = ev_field(u, ctx, &T->F, uip, uiq, up, uq)) == MG_ERR_DIV_ZERO) {
+    ev_exp_log ul = {.max = XF_MAX_LOG};
+    if ((rc = ev_field_log(u, ctx, &T->F, uip, uiq, up, uq, x->ok ? &ul : NULL)) == MG_ERR_DIV_ZERO) {
         snprintf(r->text, sizeof r->text, "%.600s", ctx ? ctx->msg : "");
         *differs = 2;
         rc = MG_OK;
-    }
+    } else if (!rc && x->ok)
+        match_exponents(f, t, &ul, x);
+    base_free(ul.v);
     for (int k = 0; !rc && k < m->n_out && !*differs; k++) {
         int o = m->out[k];
         const ir_node *pn = &p->nodes[p->outputs[o]];
@@ -576,13 +651,14 @@ static void ranges_text(const vf_ref *f, char *buf, size_t n) {
 /* The field tests of f on u: MG_OK with r->verdict MG_NOT_EQUIVALENT and the witness, or with
  * r->tests passed. A μGraph dividing by zero in a field is given a fresh field (SPARES times,
  * not in the search's shared reference); more is a division by zero over the reals. */
-static mg_status field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
-                             mg_verify_report *r) {
+static mg_status run_field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                             xmatch *x, mg_verify_report *r) {
     int passed = 0, zeros = 0;
     for (int t = 0; passed < f->tests; t++) {
         int differs = 0;
         mg_status rc;
-        if ((rc = check_stop(f, ctx)) || (rc = field_test(f, t, u, m, ctx, &differs, r))) return rc;
+        if ((rc = check_stop(f, ctx)) || (rc = field_test(f, t, u, m, ctx, &differs, x, r))) return rc;
+        if (differs == 2) x->ok = 0; /* a skipped test: the matching needs every one */
         if (differs == 2 && ++zeros <= f->cap - f->tests) {
             r->field_retries++;
             continue;
@@ -601,6 +677,18 @@ static mg_status field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, m
         r->tests = ++passed;
     }
     return MG_OK;
+}
+
+/* run_field_tests with the exponent matching's bookkeeping: x->ok and x->n say afterwards
+ * whether the μGraph's exp terms are the program's (and how many it evaluates). */
+static mg_status field_tests(vf_ref *f, const ir_graph *u, const vf_io_map *m, mg_ctx *ctx,
+                             xmatch *x, mg_verify_report *r) {
+    *x = (xmatch){.ok = f->xf.ok};
+    mg_status rc = run_field_tests(f, u, m, ctx, x, r);
+    base_free(x->pi);
+    x->pi = NULL;
+    x->ok &= !f->xf_bad && r->tests > 1;
+    return rc;
 }
 
 static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r);
@@ -629,7 +717,8 @@ static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify
         return MG_OK;
     }
     r->degree = f->degree, r->exp_terms = f->exp_terms;
-    if ((rc = field_tests(f, u, &m, ctx, r))) return rc;
+    xmatch x;
+    if ((rc = field_tests(f, u, &m, ctx, &x, r))) return rc;
     int unstable = 0;
     worst w;
     if (r->verdict == MG_NOT_EQUIVALENT) {
@@ -644,6 +733,12 @@ static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify
         return MG_OK;
     }
     r->log2_bound = f->per_test < 0 ? f->per_test * f->tests : 0;
+    if (x.ok) { /* the exp terms are the program's independent ones: their bound, plus the
+                 * chance that a different exponent matched one of the program's every time */
+        double exps = log2((double)x.n * (double)f->t[0].log.n + 1) + r->tests * (log2(f->degree + 2.0) - 30);
+        double xb = r->tests * f->xf_per_test, tot = log2(exp2(xb) + exp2(exps));
+        if (tot < r->log2_bound) r->log2_bound = tot, r->exp_bound = 1;
+    }
     if ((rc = check_stop(f, ctx)) || (rc = float_test(f, u, &m, ctx, &unstable, &w, r))) return rc;
     ranges_text(f, rt, sizeof rt);
     if (unstable) {
@@ -662,15 +757,22 @@ static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify
         return MG_OK;
     }
     r->verdict = MG_EQUIVALENT;
-    char bound[300];
-    if (r->log2_bound < 0)
+    char bound[400];
+    if (r->exp_bound)
+        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
+                 "2^%.1f (its %lld exponents are the program's %lld, which are independent: degree <= "
+                 "%d in the inputs and exp values, coefficients of %.0f bits; docs/verify.md)",
+                 r->log2_bound, (long long)x.n, (long long)f->t[0].log.n, f->xf.degree, f->height);
+    else if (r->log2_bound < -10)
         snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
                  "2^%.1f (Theorem 2 with q >= 2^30 and the random field: degree <= %d, %.0f exp "
                  "terms, coefficients of %.0f bits)", r->log2_bound, r->degree, r->exp_terms, f->height);
     else
-        snprintf(bound, sizeof bound, "Theorem 2 gives no bound here (about %.3g exp terms, see "
-                 "docs/verify.md): what was tested is %d random fields of the family, every output "
-                 "element compared in each", r->exp_terms, r->tests);
+        snprintf(bound, sizeof bound, "Theorem 2 gives no useful bound here (2^%.1f: about %.3g exp "
+                 "terms, see docs/verify.md; %s): what was tested is %d random fields of the family, "
+                 "every output element compared in each", r->log2_bound, r->exp_terms, f->xf.ok ?
+                 (f->xf_bad ? "the exponents' rows are dependent in these fields" : "the μGraph's "
+                 "exponents are not the program's") : f->xf.why, r->tests);
     snprintf(r->text, sizeof r->text, "equivalent: %d random tests, each in its own random field "
              "Z_p x Z_q, passed%s; %s; %s: error %.3g of the scale (tolerance %.3g); seed %llu%s%s",
              r->tests, r->field_retries ? " (a μGraph division by zero in a field was retried in a "

@@ -4,6 +4,7 @@
 #ifndef MG_VERIFY_H
 #define MG_VERIFY_H
 
+#include "../eval/ff.h"
 #include "../ir/ir.h"
 
 /* Estimated degree d, number of exp terms k (the quantities of Theorem 2) and log2 h of the
@@ -14,6 +15,22 @@ void vf_estimate(const ir_graph *prog, int *d, double *k, double *h);
  * the family's smallest field, plus the chance of a field the coefficients make special);
  * >= 0 means vacuous. */
 double vf_log2_bound(int d, double k, double h, double family);
+/* Whether every exp term of prog has an exponent that is affine in an input of its own (or in
+ * the right operand of a matmul of inputs) and linearly independent of the others, so that a
+ * test's failure probability is degree / 2^30 whatever the number of terms (expform.c,
+ * docs/verify.md). ok, or why not; degree: of the difference of two such programs in (p
+ * parts, exp values); mm: the matmuls whose left operand's rows must be independent. */
+enum { VF_XF_MAX_MM = 8 };
+typedef struct vf_expform {
+    int ok, degree, n_mm;
+    int mm[VF_XF_MAX_MM];
+    char why[160];
+} vf_expform;
+void vf_expform_analyze(const ir_graph *prog, vf_expform *x);
+/* 1 if, in one test's q parts iq[] (prog's inputs in order), the rows of each recorded
+ * matmul's left operand that meet one right-hand matrix are linearly independent mod Q. */
+int vf_expform_rank_ok(const ir_graph *prog, const vf_expform *x, const uint32_t *const *iq, const ff_mod *Q);
+
 /* ug's input/output i corresponds to prog's in[i] / out[i] (positions among prog's inputs
  * and outputs), matched by name. */
 enum { VF_MAX_IO = 16 };

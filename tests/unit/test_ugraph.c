@@ -308,3 +308,47 @@ void test_verify_adversaries(void) {
     mg_verify_report a = verify_src(PROGRAM, FUSED, MG_OK), b = verify_src(PROGRAM, FUSED, MG_OK);
     CHECK(!strcmp(a.text, b.text) && a.seed == 7 && strstr(a.text, "seed 7"));
 }
+
+void test_verify_expform(void);
+
+/* Exp terms with independent exponents (expform.c): which programs qualify, the rank check on
+ * the left operand's rows, and a bound only when the μGraph's exponents are the program's. */
+void test_verify_expform(void) {
+    static const struct {
+        const char *src;
+        int ok, n_mm;
+    } T[] = {
+        {"input S : f32[4, 32]\ninput M : f32[4, 1]\nE = exp(S - M)\nO = E / sum(E, dim=1)\noutput O\n", 1, 0},
+        {"input X : f32[8, 64]\ninput W : f32[64, 32]\nO = silu(matmul(X, W)) * 2\noutput O\n", 1, 1},
+        {"input X : f32[8, 64]\nO = exp(X * X)\noutput O\n", 0, 0},                  /* not affine */
+        {"input X : f32[8, 64]\nO = exp(X) + exp(X * 2)\noutput O\n", 0, 0},        /* X shared */
+        {"input X : f32[8, 1]\nO = exp(repeat(X, times=[1, 4]))\noutput O\n", 0, 0}, /* broadcast */
+        {"input X : f32[8, 64]\nO = X / sqrt(sum(sqr(X), dim=1))\noutput O\n", 0, 0}, /* no exp */
+    };
+    for (size_t i = 0; i < sizeof T / sizeof *T; i++) {
+        ir_graph *g = unit_parse(T[i].src);
+        vf_expform x;
+        vf_expform_analyze(g, &x);
+        CHECK_MSG(x.ok == T[i].ok && (!x.ok || x.n_mm == T[i].n_mm), "case %zu: ok %d (%s)", i, x.ok, x.why);
+        ir_graph_free(g);
+    }
+    /* rows of the left operand: 3 independent rows pass, a repeated row fails */
+    ir_graph *g = unit_parse("input A : f32[3, 4]\ninput B : f32[4, 5]\nO = exp(matmul(A, B))\noutput O\n");
+    vf_expform x;
+    vf_expform_analyze(g, &x);
+    ff_field F = unit_field(3);
+    uint32_t a[12] = {1, 2, 3, 4, 0, 1, 0, 7, 5, 5, 5, 6}, b[20] = {0};
+    const uint32_t *iq[2] = {a, b};
+    CHECK(x.ok && vf_expform_rank_ok(g, &x, iq, &F.Q));
+    a[8] = 1, a[9] = 2, a[10] = 3, a[11] = 4;
+    CHECK(!vf_expform_rank_ok(g, &x, iq, &F.Q));
+    ir_graph_free(g);
+    /* the bound is used when the μGraph's exponents are the program's, not otherwise */
+    const char *prog = "input S : f32[4, 32]\ninput M : f32[4, 1]\nE = exp(S - M)\nO = E / sum(E, dim=1)\noutput O\n";
+    mg_verify_report r = verify_src(prog, "input S : f32[4, 32]\ninput M : f32[4, 1]\nE = exp(S - M)\n"
+                                    "O = E * (1 / sum(E, dim=1))\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_EQUIVALENT && r.exp_bound && r.log2_bound < -40, "%s", r.text);
+    r = verify_src(prog, "input S : f32[4, 32]\ninput M : f32[4, 1]\nE = exp(S) / exp(M)\n"
+                   "O = E / sum(E, dim=1)\noutput O\n", MG_OK);
+    CHECK_MSG(r.verdict == MG_EQUIVALENT && !r.exp_bound && strstr(r.text, "not the program's"), "%s", r.text);
+}
