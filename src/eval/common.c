@@ -127,12 +127,16 @@ double mg_eval_max_bytes(void) {
     return (gb > 0 ? gb : 8.0) * 1e9;
 }
 
-static _Thread_local const int *stop_flag; /* ev_set_stop */
+static _Thread_local int (*stop_fn)(void *); /* ev_set_stop */
+static _Thread_local void *stop_arg;
 
-void ev_set_stop(const int *stop) { stop_flag = stop; }
+static int flag_set(void *flag) { return __atomic_load_n((const int *)flag, __ATOMIC_RELAXED); }
+
+void ev_set_stop(const int *stop) { ev_set_stop_fn(stop ? flag_set : NULL, (void *)stop); }
+void ev_set_stop_fn(int (*stopped)(void *), void *arg) { stop_fn = stopped, stop_arg = arg; }
 
 mg_status ev_check_stop(mg_ctx *ctx) {
-    if (stop_flag && __atomic_load_n(stop_flag, __ATOMIC_RELAXED))
+    if (stop_fn && stop_fn(stop_arg))
         return ctx_err(ctx, MG_ERR_LIMIT, "evaluation stopped (time limit or stop request)");
     return MG_OK;
 }

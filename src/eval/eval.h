@@ -64,6 +64,8 @@ mg_status ev_block_walk(const ir_graph *b, mg_ctx *ctx, const ev_block_ops *ops)
  * block of a kernel) once *stop is non-zero (read atomically); NULL: never. The verifier sets
  * it for its time limit, so one long evaluation does not outlive it. */
 void ev_set_stop(const int *stop);
+/* The same with a predicate: stop once stopped(arg) returns non-zero (NULL: never). */
+void ev_set_stop_fn(int (*stopped)(void *), void *arg);
 mg_status ev_check_stop(mg_ctx *ctx);
 
 /* Index of the last node reading each node (or n_nodes for outputs); caller frees. */

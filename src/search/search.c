@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "search_int.h"
+#include "../eval/eval.h"
 
 void sr_grid_for_sms(sr_opts *o, int n_sm) {
     int p = 1;
@@ -298,11 +299,20 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     if (rc) goto done;
     rc = build_egraph(&s, ctx, r);
     if (rc) goto done;
-    /* the verifier's tests of the program, once for every candidate */
+    /* the verifier's tests of the program, once for every candidate: at full size this takes
+     * seconds, so the time limit and a stop request are seen inside it too */
+    ev_set_stop_fn(egraph_stopped, &s);
     rc = vf_ref_new(prog, NULL, ctx, o->verify_tests, o->seed, 1, &s.ref);
+    if (!rc) prepare_screen(&s, ctx);
+    ev_set_stop_fn(NULL, NULL);
+    if (rc == MG_ERR_LIMIT && s.stop) { /* stopped before any task: a stopped search, not an error */
+        add_counts(&s, r);
+        r->seconds = sr_now_s() - s.t0;
+        rc = MG_OK;
+        goto done;
+    }
     if (rc) goto done;
     vf_ref_set_stop(s.ref, &s.stop);
-    prepare_screen(&s, ctx);
     rc = make_workers(&s, ctx);
     if (rc) goto done;
     rc = count_tasks(&s, ctx);
