@@ -121,8 +121,8 @@ bench-search: $(B)/mugen
 # runs it (tests/run_all.sh).
 FUZZ_CC  ?= clang
 FUZZ_OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
-            -fno-omit-frame-pointer
-FUZZ_OBJ = $(patsubst %.c,$(B)/%.o,$(wildcard src/base/*.c src/ir/*.c))
+            -fno-omit-frame-pointer -Wno-unknown-attributes
+FUZZ_OBJ = $(patsubst %.c,$(B)/%.o,$(wildcard src/base/*.c src/ir/*.c src/eval/*.c))
 
 fuzz-build:
 	@sh tests/fuzz/need_libfuzzer.sh $(FUZZ_CC)

@@ -7,7 +7,10 @@
  *   - the canonical text must parse back to an equal graph (ir_graph_equal) and print the same
  *     text again (docs/ir.md: "Parsing that text gives the same graph");
  *   - the JSON form must parse back to an equal graph;
- *   - the Lax check, the partition and the dot rendering must not crash.
+ *   - the Lax check, the partition and the dot rendering must not crash;
+ *   - on small programs (FZ_EVAL_MAX elements in all, kernel graph and block graphs), the float
+ *     evaluator of `mugen eval`, intermediates in f32 and in f64, must not crash (an error
+ *     status is an answer, not a failure).
  * A parse failure must leave a message, and no graph. Inputs are copied to a buffer of exactly
  * their size with no NUL after it, so AddressSanitizer catches any read past the end. */
 #ifndef MG_FUZZ_COMMON_H
@@ -18,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "eval/eval.h"
 #include "ir/ir.h"
 
 typedef mg_status (*fz_parser)(mg_ctx *, const char *, size_t, const char *, ir_graph **);
@@ -50,6 +54,42 @@ static char *fz_text(const ir_graph *g) {
     return sb_take(&sb);
 }
 
+enum { FZ_EVAL_MAX = 4096 };
+
+/* Elements of every node of g and of its kernels' block graphs, stopping past FZ_EVAL_MAX. */
+static int64_t fz_elements(const ir_graph *g) {
+    int64_t total = 0;
+    for (int i = 0; i < g->n_nodes && total <= FZ_EVAL_MAX; i++) {
+        total += ir_numel(&g->nodes[i].shape);
+        if (g->nodes[i].op == IR_OP_KERNEL && g->nodes[i].index == 0)
+            total += fz_elements(g->nodes[i].body);
+    }
+    return total;
+}
+
+/* ev_float on g, inputs filled with a fixed pattern of values in [-2, 2), if g is small. */
+static void fz_eval(const ir_graph *g) {
+    if (fz_elements(g) > FZ_EVAL_MAX) return;
+    double **in = calloc((size_t)g->n_nodes + 1, sizeof *in);
+    double **out = calloc((size_t)g->n_outputs + 1, sizeof *out);
+    int n_in = 0, ok = in && out;
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        if (g->nodes[i].op != IR_OP_INPUT) continue;
+        int64_t n = ir_numel(&g->nodes[i].shape);
+        double *v = in[n_in++] = malloc((size_t)n * sizeof *v);
+        ok = v != NULL;
+        for (int64_t t = 0; ok && t < n; t++) v[t] = (double)((t * 13 + i * 7) % 32) / 8.0 - 2.0;
+    }
+    for (int k = 0; ok && k < g->n_outputs; k++)
+        ok = (out[k] = malloc((size_t)ir_numel(&g->nodes[g->outputs[k]].shape) * sizeof **out)) != NULL;
+    mg_ctx ctx = {{0}};
+    if (ok) (void)ev_float(g, &ctx, 0, (const double *const *)in, out);
+    if (ok) (void)ev_float(g, &ctx, EV_F64, (const double *const *)in, out);
+    for (int k = 0; in && k < n_in; k++) free(in[k]);
+    for (int k = 0; out && k < g->n_outputs; k++) free(out[k]);
+    free(in), free(out);
+}
+
 /* The round trips and renderers above, on a graph a front end accepted. */
 static void fz_check_graph(const ir_graph *g) {
     mg_ctx ctx = {{0}};
@@ -78,6 +118,7 @@ static void fz_check_graph(const ir_graph *g) {
     ir_print_dot(g, &sb);
     sb_free(&sb);
     base_free(t1);
+    fz_eval(g);
 }
 
 #endif
