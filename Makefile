@@ -21,7 +21,8 @@ LIB_OBJ := $(LIB_SRC:%.c=$(B)/%.o) $(EMBED_C:%.c=%.o)
 HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
-.PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps
+.PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps \
+        fuzz-build fuzz-short
 all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults
 
 $(B)/%.o: %.c $(HDRS)
@@ -89,6 +90,7 @@ SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 test: deps
 	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
+	-$(MAKE) fuzz-build
 	sh tests/run_all.sh $(B) build/asan
 
 test-unit: $(B)/unit
@@ -111,3 +113,25 @@ clean:
 # The search on each benchmark, pruning on and off (docs/search.md); long: TIME_LIMIT per run.
 bench-search: $(B)/mugen
 	sh bench/search.sh $(B)/mugen $(or $(TIME_LIMIT),600)
+
+# Fuzzing the two front ends (.mu text and JSON) with libFuzzer, under ASan + UBSan
+# (tests/fuzz/README.md). Needs clang and its fuzzer runtime (Debian: clang libclang-rt-dev,
+# which tools/deps.sh installs); fuzz-build says so when they are missing. fuzz-short replays
+# the corpus tests/fuzz/corpus and fuzzes each format FUZZ_SECONDS (30) seconds; make test
+# runs it (tests/run_all.sh).
+FUZZ_CC  ?= clang
+FUZZ_OPT := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+            -fno-omit-frame-pointer -Wno-unknown-attributes
+FUZZ_OBJ = $(patsubst %.c,$(B)/%.o,$(wildcard src/base/*.c src/ir/*.c src/eval/*.c))
+
+fuzz-build:
+	@sh tests/fuzz/need_libfuzzer.sh $(FUZZ_CC)
+	$(MAKE) B=build/fuzz CC=$(FUZZ_CC) OPT="$(FUZZ_OPT)" build/fuzz/fuzz_text build/fuzz/fuzz_json
+
+$(B)/tests/fuzz/%.o: CFLAGS += -Isrc
+$(B)/tests/fuzz/fuzz_text.o $(B)/tests/fuzz/fuzz_json.o: tests/fuzz/fuzz_common.h
+$(B)/fuzz_%: $(B)/tests/fuzz/fuzz_%.o $(FUZZ_OBJ)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer $^ -lcjson -lm -o $@
+
+fuzz-short: fuzz-build
+	sh tests/fuzz/run.sh build/fuzz $(or $(FUZZ_SECONDS),30)

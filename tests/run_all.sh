@@ -1,13 +1,16 @@
 #!/bin/sh
 # Runs every CPU test suite and ends with one total line "N passed, N failed".
-#   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR
+#   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR [FUZZ_BUILD_DIR]
 # Suites: unit tests, the program suite, the codegen suite, the Z3 check and the adversarial verifier
 # corpus (tests/verify) on the release build, then unit and program suites again under
-# AddressSanitizer + UBSan (the program suite in quick mode). MUGEN_CHECK=1 throughout.
+# AddressSanitizer + UBSan (the program suite in quick mode), then the short fuzz run of both
+# front ends (tests/fuzz/run.sh: the corpus replayed, then FUZZ_SECONDS, 30, of fuzzing per format,
+# with the fuzzers of `make fuzz-build` in FUZZ_BUILD_DIR, build/fuzz). MUGEN_CHECK=1 throughout.
 # The whole run takes about 14 minutes on 2 cores (CI: 831 s), so each suite says when it
 # starts and ends, and a suite's own progress lines ("... " first) are shown as they come.
 rel=${1:-build}
 asan=${2:-build/asan}
+fuzz=${3:-build/fuzz}
 export MUGEN_CHECK=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1
@@ -70,6 +73,7 @@ run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "verifier corpus (adversarial pairs)" sh tests/verify/run.sh "$rel/mugen"
 run_suite "unit (asan+ubsan)" "$asan/unit"
+run_suite "fuzz (libFuzzer: corpus, then ${FUZZ_SECONDS:-30} s per format)" sh tests/fuzz/run.sh "$fuzz" "${FUZZ_SECONDS:-30}"
 if kill -0 "$bgpid" 2>/dev/null; then
     echo "== programs (asan+ubsan, quick): waiting for it ($(($(date +%s) - bgstart))s so far) ..."
 fi

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Checks for what the build needs (a C compiler, make, libcjson-dev, libz3-dev for the tests) and, on Debian or
+# Checks for what the build needs (a C compiler, make, libcjson-dev; libz3-dev, clang and
+# libclang-rt-dev (libFuzzer) for the tests) and, on Debian or
 # Ubuntu, installs what is missing (as root, or through sudo). Prints what to install
 # otherwise. Quiet when everything is present.
 missing=""
@@ -7,6 +8,12 @@ command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 [ -f /usr/include/cjson/cJSON.h ] || missing="$missing libcjson-dev"
 [ -f /usr/include/z3.h ] || missing="$missing libz3-dev" # tests/z3: the independent check of the search's pruning
+# tests/fuzz (make fuzz-short, part of make test): clang and its libFuzzer runtime
+if ! command -v clang >/dev/null 2>&1; then
+    missing="$missing clang libclang-rt-dev"
+elif ! sh "$(dirname "$0")/../tests/fuzz/need_libfuzzer.sh" clang 2>/dev/null; then
+    missing="$missing libclang-rt-dev"
+fi
 # NVRTC (CUDA toolkit) is loaded at run time, not linked: the build works without it, but the
 # tests compile every generated kernel with it. Say so clearly when it is missing.
 nvrtc_found() {

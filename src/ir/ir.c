@@ -368,7 +368,14 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     char w[160];
     if (n->op == IR_OP_RESHAPE) {
         n->shape.ndim = n->n_ints;
-        for (int i = 0; i < n->n_ints; i++) n->shape.d[i] = n->ints[i];
+        for (int i = 0; i < n->n_ints; i++) {
+            if (n->ints[i] > IR_MAX_DIM) {
+                snprintf(w, sizeof w, "shape= size %" PRId64 " is too large (at most %" PRId64 ")",
+                         n->ints[i], IR_MAX_DIM);
+                return shape_err(ctx, g, n, w);
+            }
+            n->shape.d[i] = n->ints[i];
+        }
         if (n->n_ints < 1 || check_shape(NULL, &n->shape))
             return shape_err(ctx, g, n, "shape= needs 1 to 4 sizes, each at least 1");
         if (ir_numel(&n->shape) != ir_numel(a))
@@ -383,8 +390,12 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         }
         n->shape = *a;
         for (int i = 0; i < a->ndim; i++) {
-            if (n->ints[i] < 1 || n->ints[i] > IR_MAX_DIM)
-                return shape_err(ctx, g, n, "repeat factors must be at least 1");
+            if (n->ints[i] < 1) return shape_err(ctx, g, n, "repeat factors must be at least 1");
+            if (n->ints[i] > IR_MAX_DIM) {
+                snprintf(w, sizeof w, "repeat factor %" PRId64 " is too large (at most %" PRId64
+                         ")", n->ints[i], IR_MAX_DIM);
+                return shape_err(ctx, g, n, w);
+            }
             n->shape.d[i] = a->d[i] * n->ints[i];
         }
         return MG_OK;
@@ -406,7 +417,7 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
  * an op node and n->in[] index nodes already in g. ir_check also runs it on a copy of an
  * existing node, which is why it writes only into *n. Attributes are normalised in place (dim
  * becomes non-negative, a sum's group 0 becomes the whole dim), so that equal programs
- * compare equal. The result dtype is the first operand's unless a rule below joins two. */
+ * compare equal. The result dtype is the operand's, or for two operands join_dtype's. */
 static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_op_info *info = &ir_ops[n->op];
     if (!(info->levels & (g->is_block ? IR_LEVEL_B : IR_LEVEL_K)))
@@ -419,7 +430,9 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         return shape_err(ctx, g, n, w);
     }
     const ir_node *a = n->n_in ? &g->nodes[n->in[0]] : NULL;
-    if (a) n->dtype = a->dtype;
+    /* docs/ir.md's rule for every op of two operands (binary, matmul, concat); a kernel's
+     * outputs take their savers' dtypes (ir_infer_ugraph) */
+    if (a) n->dtype = info->arity == 2 ? join_dtype(a, &g->nodes[n->in[1]]) : a->dtype;
     mg_status rc = MG_OK;
     switch (info->kind) {
     case IR_KIND_SOURCE: return MG_OK;
@@ -432,7 +445,6 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         const ir_node *b = &g->nodes[n->in[1]];
         if (ir_broadcast(&a->shape, &b->shape, &n->shape))
             return shape_err(ctx, g, n, "shapes do not broadcast");
-        n->dtype = join_dtype(a, b);
         break;
     }
     case IR_KIND_REDUCE:
@@ -448,7 +460,6 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     case IR_KIND_MATMUL: rc = infer_matmul(g, ctx, n); break;
     case IR_KIND_LAYOUT:
         rc = infer_layout(g, ctx, n);
-        if (!rc && n->op == IR_OP_CONCAT) n->dtype = join_dtype(a, &g->nodes[n->in[1]]);
         break;
     }
     if (rc) return rc;

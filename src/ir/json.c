@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -371,7 +372,8 @@ static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
     int64_t v = 0;
     if (get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v) < 0) return jerr(j, "bad \"dim\"");
     n->dim = (int)v;
-    if (get_int(t, "group", 1, IR_MAX_DIM, &n->group) < 0) return jerr(j, "bad \"group\"");
+    if (get_int(t, "group", 1, IR_MAX_DIM, &n->group) < 0)
+        return jerr(j, "\"group\" must be an integer in [1, %" PRId64 "]", IR_MAX_DIM);
     char c = ir_op_attr(n->op, 's') ? 's' : ir_op_attr(n->op, 't') ? 't' : 0;
     if (c && (n->n_ints = get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
         return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", json_key(c));
@@ -523,10 +525,11 @@ static mg_status read_kernel(jin *j, const cJSON *t) {
     if (rc) return rc;
     int64_t grid[IR_MAX_DIMS] = {1, 1, 1, 1}, forloop = 1, threads = 128;
     int ng = get_int_list(t, "grid", grid, 3);
-    if (ng < 1 || get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0 ||
-        get_int(t, "threads", 1, 1024, &threads) < 0)
-        return jerr(j, "a kernel needs \"grid\" (1 to 3 sizes), and forloop >= 1, threads in "
-                    "[1, 1024]");
+    if (ng < 1) return jerr(j, "a kernel needs \"grid\": 1 to 3 sizes");
+    if (get_int(t, "forloop", 1, IR_MAX_DIM, &forloop) < 0)
+        return jerr(j, "\"forloop\" must be an integer in [1, %" PRId64 "]", IR_MAX_DIM);
+    if (get_int(t, "threads", 1, 1024, &threads) < 0)
+        return jerr(j, "\"threads\" must be an integer in [1, 1024]");
     for (int g = ng; g < 3; g++) grid[g] = 1;
     if (!cJSON_IsArray(bts)) return jerr(j, "a kernel needs \"block\": {\"tensors\": [...]}");
     int gi[3] = {(int)grid[0], (int)grid[1], (int)grid[2]};
@@ -536,9 +539,11 @@ static mg_status read_kernel(jin *j, const cJSON *t) {
         ir_graph_free(body);
         return rc;
     }
-    if (body->n_outputs != n_names) {
+    int saves = body->n_outputs; /* read before body is freed: the message needs it */
+    if (saves != n_names) {
         ir_graph_free(body);
-        return jerr(j, "the kernel saves %d tensors but names %d", body->n_outputs, n_names);
+        return jerr(j, "the kernel saves %d tensor%s but \"names\" lists %d", saves,
+                    saves == 1 ? "" : "s", n_names);
     }
     for (int o = 0; o < n_names; o++)
         if (ir_find(j->g, names[o]) >= 0) {
@@ -549,29 +554,100 @@ static mg_status read_kernel(jin *j, const cJSON *t) {
     return r < 0 ? jfwd(j, r) : MG_OK;
 }
 
+/* The line (1-based) of byte off of text. */
+static int line_of(const char *text, size_t off) {
+    int line = 1;
+    for (size_t i = 0; i < off; i++) line += text[i] == '\n';
+    return line;
+}
+
+/* The offset of the first NUL byte of text[0..len), or of the first \u0000 escape inside a
+ * JSON string; len if there is none. cJSON would decode the escape into a C string that ends
+ * there, so "X\u0000Y" would read as "X" past every check on names: such text is refused. */
+static size_t find_nul(const char *text, size_t len) {
+    int in_string = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!text[i]) return i;
+        if (!in_string) in_string = text[i] == '"';
+        else if (text[i] == '"') in_string = 0;
+        else if (text[i] == '\\') {
+            if (i + 5 < len && !memcmp(text + i + 1, "u0000", 5)) return i;
+            i++; /* the escaped character, which may be '"' */
+        }
+    }
+    return len;
+}
+
+static int cmp_key(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The first key that occurs twice in one object of the tree v, or NULL; where (cap bytes)
+ * gets the path of that object ("tensors[2].block"), written from byte at on (bytes before it
+ * hold v's path; a long path is cut). Each object's keys are sorted, so a hostile object of
+ * 10^5 keys costs n log n. Recursion is as deep as the tree, which cJSON bounds
+ * (CJSON_NESTING_LIMIT, 1000). *oom is set if the sort buffer could not be allocated. */
+static const char *dup_key(const cJSON *v, char *where, size_t at, size_t cap, int *oom) {
+    int n = cJSON_GetArraySize(v), k = 0;
+    const char *dup = NULL;
+    if (at >= cap) at = cap - 1;
+    where[at] = 0;
+    if (cJSON_IsObject(v) && n > 1) {
+        const char **keys = base_alloc((size_t)n * sizeof *keys);
+        if (!keys) return *oom = 1, NULL;
+        for (const cJSON *e = v->child; e; e = e->next) keys[k++] = e->string ? e->string : "";
+        qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+        for (k = 1; k < n && !dup; k++)
+            if (!strcmp(keys[k - 1], keys[k])) dup = keys[k];
+        base_free(keys);
+        if (dup) return dup;
+    }
+    k = 0;
+    for (const cJSON *e = v->child; e && !dup && !*oom; e = e->next, k++) {
+        int w = cJSON_IsObject(v) ? snprintf(where + at, cap - at, "%s%.40s", at ? "." : "",
+                                             e->string ? e->string : "")
+                                  : snprintf(where + at, cap - at, "[%d]", k);
+        dup = dup_key(e, where, at + (size_t)w, cap, oom);
+    }
+    if (!dup) where[at] = 0;
+    return dup;
+}
+
 /* The one JSON value of text (nothing but blanks may follow it) into *root, or an error
- * naming the line. */
+ * naming the line. A NUL in the text and a key given twice in one object are errors (cJSON
+ * would truncate the one and let the first of the others win). */
 static mg_status parse_root(const jin *j, const char *text, size_t len, cJSON **root) {
     const char *end = NULL;
+    size_t nul = find_nul(text, len);
+    *root = NULL;
+    if (nul < len)
+        return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: %s at byte %zu (names and strings "
+                       "cannot hold NUL characters)", j->file, line_of(text, nul),
+                       text[nul] ? "a string holds the escape \\u0000" : "a NUL byte", nul);
     *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
     if (!*root && cj_oom) return ctx_err(j->ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j->file);
     if (!*root) {
         size_t off = end && end >= text ? (size_t)(end - text) : 0;
-        int line = 1;
-        for (size_t i = 0; i < off && i < len; i++) line += text[i] == '\n';
         return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: malformed JSON near byte %zu", j->file,
-                       line, off);
+                       line_of(text, off < len ? off : len), off);
     }
     for (size_t k = end ? (size_t)(end - text) : len; k < len; k++)
         if (!isspace((unsigned char)text[k])) { /* one JSON value per file, nothing after it */
             cJSON_Delete(*root);
             *root = NULL;
-            int line = 1;
-            for (size_t i = 0; i < k; i++) line += text[i] == '\n';
             return ctx_err(j->ctx, MG_ERR_PARSE, "%s:%d: error: text after the end of the JSON "
-                           "object (byte %zu)", j->file, line, k);
+                           "object (byte %zu)", j->file, line_of(text, k), k);
         }
-    return MG_OK;
+    char where[256] = "";
+    int oom = 0;
+    const char *dup = dup_key(*root, where, 0, sizeof where, &oom);
+    mg_status rc = MG_OK;
+    if (oom) rc = ctx_err(j->ctx, MG_ERR_NOMEM, "%s: out of memory reading JSON", j->file);
+    else if (dup)
+        rc = ctx_err(j->ctx, MG_ERR_PARSE, "%s: key \"%.64s\" given twice in %s%s", j->file,
+                     dup, where[0] ? "" : "the top-level object", where);
+    if (rc) cJSON_Delete(*root), *root = NULL;
+    return rc;
 }
 
 /* The top-level fields: "format", an optional "version" 1, "tensors" and "outputs" lists. */

@@ -326,6 +326,9 @@ static void set_attrs(parser *p, const token *fn, const attrs *a, ir_node *n) {
     }
     if (a->has[A_GROUP]) {
         if (a->val[A_GROUP] < 1) lex_fail(p, fn, "group= must be at least 1");
+        if (a->val[A_GROUP] > IR_MAX_DIM)
+            lex_fail(p, fn, "group=%" PRId64 " is too large (at most %" PRId64 ")",
+                     a->val[A_GROUP], IR_MAX_DIM);
         n->group = a->val[A_GROUP];
     }
     for (int k = A_SHAPE; k <= A_TIMES; k++) /* reshape's new shape, repeat's factors */
@@ -570,7 +573,10 @@ static void kernel_schedule(parser *p, const token *kw, const attrs *a, int grid
     }
     *forloop = a->has[A_FORLOOP] ? a->val[A_FORLOOP] : 1;
     *threads = a->has[A_THREADS] ? a->val[A_THREADS] : 128;
-    if (*forloop < 1 || *forloop > IR_MAX_DIM) lex_fail(p, kw, "forloop= must be at least 1");
+    if (*forloop < 1) lex_fail(p, kw, "forloop= must be at least 1");
+    if (*forloop > IR_MAX_DIM)
+        lex_fail(p, kw, "forloop=%" PRId64 " is too large (at most %" PRId64 ")", *forloop,
+                 IR_MAX_DIM);
     if (*threads < 1 || *threads > 1024) lex_fail(p, kw, "threads= must be in [1, 1024]");
 }
 
@@ -606,10 +612,11 @@ static void block_statements(parser *p, const token *open) {
  * output nodes, named names[0..n_names). */
 static void kernel_outputs(parser *p, const token *kw, ir_graph *body, const int *in, int n_in,
                            const token *names, int n_names) {
-    if (body->n_outputs != n_names) {
+    int saves = body->n_outputs; /* read before body is freed: the message needs it */
+    if (saves != n_names) {
         ir_graph_free(body);
-        lex_fail(p, kw, "the kernel saves %d tensor%s but %d name%s given", body->n_outputs,
-                 body->n_outputs == 1 ? "" : "s", n_names, n_names == 1 ? " is" : "s are");
+        lex_fail(p, kw, "the kernel saves %d tensor%s but %d name%s given", saves,
+                 saves == 1 ? "" : "s", n_names, n_names == 1 ? " is" : "s are");
     }
     char buf[IR_MAX_IN][MAX_NAME + 1];
     const char *nm[IR_MAX_IN];

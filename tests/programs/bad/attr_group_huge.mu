@@ -1,0 +1,3 @@
+input X : f32[8]
+O = sum(X, dim=0, group=4294967296)
+output O
