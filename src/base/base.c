@@ -263,12 +263,29 @@ uint16_t base_f32_to_bf16(float x) {
 }
 float base_bf16_to_f32(uint16_t h) { return u2f((uint32_t)h << 16); }
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
+/* Whether F16C can run: the CPU has it (CPUID.1:ECX bit 29) and the OS saves AVX state (bits
+ * 27 and 28, and XCR0's SSE and AVX bits), since its instructions are VEX-encoded. Asked once. */
+static int has_f16c(void) {
+    static int known = -1;
+    int v = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (v < 0) {
+        unsigned a, b, c, d, lo, hi;
+        v = __get_cpuid(1, &a, &b, &c, &d) && (c >> 27 & 7) == 7;
+        if (v) {
+            __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+            v = (lo & 6) == 6;
+        }
+        __atomic_store_n(&known, v, __ATOMIC_RELAXED);
+    }
+    return v;
+}
 /* The same rounding (to nearest even, then back) in one instruction each way where the CPU has
  * F16C: the verifier rounds every input of every float test through here. */
 __attribute__((target("f16c"))) static float round_f16_hw(float x) { return _cvtsh_ss(_cvtss_sh(x, 0)); }
 float base_round_f16(float x) {
-    if (x == x && __builtin_cpu_supports("f16c")) return round_f16_hw(x); /* NaN: the software path's */
+    if (x == x && has_f16c()) return round_f16_hw(x); /* NaN: the software path's */
     return base_f16_to_f32(base_f32_to_f16(x));
 }
 #else

@@ -38,10 +38,10 @@ static void binary(ir_op op, double a, double ca, double b, double cb, double *v
     }
 }
 
-/* ov += av * bv and oc += ac |bv| + |av| bc + |av bv| along a row of n: one product's value
+/* mag_row: ov += av * bv and oc += ac |bv| + |av| bc + |av bv| along a row of n: one product's value
  * and scale, vectorised (target_clones) since matmuls dominate. */
 __attribute__((target_clones("avx512f", "avx2", "default"), optimize("O3")))
-static void mac_row(double *restrict ov, double *restrict oc, double av, double ac, const double *restrict bv,
+static void mag_row(double *restrict ov, double *restrict oc, double av, double ac, const double *restrict bv,
                     const double *restrict bc, int64_t n) {
     double aa = fabs(av);
     for (int64_t j = 0; j < n; j++) {
@@ -100,7 +100,7 @@ static mg_status run_node(const ir_graph *g, const ir_node *n, mv *x) {
             for (int64_t i = 0; i < m.m; i++)
                 for (int64_t k = 0; k < m.k; k++) {
                     int64_t ia = m.a_off[t] + i * m.k + k;
-                    mac_row(o->v + (t * m.m + i) * m.n, o->c + (t * m.m + i) * m.n, a->v[ia], a->c[ia],
+                    mag_row(o->v + (t * m.m + i) * m.n, o->c + (t * m.m + i) * m.n, a->v[ia], a->c[ia],
                             b->v + m.b_off[t] + k * m.n, b->c + m.b_off[t] + k * m.n, m.n);
                 }
         ev_matmul_free(&m);
