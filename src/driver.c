@@ -166,11 +166,15 @@ static void compare(job *J, void *const *bufs, mg_run_report *r) {
 
 static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
     const cg_program *cg = &J->cg;
-    void *bufs[CG_MAX_ARGS * 4] = {0};
-    size_t sizes[CG_MAX_ARGS * 4];
+    /* as many buffers as the plan has: a deep expression stored every few dozen levels
+     * (opt/inline.c) can need thousands */
+    void **bufs = base_calloc((size_t)cg->n_bufs + 1, sizeof *bufs);
+    size_t *sizes = base_calloc((size_t)cg->n_bufs + 1, sizeof *sizes);
     char *so = NULL;
-    if (cg->n_bufs > (int)(sizeof bufs / sizeof bufs[0]))
-        return ctx_err(ctx, MG_ERR_LIMIT, "the C backend runs at most %d buffers", (int)(sizeof bufs / sizeof bufs[0]));
+    if (!bufs || !sizes) {
+        base_free(bufs), base_free(sizes);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
     mg_status rc = rt_c_build(ctx, cg->src, &so, NULL);
     if (!rc) rc = host_buffers(J, ctx, bufs);
     for (int b = 0; b < cg->n_bufs; b++) sizes[b] = (size_t)cg->buf_bytes[b];
@@ -183,6 +187,7 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
         snprintf(r->device, sizeof r->device, "C (OpenMP) on the host");
     }
     for (int b = 0; b < cg->n_bufs; b++) base_free(bufs[b]);
+    base_free(bufs), base_free(sizes);
     base_free(so);
     return rc;
 }
