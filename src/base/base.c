@@ -209,16 +209,18 @@ uint64_t rng_next(rng *r) {
     return z ^ (z >> 31);
 }
 double rng_uniform(rng *r) { return (double)(rng_next(r) >> 11) * 0x1.0p-53; }
-/* Lemire's multiply-shift: the high 32 bits of x * n for a 32-bit x, rejecting the few x
- * whose low product falls in the biased range, so exactly uniform; a division only then. */
+/* Lemire's multiply-shift on 64 bits: the high 64 bits of x * n, rejecting the x whose low
+ * product falls in the biased range, so exactly uniform. The low part is below n only with
+ * probability n / 2^64, so the division that finds the range almost never runs. */
 uint32_t rng_below(rng *r, uint32_t n) {
     MG_ASSERT(n > 0);
-    uint64_t m = (rng_next(r) >> 32) * n;
-    if ((uint32_t)m < n) {
-        uint32_t t = (0u - n) % n;
-        while ((uint32_t)m < t) m = (rng_next(r) >> 32) * n;
+    __extension__ typedef unsigned __int128 u128;
+    u128 m = (u128)rng_next(r) * n;
+    if ((uint64_t)m < n) {
+        uint64_t t = (0 - (uint64_t)n) % n;
+        while ((uint64_t)m < t) m = (u128)rng_next(r) * n;
     }
-    return (uint32_t)(m >> 32);
+    return (uint32_t)(m >> 64);
 }
 
 /* ---- f16 / bf16 ---- */
