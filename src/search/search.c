@@ -81,6 +81,19 @@ static mg_status prepare_program(search *s, mg_ctx *ctx) {
                        "at a time (mugen partition)", why);
     if (prog->n_outputs > AE_MAX_ROOTS || prog->n_outputs > VF_MAX_IO)
         return ctx_err(ctx, MG_ERR_LIMIT, "the search handles at most %d outputs", AE_MAX_ROOTS);
+    /* abstract expressions are built, inserted and printed recursively (aexpr.c, egraph.c):
+     * their depth, the program's, is bounded so the stack is */
+    int *depth = base_calloc((size_t)prog->n_nodes + 1, sizeof *depth), deepest = 0;
+    if (!depth) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < prog->n_nodes; i++) {
+        for (int k = 0; k < prog->nodes[i].n_in; k++)
+            if (depth[prog->nodes[i].in[k]] + 1 > depth[i]) depth[i] = depth[prog->nodes[i].in[k]] + 1;
+        if (depth[i] > deepest) deepest = depth[i];
+    }
+    base_free(depth);
+    if (deepest > SR_MAX_DEPTH)
+        return ctx_err(ctx, MG_ERR_LIMIT, "the program is %d operators deep; the search takes at most %d "
+                       "(search a part at a time)", deepest, SR_MAX_DEPTH);
     mg_status rc = collect_nodes(s, ctx);
     if (rc) return rc;
     if (s->n_in > SR_MAX_TENSORS / 2)

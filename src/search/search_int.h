@@ -31,6 +31,9 @@ enum { SR_MAX_THREADS = 256 };
 /* Bumped whenever the generator changes what a task explores: a checkpoint written by
  * another version is refused rather than mixed in. */
 enum { SEARCH_VERSION = 14 };
+/* The deepest program the search takes (operators on its longest path): its abstract
+ * expressions recurse once per level; 50,000 levels ran on the main thread's 8 MB stack. */
+enum { SR_MAX_DEPTH = 20000 };
 
 /* The rank of an operator (Mirage §4.1): its operand indices in decreasing order (constants
  * below every tensor), then its type, then its attributes (generate.c: make_key). Operators

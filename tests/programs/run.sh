@@ -583,6 +583,14 @@ elif [ $((t1 - t0)) -gt 6 ]; then bad "search --time-limit 2 of a 500-add chain 
 elif ! grep -q 'time limit stopped the search' "$T/err"; then bad "search --time-limit 2 of a 500-add chain: $(first_line "$T/err")"
 else ok; fi
 
+# a program deeper than the search's recursive abstract expressions take is refused by name
+# (a 400,000-add chain once overflowed the stack printing its expression)
+chain 25000 0 | sed 's/f32/f16/' >"$T/chain25k.mu"
+mg search --threads 1 "$T/chain25k.mu" --out "$T/s25k"
+if crashed "search of a 25,000-add chain"; then :
+elif [ "$rc" -eq 1 ] && grep -q 'operators deep; the search takes at most' "$T/err" && [ ! -e "$T/s25k" ]; then ok
+else bad "search of a 25,000-add chain: exit $rc: $(first_line "$T/err")"; fi
+
 # the verifier's tests of a full-size program take seconds before any task: --time-limit 1
 # must stop them there too (a limit once ran 10 s past while one verification test ran)
 t0=$(date +%s)
