@@ -248,8 +248,10 @@ static void mac_tile16(const uint32_t *restrict a0, const uint32_t *restrict a1,
  * stream through mac_row with acc (2 M JB entries). Any 32-bit operands: an FF_NONE in the
  * q part gives a meaningless sum there, which none_q then overwrites. */
 static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
-                        int64_t N, uint32_t m, uint64_t *acc, int64_t JB) {
-    uint64_t r32 = ((uint64_t)1 << 32) % m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
+                        int64_t N, const ff_mod *mm, uint64_t *acc, int64_t JB) {
+    uint64_t r32 = ((uint64_t)1 << 32) % mm->m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
+    /* hi * 2^32 + lo mod m by Barrett (the modulus is drawn per test): (hi mod m) r32 < 2^64 - 2^33 */
+#define RECOMBINE(hi, lo) ff_red((uint64_t)ff_red(hi, mm) * r32 + ff_red(lo, mm), mm)
     int64_t N16 = N - N % 16;
     /* rows in pairs, 16 columns at a time, accumulators in registers */
     for (int64_t i = 0; i < M; i += 2) {
@@ -259,7 +261,7 @@ static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64
             mac_tile16(a0, a1, b + j0, K, N, s);
             for (int r = 0; r < 2 && i + r < M; r++)
                 for (int j = 0; j < 16; j++)
-                    o[(i + r) * N + j0 + j] = (uint32_t)((s[2 * r + 1][j] % m * r32 % m + s[2 * r][j] % m) % m);
+                    o[(i + r) * N + j0 + j] = RECOMBINE(s[2 * r + 1][j], s[2 * r][j]);
         }
     }
     if (N16 == N) return;
@@ -272,9 +274,9 @@ static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64
             mac_row(acc + 2 * i * jn, acc + (2 * i + 1) * jn, a[i * K + k], b + k * N + N16, jn);
     for (int64_t i = 0; i < M; i++)
         for (int64_t j = 0; j < jn; j++) {
-            uint64_t lo = acc[2 * i * jn + j] % m, hi = acc[(2 * i + 1) * jn + j] % m;
-            o[i * N + N16 + j] = (uint32_t)((hi * r32 % m + lo) % m);
+            o[i * N + N16 + j] = RECOMBINE(acc[(2 * i + 1) * jn + j], acc[2 * i * jn + j]);
         }
+#undef RECOMBINE
 }
 
 /* The q part of a matmul whose operands may hold FF_NONE (a value out of exp has no Z_q
@@ -311,8 +313,8 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
     }
     for (int64_t t = 0; t < m.batch; t++) {
         int64_t oo = t * m.m * m.n;
-        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, c->F.P.m, acc, JB);
-        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, c->F.Q.m, acc, JB);
+        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, &c->F.P, acc, JB);
+        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, &c->F.Q, acc, JB);
         none_q(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, seen, seen + m.m);
     }
     base_free(acc), base_free(seen);
