@@ -263,30 +263,37 @@ struct vf_ref {
     const int *stop; /* vf_ref_set_stop */
     /* exp terms with independent exponents (expform.c): the structure, log2 of a test's bound
      * under it, whether some test's rows were dependent or a log overflowed, and test 0's
-     * exponents as an open-addressing map value -> index (hcap slots, -1 empty) */
+     * exponents as an open-addressing map value -> first index (hcap slots, -1 empty), with
+     * hnext chaining the later indices of an equal value (random values of 2^31 collide: a
+     * few among 10^5), hchain the longest chain */
     vf_expform xf;
     double xf_per_test;
     int xf_bad;
     uint32_t *hval;
-    int64_t *hidx, hcap;
+    int64_t *hidx, *hnext, hcap, hchain;
 };
 
 enum { XF_MAX_LOG = 1 << 22 }; /* exponents kept per test (16 MB) */
 
 static uint64_t hslot(uint32_t v, int64_t cap) { return (uint64_t)(v * 0x9e3779b97f4a7c15ull) & (uint64_t)(cap - 1); }
 
-/* Indexes test 0's exponents; two equal ones make the matching ambiguous (xf_bad). */
+/* Indexes test 0's exponents (equal values chained); -1 out of memory. */
 static int build_hash(vf_ref *f) {
     const ev_exp_log *L = &f->t[0].log;
     for (f->hcap = 1; f->hcap < 2 * L->n; f->hcap *= 2) {}
     f->hval = base_alloc((size_t)f->hcap * sizeof *f->hval), f->hidx = base_alloc((size_t)f->hcap * sizeof *f->hidx);
-    if (!f->hval || !f->hidx) return -1;
+    f->hnext = base_alloc((size_t)(L->n + 1) * sizeof *f->hnext);
+    if (!f->hval || !f->hidx || !f->hnext) return -1;
     for (int64_t i = 0; i < f->hcap; i++) f->hidx[i] = -1;
-    for (int64_t e = 0; e < L->n; e++) {
+    f->hchain = 1;
+    for (int64_t e = L->n - 1; e >= 0; e--) { /* backwards: a chain runs in index order */
         uint64_t s = hslot(L->v[e], f->hcap);
         while (f->hidx[s] >= 0 && f->hval[s] != L->v[e]) s = (s + 1) & (uint64_t)(f->hcap - 1);
-        if (f->hidx[s] >= 0) return -1; /* a repeated exponent: which term is which is unclear */
+        f->hnext[e] = f->hidx[s]; /* -1, or the next index of this value */
         f->hval[s] = L->v[e], f->hidx[s] = e;
+        int64_t len = 0;
+        for (int64_t c = e; c >= 0 && len <= f->hchain; c = f->hnext[c]) len++;
+        if (len > f->hchain) f->hchain = len;
     }
     return 0;
 }
@@ -479,7 +486,7 @@ mg_status vf_ref_new(const ir_graph *p, const ir_graph *with, mg_ctx *ctx, int t
 
 void vf_ref_free(vf_ref *f) {
     if (!f) return;
-    base_free(f->hval), base_free(f->hidx);
+    base_free(f->hval), base_free(f->hidx), base_free(f->hnext);
     for (int t = 0; f->t && t < f->cap; t++) base_free(f->t[t].log.v);
     for (int t = 0; f->t && t < f->cap; t++)
         for (int i = 0; i < MAX_IO; i++) {
@@ -498,7 +505,9 @@ typedef struct xmatch { /* a μGraph's exponents matched to the program's (expfo
 } xmatch;
 
 /* Matches the μGraph's exponents ul of test t to the program's: in test 0 each must equal
- * one of the program's (pi records which), in later tests the same one again. */
+ * one of the program's (pi records the first with that value), in test 1 the same one again,
+ * or, where test 0's value was repeated, one of its repeats (pi moves there), and in every
+ * later test the one pi holds. */
 static void match_exponents(const vf_ref *f, int t, const ev_exp_log *ul, xmatch *x) {
     const ev_exp_log *pl = &f->t[t].log;
     if (ul->n < 0 || f->xf_bad || (t > 0 && (!x->pi || ul->n != x->n))) {
@@ -508,8 +517,14 @@ static void match_exponents(const vf_ref *f, int t, const ev_exp_log *ul, xmatch
     if (t == 0 && !(x->pi = base_alloc((size_t)(ul->n + 1) * sizeof *x->pi))) x->ok = 0;
     x->n = ul->n;
     for (int64_t e = 0; x->ok && e < ul->n; e++) {
-        if (t == 0) x->ok = (x->pi[e] = hfind(f, ul->v[e])) >= 0;
-        else x->ok = x->pi[e] < pl->n && pl->v[x->pi[e]] == ul->v[e];
+        if (t == 0) {
+            x->ok = (x->pi[e] = hfind(f, ul->v[e])) >= 0;
+            continue;
+        }
+        int64_t c = x->pi[e];
+        while (t == 1 && c >= 0 && !(c < pl->n && pl->v[c] == ul->v[e])) c = f->hnext[c];
+        if (c >= 0) x->pi[e] = c;
+        x->ok = c >= 0 && c < pl->n && pl->v[c] == ul->v[e];
     }
 }
 
@@ -735,7 +750,8 @@ static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify
     r->log2_bound = f->per_test < 0 ? f->per_test * f->tests : 0;
     if (x.ok) { /* the exp terms are the program's independent ones: their bound, plus the
                  * chance that a different exponent matched one of the program's every time */
-        double exps = log2((double)x.n * (double)f->t[0].log.n + 1) + r->tests * (log2(f->degree + 2.0) - 30);
+        double exps = log2((double)x.n * (double)f->t[0].log.n * (double)f->hchain + 1) +
+                      r->tests * (log2(f->degree + 2.0) - 30);
         double xb = r->tests * f->xf_per_test, tot = log2(exp2(xb) + exp2(exps));
         if (tot < r->log2_bound) r->log2_bound = tot, r->exp_bound = 1;
     }
