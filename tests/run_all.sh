@@ -6,7 +6,7 @@
 # AddressSanitizer + UBSan (the program suite in quick mode), then the short fuzz run of both
 # front ends (tests/fuzz/run.sh: the corpus replayed, then FUZZ_SECONDS, 30, of fuzzing per format,
 # with the fuzzers of `make fuzz-build` in FUZZ_BUILD_DIR, build/fuzz). MUGEN_CHECK=1 throughout.
-# The whole run takes about 14 minutes on 2 cores (CI: 831 s), so each suite says when it
+# The whole run takes about 14 minutes on 2 cores (CI: 863 s, session 12), so each suite says when it
 # starts and ends, and a suite's own progress lines ("... " first) are shown as they come.
 rel=${1:-build}
 asan=${2:-build/asan}
