@@ -180,59 +180,6 @@ static void index_str(const char *name, const ir_shape *s, int64_t t, char *buf,
     if (k < n) snprintf(buf + k, n - k, "]");
 }
 
-/* ---- what the field must satisfy: the constants of both sides ---- */
-
-/* Adds g's constants (block graphs included) to *n: their numerators must not vanish, and
- * when g has a sqrt their primes must be squares mod p and mod q (both parts of an output are
- * compared, and a root may reach an exponent). *sq: g has a sqrt. */
-static void scan_graph(const ir_graph *g, ff_needs *n, uint64_t *pr, int *npr, int *sq) {
-    for (int i = 0; i < g->n_nodes; i++) {
-        const ir_node *nd = &g->nodes[i];
-        if (nd->body && nd->index == 0) scan_graph(nd->body, n, pr, npr, sq);
-        *sq |= nd->op == IR_OP_SQRT;
-        if (nd->op != IR_OP_CONST || nd->num == 0) continue;
-        int dup = 0;
-        for (int k = 0; k < n->n_nums; k++) dup |= n->nums[k] == nd->num;
-        if (!dup && n->n_nums < FF_MAX_NUMS) n->nums[n->n_nums++] = nd->num;
-        else if (!dup) snprintf(n->note, sizeof n->note, "more than %d constants: only the first are kept non-zero", FF_MAX_NUMS);
-        uint64_t f[32], a = nd->num < 0 ? 0 - (uint64_t)nd->num : (uint64_t)nd->num;
-        int nf = ff_factor(a, f, 32);
-        nf += ff_factor((uint64_t)nd->den, f + nf, 32 - nf);
-        for (int k = 0; k < nf; k++) {
-            int have = 0;
-            for (int j = 0; j < *npr; j++) have |= pr[j] == f[k];
-            if (!have && *npr < 64) pr[(*npr)++] = f[k];
-        }
-    }
-}
-
-/* The needs of a verification of a against b (b may be NULL: the search's candidates share
- * the program's constants). 2 is a square in every field of the family (p, q = 7 mod 8);
- * the smallest other primes are kept, at most FF_MAX_QR, and the rest named in the note. */
-static void field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n) {
-    uint64_t pr[64];
-    int npr = 0, sq = 0;
-    memset(n, 0, sizeof *n);
-    scan_graph(a, n, pr, &npr, &sq);
-    if (b) scan_graph(b, n, pr, &npr, &sq);
-    n->qr_q = sq;
-    for (int i = 0; sq && i < npr; i++) { /* ascending: insertion sort */
-        uint64_t v = pr[i];
-        int j = i;
-        for (; j > 0 && pr[j - 1] > v; j--) pr[j] = pr[j - 1];
-        pr[j] = v;
-    }
-    for (int i = 0; sq && i < npr; i++) {
-        if (pr[i] == 2) continue;
-        if (n->n_qr < FF_MAX_QR) n->qr[n->n_qr++] = pr[i];
-        else {
-            size_t k = strlen(n->note);
-            snprintf(n->note + k, sizeof n->note - k, "%s%llu", k ? ", " : "sqrt of constants "
-                     "agrees with the reals only for constants free of the primes ", (unsigned long long)pr[i]);
-        }
-    }
-}
-
 /* ---- the program's side of the tests ---- */
 
 typedef struct vtest { /* one field test: its field, random inputs and the program's outputs */
@@ -455,7 +402,7 @@ mg_status vf_ref_new(const ir_graph *p, const ir_graph *with, mg_ctx *ctx, int t
         base_free(f);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    field_needs(p, with, &f->needs);
+    vf_field_needs(p, with, &f->needs);
     vf_estimate(p, &f->degree, &f->exp_terms, &f->height);
     /* fields meeting the needs: each quadratic-residue need keeps at least a quarter of the
      * family (measured, docs/verify.md); each constant excludes at most 4 fields */
@@ -715,6 +662,33 @@ mg_status vf_verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_rep
     return rc;
 }
 
+/* The text of an equivalent verdict: the tests, the bound that applies (independent
+ * exponents, Theorem 2, or none and what was tested), the float test (rt) and the seed. */
+static void equivalent_text(const vf_ref *f, const xmatch *x, const char *rt, mg_verify_report *r) {
+    r->verdict = MG_EQUIVALENT;
+    char bound[400];
+    if (r->exp_bound)
+        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
+                 "2^%.1f (its %lld exponents are the program's %lld, which are independent: degree <= "
+                 "%d in the inputs and exp values, coefficients of %.0f bits; docs/verify.md)",
+                 r->log2_bound, (long long)x->n, (long long)f->t[0].log.n, f->xf.degree, f->height);
+    else if (r->log2_bound < -10)
+        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
+                 "2^%.1f (Theorem 2 with q >= 2^30 and the random field: degree <= %d, %.0f exp "
+                 "terms, coefficients of %.0f bits)", r->log2_bound, r->degree, r->exp_terms, f->height);
+    else
+        snprintf(bound, sizeof bound, "Theorem 2 gives no useful bound here (2^%.1f: about %.3g exp "
+                 "terms, see docs/verify.md; %s): what was tested is %d random fields of the family, "
+                 "every output element compared in each", r->log2_bound, r->exp_terms, f->xf.ok ?
+                 (f->xf_bad ? "the exponents' rows are dependent in these fields" : "the μGraph's "
+                 "exponents are not the program's") : f->xf.why, r->tests);
+    snprintf(r->text, sizeof r->text, "equivalent: %d random tests, each in its own random field "
+             "Z_p x Z_q, passed%s; %s; %s: error %.3g of the scale (tolerance %.3g); seed %llu%s%s",
+             r->tests, r->field_retries ? " (a μGraph division by zero in a field was retried in a "
+             "fresh field)" : "", bound, rt, r->float_error, r->float_tol, (unsigned long long)f->seed,
+             f->needs.note[0] ? "; " : "", f->needs.note);
+}
+
 static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify_report *r) {
     memset(r, 0, sizeof *r);
     vf_io_map m;
@@ -772,28 +746,7 @@ static mg_status verify_ref(vf_ref *f, const ir_graph *u, mg_ctx *ctx, mg_verify
                  r->tests, (unsigned long long)f->seed);
         return MG_OK;
     }
-    r->verdict = MG_EQUIVALENT;
-    char bound[400];
-    if (r->exp_bound)
-        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
-                 "2^%.1f (its %lld exponents are the program's %lld, which are independent: degree <= "
-                 "%d in the inputs and exp values, coefficients of %.0f bits; docs/verify.md)",
-                 r->log2_bound, (long long)x.n, (long long)f->t[0].log.n, f->xf.degree, f->height);
-    else if (r->log2_bound < -10)
-        snprintf(bound, sizeof bound, "a non-equivalent μGraph passes them with probability at most "
-                 "2^%.1f (Theorem 2 with q >= 2^30 and the random field: degree <= %d, %.0f exp "
-                 "terms, coefficients of %.0f bits)", r->log2_bound, r->degree, r->exp_terms, f->height);
-    else
-        snprintf(bound, sizeof bound, "Theorem 2 gives no useful bound here (2^%.1f: about %.3g exp "
-                 "terms, see docs/verify.md; %s): what was tested is %d random fields of the family, "
-                 "every output element compared in each", r->log2_bound, r->exp_terms, f->xf.ok ?
-                 (f->xf_bad ? "the exponents' rows are dependent in these fields" : "the μGraph's "
-                 "exponents are not the program's") : f->xf.why, r->tests);
-    snprintf(r->text, sizeof r->text, "equivalent: %d random tests, each in its own random field "
-             "Z_p x Z_q, passed%s; %s; %s: error %.3g of the scale (tolerance %.3g); seed %llu%s%s",
-             r->tests, r->field_retries ? " (a μGraph division by zero in a field was retried in a "
-             "fresh field)" : "", bound, rt, r->float_error, r->float_tol, (unsigned long long)f->seed,
-             f->needs.note[0] ? "; " : "", f->needs.note);
+    equivalent_text(f, &x, rt, r);
     return MG_OK;
 }
 

@@ -31,6 +31,12 @@ void vf_expform_analyze(const ir_graph *prog, vf_expform *x);
  * matmul's left operand that meet one right-hand matrix are linearly independent mod Q. */
 int vf_expform_rank_ok(const ir_graph *prog, const vf_expform *x, const uint32_t *const *iq, const ff_mod *Q);
 
+/* The needs of a verification of a against b (b may be NULL) for ff_field_draw: the
+ * numerators of both sides' constants, and their primes (at most FF_MAX_QR, the smallest;
+ * 2 is a square in every field of the family) when either side takes a square root;
+ * n->note names what is left out (needs.c). */
+void vf_field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n);
+
 /* ug's input/output i corresponds to prog's in[i] / out[i] (positions among prog's inputs
  * and outputs), matched by name. */
 enum { VF_MAX_IO = 16 };
