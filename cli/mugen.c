@@ -34,6 +34,7 @@ static const char *USAGE =
     "  verify     decide whether a μGraph computes the same function as a program\n"
     "  run        generate code, compile, run on random inputs and check every output\n"
     "  emit       print the CUDA or C code mugen generates\n"
+    "  lower      print the μGraph a program runs as when no search covered it\n"
     "  search     find, verify and rank every μGraph within limits that computes FILE\n"
     "  optimize   search, then run the best μGraphs and keep the fastest correct one\n"
     "\n"
@@ -70,12 +71,14 @@ static const char *HELP_VERIFY =
 static const char *HELP_RUN =
     "usage: mugen run [options] PROGRAM [UGRAPH]\n"
     "Generates code for UGRAPH (a μGraph with PROGRAM's inputs and outputs; default: PROGRAM\n"
-    "itself), compiles it (NVRTC on a GPU, else the C compiler), runs it on random inputs with\n"
+    "lowered as 'mugen lower' prints it), compiles it (NVRTC on a GPU, else the C compiler), runs it on random inputs with\n"
     "every output poisoned first, compares each output with PROGRAM's f32 reference evaluation\n"
     "(relative error ||out - ref|| / ||ref||; NaN never passes) and times it.\n"
     "  --backend B   gpu, c or auto (default: the GPU if there is one, else C)\n"
     "  --seed N      seed for the inputs (default: from the clock; printed)\n"
     "  --reps N      timed runs, median reported (default 50; 0: no timing)\n"
+    "  --plain       without UGRAPH, one per-element kernel per operator (the path before the\n"
+    "                lowering, for comparison) instead of PROGRAM lowered\n"
     "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize, --no-chain\n"
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
     "  --wgmma       attention chains multiply with sm_90a's wgmma (opt-in: slower so far)\n"
@@ -93,7 +96,14 @@ static const char *HELP_EMIT =
     "Prints the code mugen generates for FILE (a program or μGraph): CUDA for NVRTC (default)\n"
     "or portable C with OpenMP. --out DIR writes DIR/NAME.cu or DIR/NAME.c instead; --compile\n"
     "also compiles it (NVRTC for sm_90a, or the C compiler; no GPU needed) and fails with the\n"
-    "compiler's log. The optimizer switches of 'mugen run' apply.\n";
+    "compiler's log. A program is lowered first ('mugen lower'; --plain: not). The optimizer\n"
+    "switches of 'mugen run' apply.\n";
+static const char *HELP_LOWER =
+    "usage: mugen lower FILE\n"
+    "Prints FILE (a program without kernels) as the μGraph 'mugen run' executes when it is\n"
+    "given no μGraph: matmuls with their elementwise prologues and epilogues, row reductions\n"
+    "and elementwise trees each as a kernel with a default schedule (docs/lower.md); what no\n"
+    "kernel form holds stays a kernel-level operator. The header says how many of each.\n";
 static const char *HELP_DOT = "usage: mugen dot FILE\nPrints FILE as a Graphviz digraph.\n";
 static const char *HELP_PART =
     "usage: mugen partition FILE\n"
@@ -154,6 +164,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
+        else if (!strcmp(a, "--plain")) o->run.plain = 1;
         else if (!strcmp(a, "--specials")) o->run.specials = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
         else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
@@ -253,6 +264,18 @@ static int cmd_run(mg_ctx *ctx, mg_program *p, opts *o) {
     printf("inputs: uniform in [-1, 1)%s, seed %llu\n%s",
            o->run.specials ? ", every third element NaN, +inf, -inf, -0 or +0" : "", (unsigned long long)o->seed, r.text);
     return r.ok ? 0 : 3;
+}
+
+static int cmd_lower(mg_ctx *ctx, mg_program *p) {
+    mg_program *u = NULL;
+    char *text = NULL;
+    mg_status st = mg_program_lower(ctx, p, &u);
+    if (!st) st = mg_program_format(ctx, u, MG_FMT_TEXT, &text);
+    mg_program_free(u);
+    if (st) return fail(ctx, st);
+    fputs(text, stdout);
+    mg_free(text);
+    return 0;
 }
 
 static int cmd_emit(mg_ctx *ctx, mg_program *p, const opts *o) {
@@ -584,6 +607,7 @@ static const char *command_help(const char *cmd) {
            : !strcmp(cmd, "verify")    ? HELP_VERIFY
            : !strcmp(cmd, "run")       ? HELP_RUN
            : !strcmp(cmd, "emit")      ? HELP_EMIT
+           : !strcmp(cmd, "lower")     ? HELP_LOWER
                                        : NULL;
 }
 
@@ -597,7 +621,7 @@ static int check_opts(opts *o) {
         (o->tests && strcmp(o->cmd, "verify")) ||
         ((o->backend || o->reps || o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
-        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma) && !gen))
+        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
     if (o->backend) {
         if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;
@@ -635,6 +659,7 @@ static int run_command(opts *o) {
     else if (!strcmp(o->cmd, "verify")) r = cmd_verify(ctx, p, o);
     else if (!strcmp(o->cmd, "run")) r = cmd_run(ctx, p, o);
     else if (!strcmp(o->cmd, "emit")) r = cmd_emit(ctx, p, o);
+    else if (!strcmp(o->cmd, "lower")) r = cmd_lower(ctx, p);
     else r = o->field ? eval_field(ctx, p, o) : eval_float(ctx, p, o);
     mg_program_free(p);
     mg_ctx_free(ctx);

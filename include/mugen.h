@@ -62,6 +62,13 @@ const char *mg_status_name(mg_status s);
  * malloc/realloc/free. Used by tests to fail the N-th allocation. Not thread-safe to change. */
 typedef void *(*mg_realloc_fn)(void *ptr, size_t size, void *user);
 void mg_set_allocator(mg_realloc_fn fn, void *user);
+/* The plain lowering (docs/lower.md): *out = prog as a μGraph with a default schedule per
+ * kernel (matmuls on tensor cores with their elementwise prologues and epilogues, row
+ * reductions, elementwise trees), the same inputs and outputs; what no kernel form holds
+ * stays a kernel-level operator. prog must hold no kernels (MG_ERR_INVALID). The caller owns
+ * *out (mg_program_free). `mg_run` does this itself when it is given no μGraph. */
+mg_status mg_program_lower(mg_ctx *ctx, const mg_program *prog, mg_program **out);
+
 /* Frees memory returned by the library (strings from mg_program_format). NULL is a no-op. */
 void mg_free(void *p);
 
@@ -246,6 +253,8 @@ typedef struct mg_run_opts {
     int persist;        /* several kernels as one persistent launch (opt-in: slower so far) */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */
+    int plain;          /* a program given without μGraph runs one per-element kernel per
+                         * operator (the path before docs/lower.md), not lowered */
     int specials;       /* every third input element NaN, +inf, -inf, -0 or +0 in turn: outputs
                          * must then match the reference's NaN, infinities and signed zeros */
 } mg_run_opts;

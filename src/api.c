@@ -8,6 +8,7 @@
 #include "eval/eval.h"
 #include "eval/ff.h"
 #include "ir/ir.h"
+#include "lower/lower.h"
 #include "verify/verify.h"
 #include "api_internal.h"
 #include "search/search.h"
@@ -138,6 +139,16 @@ mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const
     ctx_err(ctx, MG_OK, "%s", buf);
     if (why) *why = ctx ? ctx->msg : "";
     return MG_OK;
+}
+
+mg_status mg_program_lower(mg_ctx *ctx, const mg_program *prog, mg_program **out) {
+    if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_lower: NULL argument");
+    mg_program *p = base_calloc(1, sizeof *p);
+    if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = lw_lower(prog->g, ctx, mg_device_default(), &p->g, NULL);
+    if (rc) base_free(p), p = NULL;
+    *out = p;
+    return rc;
 }
 
 mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const double *const *inputs,

@@ -17,6 +17,7 @@
 #include "api_internal.h"
 #include "codegen/codegen.h"
 #include "eval/eval.h"
+#include "lower/lower.h"
 #include "opt/opt.h"
 #include "runtime/runtime.h"
 #include "verify/verify.h"
@@ -25,6 +26,7 @@ enum { MAX_OUT = 16, MAX_SETS = 8 };
 
 typedef struct job {
     const ir_graph *prog, *ug;
+    ir_graph *lowered; /* owned: prog lowered (lower/), when run without a μGraph */
     vf_io_map io;
     op_plan *plan;
     cg_program cg;
@@ -59,6 +61,19 @@ static op_opts opts_of(const mg_run_opts *o) {
         oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist, oo.cluster = o->cluster;
     }
     return oo;
+}
+
+/* g lowered to μGraphs (lower/) into *owned, *use pointing at what runs: g itself when it
+ * already holds kernels or mg_run_opts.plain asks for the per-operator path. */
+static mg_status lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
+                       const ir_graph **use) {
+    *use = g;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_KERNEL) return MG_OK;
+    if (o && o->plain) return MG_OK;
+    mg_status rc = lw_lower(g, ctx, mg_device_default(), owned, NULL);
+    if (!rc) *use = *owned;
+    return rc;
 }
 
 /* plan + emit for device dev */
@@ -407,7 +422,8 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     J.reps = o->reps == 0 ? 50 : o->reps;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
-    mg_status rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
+    mg_status rc = ugraph ? MG_OK : lower(J.prog, ctx, o, &J.lowered, &J.ug);
+    if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
     if (!rc) rc = reference(&J, ctx, o->seed, o->specials);
     if (!rc && o->backend != MG_BACKEND_C) {
@@ -423,6 +439,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     if (!rc) report_text(&J, r);
     cg_program_free(&J.cg);
     op_plan_free(J.plan);
+    ir_graph_free(J.lowered);
     for (int i = 0; i < VF_MAX_IO; i++) base_free(J.in[i]);
     for (int k = 0; k < MAX_OUT; k++) base_free(J.ref[k]);
     return rc;
@@ -434,7 +451,10 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     op_plan *plan = NULL;
     cg_program cg = {0};
     const mg_device *dev = mg_device_default();
-    mg_status rc = generate(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
+    ir_graph *lowered = NULL;
+    const ir_graph *g = NULL;
+    mg_status rc = lower(prog->g, ctx, o, &lowered, &g);
+    if (!rc) rc = generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
     if (!rc) rc = plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;
@@ -449,5 +469,6 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     if (!rc) *src = cg.src, cg.src = NULL;
     cg_program_free(&cg);
     op_plan_free(plan);
+    ir_graph_free(lowered);
     return rc;
 }

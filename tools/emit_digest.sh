@@ -4,7 +4,8 @@
 # examples/ugraphs/, bench/searched/, tests/ugraphs/), both targets; the optimizer switches
 # and opt-in launch forms on the examples' μGraphs. The codegen suite compares this with
 # tests/golden/emit.sha256, so a change of generated source is seen and explained in the
-# commit that makes it (regenerate: sh tools/emit_digest.sh build/mugen > tests/golden/emit.sha256).
+# commit that makes it; programs are emitted lowered (docs/lower.md) and with --plain
+# (regenerate: sh tools/emit_digest.sh build/mugen > tests/golden/emit.sha256).
 mugen=${1:-build/mugen}
 LC_ALL=C
 export LC_ALL
@@ -14,6 +15,15 @@ digest() { # target, switches, file
 }
 for f in examples/*.mu examples/ugraphs/*.mu bench/searched/*/ugraph-*.mu tests/ugraphs/*/*.mu; do
     [ -f "$f" ] || continue
+    digest cuda "" "$f"
+    digest c "" "$f"
+done
+for f in examples/*.mu tests/ugraphs/programs/*.mu bench/suite/*.mu; do # programs: lowered above,
+    [ -f "$f" ] || continue                                          # the per-operator path here
+    digest cuda --plain "$f"
+    digest c --plain "$f"
+done
+for f in bench/suite/*.mu; do
     digest cuda "" "$f"
     digest c "" "$f"
 done

@@ -208,7 +208,9 @@ mg_status ir_infer_ugraph(const ir_graph *g, mg_ctx *ctx, ir_node *n);
  * distinct. MG_OK or MG_ERR_SHAPE with a message naming the operator. */
 mg_status ir_block_check(const ir_graph *b, mg_ctx *ctx, const mg_device *dev);
 /* Per node of block graph b: IR_LOOP (runs every iteration), IR_POST (after the loop, on
- * accumulated values) or IR_INVARIANT (constants and what only they feed). */
+ * accumulated values, and on tiles that do not move with the loop: an iterator without fmap
+ * has its value of every iteration there) or IR_INVARIANT (constants and what only they
+ * feed); a value mixing LOOP and POST is 3, an accumulator of no loop value has bit 4. */
 enum { IR_INVARIANT = 0, IR_LOOP = 1, IR_POST = 2 };
 void ir_block_classes(const ir_graph *b, int *cls);
 /* Thread graphs (Mirage §4.2): tgroup[i] = id of the maximal chain of elementwise operators

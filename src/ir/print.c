@@ -80,8 +80,9 @@ static void print_attrs(const ir_graph *g, const ir_node *n, strbuf *sb) {
 /* Writes the right-hand side of node i. Binary ops print infix without parentheses: their
  * operands are names or inline literals, never nested expressions, so precedence cannot
  * matter ("X - -0.5" parses back as X minus the constant -0.5). An iterator's operand is the
- * kernel input it reads. */
-static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) {
+ * kernel input it reads, by the name the kernel graph gives it (kin; the block's own record
+ * when NULL). */
+static void print_rhs(const ir_graph *g, int i, const char **names, const char *const *kin, strbuf *sb) {
     const ir_node *n = &g->nodes[i];
     const ir_op_info *info = &ir_ops[n->op];
     if (n->op == IR_OP_CONST) {
@@ -96,7 +97,7 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
         return;
     }
     sb_printf(sb, "%s(", info->name);
-    if (n->op == IR_OP_ITER) sb_puts(sb, g->kin_name[n->index]);
+    if (n->op == IR_OP_ITER) sb_puts(sb, kin ? kin[n->index] : g->kin_name[n->index]);
     for (int k = 0; k < n->n_in; k++) sb_printf(sb, "%s%s", k ? ", " : "", names[n->in[k]]);
     print_attrs(g, n, sb);
     sb_puts(sb, ")");
@@ -105,7 +106,7 @@ static void print_rhs(const ir_graph *g, int i, const char **names, strbuf *sb) 
 /* Canonical text (docs/ir.md): inputs, then one statement per op node and per named constant
  * in node order, then one output line. Node order is topological, so every name is defined
  * before it is read. Out of memory sets sb->oom. */
-static void print_graph(const ir_graph *g, strbuf *sb, int indent);
+static void print_graph(const ir_graph *g, strbuf *sb, int indent, const char *const *kin);
 
 /* NAME, ... = kernel(INPUTS, grid=[..], forloop=N, threads=N) { block graph } */
 static void print_kernel(const ir_graph *g, int i, const char **names, strbuf *sb, int indent) {
@@ -119,11 +120,13 @@ static void print_kernel(const ir_graph *g, int i, const char **names, strbuf *s
     sb_puts(sb, "grid=[");
     for (int gd = 0; gd < ng; gd++) sb_printf(sb, "%s%d", gd ? ", " : "", b->grid[gd]);
     sb_printf(sb, "], forloop=%" PRId64 ", threads=%d) {\n", b->forloop, b->threads);
-    print_graph(b, sb, indent + 4);
+    const char *kin[IR_MAX_IN];
+    for (int k = 0; k < n->n_in && k < IR_MAX_IN; k++) kin[k] = names[n->in[k]];
+    print_graph(b, sb, indent + 4, kin);
     sb_printf(sb, "%*s}\n", indent, "");
 }
 
-static void print_graph(const ir_graph *g, strbuf *sb, int indent) {
+static void print_graph(const ir_graph *g, strbuf *sb, int indent, const char *const *kin) {
     arena a;
     arena_init(&a);
     const char **names = ir_node_names(g, &a, 1);
@@ -148,12 +151,12 @@ static void print_graph(const ir_graph *g, strbuf *sb, int indent) {
         }
         if (n->op == IR_OP_SAVE) { /* a statement of its own: no name */
             sb_printf(sb, "%*s", indent, "");
-            print_rhs(g, i, names, sb);
+            print_rhs(g, i, names, kin, sb);
             sb_puts(sb, "\n");
             continue;
         }
         sb_printf(sb, "%*s%s = ", indent, "", names[i]);
-        print_rhs(g, i, names, sb);
+        print_rhs(g, i, names, kin, sb);
         sb_puts(sb, "\n");
     }
     for (int k = 0; !g->is_block && k < g->n_outputs; k++)
@@ -162,7 +165,7 @@ static void print_graph(const ir_graph *g, strbuf *sb, int indent) {
     arena_free(&a);
 }
 
-void ir_print_text(const ir_graph *g, strbuf *sb) { print_graph(g, sb, 0); }
+void ir_print_text(const ir_graph *g, strbuf *sb) { print_graph(g, sb, 0, NULL); }
 
 /* Graphviz: one vertex per tensor (constants as plain text), edges from operands to their
  * reader. Labels are not escaped: names from .mu text are identifiers and literals are

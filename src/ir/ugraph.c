@@ -135,13 +135,25 @@ mg_status ir_infer_ugraph(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 }
 
 void ir_block_classes(const ir_graph *b, int *cls) {
+    /* bits while propagating: 1 a tile that moves with the loop, 2 accumulated, 4 an
+     * accumulator of something that moves with no loop, 8 a tile that does not move (no
+     * fmap). A value of fixed tiles only runs with the loop (class LOOP, as it always did,
+     * and it takes an accumulator to be saved); one that meets an
+     * accumulated value runs after the loop on the tile's last iteration, which every
+     * iteration left equal (class POST): an epilogue's residual or bias. */
+    enum { FIXED = 8 };
     for (int i = 0; i < b->n_nodes; i++) {
         const ir_node *n = &b->nodes[i];
         int c = 0;
         for (int k = 0; k < n->n_in; k++) c |= cls[n->in[k]];
-        if (n->op == IR_OP_ITER) c = IR_LOOP;
-        if (n->op == IR_OP_ACCUM) c = c == IR_LOOP ? IR_POST : (c | 4); /* 4: bad operand */
+        if (n->op == IR_OP_ITER) c = n->fmap < 0 ? FIXED : IR_LOOP;
+        if (n->op == IR_OP_ACCUM)
+            c = (c & (IR_POST | 4)) ? (c | 4) & ~FIXED : (c & (IR_LOOP | FIXED)) ? IR_POST : 4;
         cls[i] = c;
+    }
+    for (int i = 0; i < b->n_nodes; i++) {
+        int c = cls[i];
+        if (c & FIXED) cls[i] = (c & ~FIXED) ? c & ~FIXED : IR_LOOP;
     }
 }
 

@@ -42,12 +42,18 @@ for u in examples/ugraphs/*.mu; do echo "examples/$(basename "$u") $u"; done >>"
 for u in bench/searched/*/ugraph-*.mu; do echo "examples/$(basename "$(dirname "$u")").mu $u"; done >>"$list"
 for u in tests/ugraphs/good/*.mu; do echo "$(sed -n 's/^# program: //p' "$u") $u"; done >>"$list"
 for f in tests/programs/good/*.mu; do echo "$f -"; done >>"$list"
+# the plain lowering's forms (docs/lower.md): lowered, compiled and run like the examples
+for f in tests/lower/*.mu; do echo "$f -"; done >>"$list"
+# the lowering suite (bench/suite.py times it on the GPU): NVRTC only, too slow for the C target
+for f in bench/suite/*.mu; do echo "$f nvrtc"; done >>"$list"
 worker() { # k: lines k, k + 2, ...
     W=$T/w$1 pass=0 fail=0 seed=$((seed + 100000 * $1))
     mkdir -p "$W"
     export MUGEN_CACHE_DIR=$W/cache
     awk -v k="$1" 'NR % 2 == k' "$list" | while read -r prog u; do
-        if [ "$u" = - ]; then
+        if [ "$u" = nvrtc ]; then
+            cuda_compiles "$prog"
+        elif [ "$u" = - ]; then
             cuda_compiles "$prog"
             case $prog in
             */limits.mu) # terabyte tensors: refused by name, not attempted

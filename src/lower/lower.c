@@ -1,0 +1,577 @@
+/* lower: the plain lowering (lower.h, docs/lower.md). Three steps: which tensors reach device
+ * memory (mat[]), which matmuls and reductions move inside the one kernel that reads them
+ * (absorb), and one kernel per remaining tensor, built by form (build). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lower.h"
+
+enum {
+    MAX_MM = 8,                  /* matmuls in one MM kernel */
+    N_SP = 1 + 2 * MAX_MM,       /* tile spaces: the output's, then each matmul's A and B */
+    MAX_DEPTH = 40,              /* operators recomputed along one path inside a kernel */
+    THREADS = 128,
+};
+typedef enum { F_MM, F_ROW, F_EW } form;
+
+/* A tile space: values of one shape family (right-aligned broadcasts of ref), the dim of ref
+ * each grid dim splits (-1 none), and the dim the loop splits (-1 none). */
+typedef struct space {
+    ir_shape ref;
+    int gdim[3], fdim;
+    int set;
+} space;
+
+typedef struct lw {
+    const ir_graph *g;
+    mg_ctx *ctx;
+    const mg_device *dev;
+    int n;
+    int *mat, *is_out, *depth;
+    int *cstart, *cons; /* consumers of node i: cons[cstart[i] .. cstart[i + 1]) */
+    int *seen, stamp;
+    /* the kernel being built */
+    int root;
+    form f;
+    ir_graph *b;
+    space sp[N_SP];
+    int *memo; /* n * N_SP block nodes, -1 unset */
+    int kin[IR_MAX_IN], n_kin, n_mm, accum; /* kin < 0: partial -kin - 1 of the split */
+    int64_t k, bk, rdim_end; /* MM: depth and tile of it; ROW: reduced dim from the end */
+    int64_t tile[IR_MAX_DIMS];
+    int grid[3];
+    /* MM split along the depth (split-K): a kernel of partial products first (bp, reading
+     * kin_p), its grid dim gk taking split blocks; b then adds them and runs the epilogue */
+    int split, gk, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
+    ir_graph *bp;
+} lw;
+
+static int is_ew(ir_op op) {
+    return ir_ops[op].kind == IR_KIND_UNARY || ir_ops[op].kind == IR_KIND_BINARY;
+}
+static int is_anchor(ir_op op) {
+    return op == IR_OP_MATMUL || op == IR_OP_SUM || op == IR_OP_MAX;
+}
+static int shape_eq(const ir_shape *a, const ir_shape *b) {
+    if (a->ndim != b->ndim) return 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->d[d] != b->d[d]) return 0;
+    return 1;
+}
+static ir_node proto(ir_op op, int a, int b) {
+    ir_node p = {.op = op, .n_in = ir_ops[op].arity, .in = {a, b}, .fmap = -1,
+                 .map = {-1, -1, -1}, .dim = -1};
+    return p;
+}
+
+/* Dim of a rank-r tensor (right-aligned against ref) that ref dim d is, or -1 when d is -1,
+ * outside it, or a broadcast dim of size 1. */
+static int leaf_dim(const ir_shape *ref, const ir_shape *x, int d) {
+    if (d < 0) return -1;
+    int j = d - (ref->ndim - x->ndim);
+    return j < 0 || x->d[j] == 1 ? -1 : j;
+}
+
+/* Grid dims for the dims of s that tiles t cut into more than one block, innermost first:
+ * gdim[], grid[]. 0, or -1 when more than three dims split or one splits past 65535. */
+static int assign_grid(const ir_shape *s, const int64_t *t, int gdim[3], int grid[3]) {
+    int g = 0;
+    for (int k = 0; k < 3; k++) gdim[k] = -1, grid[k] = 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        int64_t c = s->d[d] / t[d];
+        if (c == 1) continue;
+        if (g == 3 || c > 65535) return -1;
+        gdim[g] = d, grid[g++] = (int)c;
+    }
+    return 0;
+}
+
+/* The largest divisor of n that is at most cap (1 at least). */
+static int64_t div_at_most(int64_t n, int64_t cap) {
+    if (n <= cap) return n;
+    for (int64_t d = cap; d > 1; d--)
+        if (n % d == 0) return d;
+    return 1;
+}
+
+/* Tiles of s from its innermost dim out, each the largest divisor keeping the tile at most
+ * budget elements; dim keep (if >= 0) takes keep_tile. */
+static void tile_dims(const ir_shape *s, int keep, int64_t keep_tile, int64_t budget, int64_t *t) {
+    int64_t have = keep >= 0 ? keep_tile : 1;
+    for (int d = s->ndim - 1; d >= 0; d--) {
+        if (d == keep) {
+            t[d] = keep_tile;
+            continue;
+        }
+        t[d] = div_at_most(s->d[d], budget / have > 1 ? budget / have : 1);
+        have *= t[d];
+    }
+}
+
+/* ---- the kernel's block graph ---- */
+
+static int emit(lw *L, int i, int s, int depth);
+
+/* The iterator reading program node i (a kernel input) in space s. */
+static int emit_iter(lw *L, int i, int s) {
+    const ir_node *x = &L->g->nodes[i];
+    const space *S = &L->sp[s];
+    int k = 0;
+    while (k < L->n_kin && L->kin[k] != i) k++;
+    if (k == L->n_kin) {
+        char nm[32];
+        snprintf(nm, sizeof nm, "t%d", i);
+        int r = ir_block_add_kin(L->b, L->ctx, x->name ? x->name : nm, x->dtype, &x->shape);
+        if (r < 0) return r;
+        L->kin[L->n_kin++] = i;
+    }
+    ir_node p = proto(IR_OP_ITER, 0, 0);
+    p.index = k;
+    for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 ? leaf_dim(&S->ref, &x->shape, S->gdim[g]) : -1;
+    p.fmap = L->b->forloop > 1 ? leaf_dim(&S->ref, &x->shape, S->fdim) : -1;
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
+/* Spaces A and B of the j-th matmul n, from the output space: the grid dims that split the
+ * output's rows split A's, those that split its columns split B's, batch dims both. */
+static void mm_spaces(lw *L, const ir_node *n, int j) {
+    const space *O = &L->sp[0];
+    space *A = &L->sp[1 + 2 * j], *B = &L->sp[2 + 2 * j];
+    const ir_shape *as = &L->g->nodes[n->in[0]].shape, *bs = &L->g->nodes[n->in[1]].shape;
+    int r = O->ref.ndim;
+    A->ref = *as, B->ref = *bs, A->set = B->set = 1;
+    A->fdim = as->ndim - 1, B->fdim = bs->ndim - 2;
+    for (int g = 0; g < 3; g++) {
+        int d = O->gdim[g];
+        A->gdim[g] = B->gdim[g] = -1;
+        if (d == r - 1) B->gdim[g] = bs->ndim - 1;
+        else if (d == r - 2) A->gdim[g] = as->ndim - 2;
+        else if (d >= 0) {
+            A->gdim[g] = d - (r - as->ndim) >= 0 ? d - (r - as->ndim) : -1;
+            B->gdim[g] = d - (r - bs->ndim) >= 0 ? d - (r - bs->ndim) : -1;
+            if (A->gdim[g] >= 0 && as->d[A->gdim[g]] == 1) A->gdim[g] = -1;
+            if (B->gdim[g] >= 0 && bs->d[B->gdim[g]] == 1) B->gdim[g] = -1;
+        }
+    }
+    if (L->split > 1) A->gdim[L->gk] = as->ndim - 1, B->gdim[L->gk] = bs->ndim - 2;
+}
+
+/* With a split, the j-th matmul in the adding kernel: its partial products, one split an
+ * iteration, accumulated (accum(reshape(iter(P_j, fmap=0)))). */
+static int emit_partial(lw *L, int j) {
+    if (L->n_kin == IR_MAX_IN) return -(int)ctx_err(L->ctx, MG_ERR_LIMIT, "kernel inputs");
+    const space *O = &L->sp[0];
+    ir_shape ps = {.ndim = O->ref.ndim + 1};
+    ps.d[0] = L->split;
+    for (int d = 0; d < O->ref.ndim; d++) ps.d[d + 1] = O->ref.d[d];
+    const ir_node *mm = &L->g->nodes[L->mm_node[j]];
+    char nm[32];
+    snprintf(nm, sizeof nm, "p%d", L->mm_node[j]);
+    int r = ir_block_add_kin(L->b, L->ctx, nm, mm->dtype, &ps);
+    if (r < 0) return r;
+    L->kin[L->n_kin++] = -(j + 1);
+    ir_node p = proto(IR_OP_ITER, 0, 0);
+    p.index = r, p.fmap = 0;
+    for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 && O->gdim[g] >= 0 ? O->gdim[g] + 1 : -1;
+    int it = ir_add_node(L->b, L->ctx, &p);
+    if (it < 0) return it;
+    p = proto(IR_OP_RESHAPE, it, 0);
+    p.n_ints = O->ref.ndim;
+    for (int d = 0; d < O->ref.ndim; d++) p.ints[d] = L->b->nodes[it].shape.d[d + 1];
+    int rs = ir_add_node(L->b, L->ctx, &p);
+    if (rs < 0) return rs;
+    p = proto(IR_OP_ACCUM, rs, 0);
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
+/* A matmul of the MM form: accum(matmul(A', B')), A' and B' its operands' prologues. */
+static int emit_matmul(lw *L, int i, int s, int depth) {
+    const ir_node *n = &L->g->nodes[i];
+    const ir_shape *o = &L->sp[0].ref;
+    int r = n->shape.ndim;
+    if (L->f != F_MM || s != 0 || L->n_mm == MAX_MM || !shape_eq(&n->shape, o) ||
+        L->g->nodes[n->in[0]].shape.d[L->g->nodes[n->in[0]].shape.ndim - 1] != L->k || r < 2)
+        return -(int)MG_ERR_SHAPE;
+    int j = L->n_mm++;
+    L->mm_node[j] = i;
+    if (L->split > 1) return emit_partial(L, j);
+    mm_spaces(L, n, j);
+    int a = emit(L, n->in[0], 1 + 2 * j, depth + 1);
+    int b = a < 0 ? a : emit(L, n->in[1], 2 + 2 * j, depth + 1);
+    if (b < 0) return b;
+    ir_node p = proto(IR_OP_MATMUL, a, b);
+    int m = ir_add_node(L->b, L->ctx, &p);
+    if (m < 0) return m;
+    p = proto(IR_OP_ACCUM, m, 0);
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
+/* A reduction of the ROW form along the reduced dim: sum or max of its operand's tile, then
+ * an accumulator when the loop walks that dim (sums only). */
+static int emit_reduce(lw *L, int i, int s, int depth) {
+    const ir_node *n = &L->g->nodes[i];
+    if (L->f != F_ROW || n->shape.ndim - 1 - n->dim != L->rdim_end ||
+        (n->op == IR_OP_SUM && n->group != L->g->nodes[n->in[0]].shape.d[n->dim]) ||
+        (n->op == IR_OP_MAX && L->b->forloop > 1))
+        return -(int)MG_ERR_SHAPE;
+    int x = emit(L, n->in[0], s, depth + 1);
+    if (x < 0) return x;
+    ir_node p = proto(n->op, x, 0);
+    p.dim = n->dim, p.group = L->b->nodes[x].shape.d[n->dim];
+    int red = ir_add_node(L->b, L->ctx, &p);
+    if (red < 0 || L->b->forloop == 1) return red;
+    L->accum = 1;
+    p = proto(IR_OP_ACCUM, red, 0);
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
+/* Block node computing program node i in space s (memoised), or -rc. Kernel inputs are the
+ * materialised nodes other than the root; elementwise operators are recomputed. */
+static int emit(lw *L, int i, int s, int depth) {
+    int *m = &L->memo[(size_t)i * N_SP + s];
+    if (*m >= 0) return *m;
+    const ir_node *n = &L->g->nodes[i];
+    int r;
+    if (depth > MAX_DEPTH) return -(int)MG_ERR_LIMIT;
+    if (L->mat[i] && i != L->root) r = emit_iter(L, i, s);
+    else if (n->op == IR_OP_CONST) r = ir_add_const(L->b, L->ctx, n->lit, 0, 0);
+    else if (n->op == IR_OP_MATMUL) r = emit_matmul(L, i, s, depth);
+    else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX) r = emit_reduce(L, i, s, depth);
+    else if (is_ew(n->op)) {
+        ir_node p = proto(n->op, 0, 0);
+        for (int k = 0; k < n->n_in; k++)
+            if ((p.in[k] = emit(L, n->in[k], s, depth + 1)) < 0) return p.in[k];
+        r = ir_add_node(L->b, L->ctx, &p);
+    } else r = -(int)MG_ERR_SHAPE;
+    if (r >= 0) *m = r;
+    return r;
+}
+
+/* ---- forms: the group of a root, its tiles, and its block graph ---- */
+
+typedef struct group {
+    int n_mm, n_red, n_max, other;
+    int64_t k;
+    int rdim_end;
+    ir_shape ref; /* the broadcast of every shape in the group */
+} group;
+
+/* What the kernel of root computes: walks its operands through non-materialised nodes
+ * (under: below a matmul, whose operands' shapes are not the output's family). */
+static void scan(lw *L, int i, group *G, int depth, int under) {
+    if (L->seen[i] == L->stamp) return;
+    L->seen[i] = L->stamp;
+    const ir_node *n = &L->g->nodes[i];
+    if (n->op == IR_OP_CONST) return;
+    if (!under && ir_broadcast(&G->ref, &n->shape, &G->ref)) G->other++;
+    if (L->mat[i] && i != L->root) return;
+    if (depth > MAX_DEPTH) {
+        G->other++;
+        return;
+    }
+    if (n->op == IR_OP_MATMUL) {
+        int64_t k = L->g->nodes[n->in[0]].shape.d[L->g->nodes[n->in[0]].shape.ndim - 1];
+        if (G->n_mm++ && k != G->k) G->other++;
+        G->k = k;
+    } else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX) {
+        int e = n->shape.ndim - 1 - n->dim;
+        if (G->n_red++ && e != G->rdim_end) G->other++;
+        G->rdim_end = e, G->n_max += n->op == IR_OP_MAX;
+    } else if (!is_ew(n->op)) G->other++;
+    for (int k = 0; k < n->n_in; k++) scan(L, n->in[k], G, depth + 1, under || n->op == IR_OP_MATMUL);
+}
+
+/* Tiles and schedule of form MM for output shape o, try t (0: the first choice; each
+ * further try halves the depth tile): 128 columns a block (64 with several matmuls), 64 rows,
+ * 64 deep; with fewer than a third as many blocks as the GPU has SMs, the depth splits over
+ * up to 32 blocks (split-K) while each keeps 4 iterations, then narrower columns. *forloop
+ * is the adding kernel's (the split) or the only one's. 0 or -1 when no tiling fits. */
+static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
+    int r = o->ndim, sms = L->dev->n_sm;
+    int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
+    int64_t bn = div_at_most(n, G->n_mm > 1 ? 64 : 128), bm = div_at_most(m, 64);
+    int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
+    if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
+    for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
+    L->split = 1;
+    if (blocks < sms / 3 && r <= 3)
+        while (L->split < 32 && blocks * L->split < sms && f % (2 * L->split) == 0 && f / (2 * L->split) >= 4)
+            L->split *= 2;
+    while (blocks * L->split < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
+    for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
+    L->tile[r - 2] = bm, L->tile[r - 1] = bn;
+    L->k = k, L->bk = bk;
+    if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
+    L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
+    for (int g = L->gk; g >= 0 && g < 3; g++) /* the split takes the first grid dim left free */
+        if (L->grid[g] > 1) L->gk = -1;
+    if (L->gk < 0) L->split = 1;
+    *forloop = L->split > 1 ? L->split : (int)f;
+    return 0;
+}
+
+/* The kernel of partial products of a split MM: for each matmul the adding kernel read
+ * (mm_node[]), accum(matmul(A', B')) over its share of the depth, saved with the split as a
+ * new leading dim. Built into L->bp (kin_p); L->b, its kin and grid are kept. */
+static mg_status build_partial(lw *L) {
+    ir_graph *b = L->b;
+    int kin[IR_MAX_IN], n_kin = L->n_kin, grid[3], v = 0;
+    memcpy(kin, L->kin, sizeof kin), memcpy(grid, L->grid, sizeof grid);
+    L->grid[L->gk] = L->split;
+    L->bp = L->b = ir_block_new(L->grid, THREADS, L->k / L->bk / L->split);
+    if (!L->b) v = -(int)ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
+    L->n_kin = 0;
+    for (int j = 0; j < L->n_mm && v >= 0; j++) {
+        const ir_node *n = &L->g->nodes[L->mm_node[j]];
+        mm_spaces(L, n, j);
+        int a = emit(L, n->in[0], 1 + 2 * j, 1);
+        int c = a < 0 ? a : emit(L, n->in[1], 2 + 2 * j, 1);
+        ir_node p = proto(IR_OP_MATMUL, a, c);
+        v = c < 0 ? c : ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_ACCUM, v, 0);
+        if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_RESHAPE, v, 0);
+        p.n_ints = n->shape.ndim + 1, p.ints[0] = 1;
+        for (int d = 0; d < n->shape.ndim && v >= 0; d++) p.ints[d + 1] = L->b->nodes[v].shape.d[d];
+        if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_SAVE, v, 0);
+        p.index = L->b->n_outputs;
+        for (int g = 0; g < 3; g++)
+            p.map[g] = g == L->gk ? 0 : grid[g] > 1 ? L->sp[0].gdim[g] + 1 : -1;
+        if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+        if (v >= 0) v = ir_add_output(L->b, L->ctx, v);
+    }
+    memcpy(L->kin_p, L->kin, sizeof kin), L->n_kin_p = L->n_kin;
+    memcpy(L->kin, kin, sizeof kin), L->n_kin = n_kin, memcpy(L->grid, grid, sizeof grid);
+    L->b = b;
+    return v < 0 ? (mg_status)-v : L->bp ? ir_block_check(L->bp, L->ctx, L->dev) : MG_ERR_NOMEM;
+}
+
+/* Tiles of form ROW (reduced dim rd of ref) or EW (rd = -1), try t: ROW tries the loop over
+ * the reduced dim first (sums only), then whole rows. */
+static int row_tiles(lw *L, const group *G, int rd, int t, int *forloop) {
+    const ir_shape *s = &G->ref;
+    int64_t numel = ir_numel(s), per_sm = numel / L->dev->n_sm;
+    int64_t budget = per_sm < 256 ? 256 : per_sm > 4096 ? 4096 : per_sm;
+    *forloop = 1;
+    if (rd < 0) {
+        if (t > 0) return -1;
+        tile_dims(s, -1, 0, budget, L->tile);
+    } else {
+        int can_loop = G->n_max == 0 && s->d[rd] > 1024, loop = can_loop && t == 0;
+        if (t > can_loop) return -1;
+        int64_t keep = loop ? div_at_most(s->d[rd], 1024) : s->d[rd];
+        if (loop) *forloop = (int)(s->d[rd] / keep);
+        tile_dims(s, rd, keep, budget > keep ? budget : keep, L->tile);
+        L->tile[rd] = s->d[rd]; /* the grid never splits the reduced dim */
+    }
+    int rc = assign_grid(s, L->tile, L->sp[0].gdim, L->grid);
+    if (rd >= 0) L->tile[rd] = s->d[rd] / *forloop;
+    return rc;
+}
+
+/* Frees the bodies being built. */
+static void drop(lw *L) {
+    ir_graph_free(L->b), ir_graph_free(L->bp);
+    L->b = L->bp = NULL;
+}
+
+/* Builds root's kernel body for form f, try t, into L->b: MG_OK, or a status when this
+ * try does not hold it (L->b then NULL). */
+static mg_status build_try(lw *L, const group *G, form f, int t) {
+    const ir_node *root = &L->g->nodes[L->root];
+    int forloop = 1, rd = f == F_ROW ? G->ref.ndim - 1 - G->rdim_end : -1;
+    memset(L->sp, 0, sizeof L->sp);
+    L->sp[0].ref = f == F_MM ? root->shape : G->ref, L->sp[0].set = 1, L->sp[0].fdim = -1;
+    L->split = 1, L->bp = NULL;
+    int rc = f == F_MM ? mm_tiles(L, &root->shape, G, t, &forloop) : row_tiles(L, G, rd, t, &forloop);
+    if (rc) return MG_ERR_SHAPE;
+    if (f == F_ROW && forloop > 1) L->sp[0].fdim = rd;
+    L->b = ir_block_new(L->grid, THREADS, forloop);
+    if (!L->b) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
+    L->f = f, L->n_kin = 0, L->n_mm = 0, L->accum = f == F_MM;
+    L->rdim_end = G->rdim_end;
+    int v = emit(L, L->root, 0, 0);
+    if (v >= 0 && !L->accum) {
+        ir_node p = proto(IR_OP_ACCUM, v, 0);
+        v = ir_add_node(L->b, L->ctx, &p);
+    }
+    if (v >= 0) {
+        ir_node p = proto(IR_OP_SAVE, v, 0);
+        p.index = L->b->n_outputs;
+        for (int g = 0; g < 3; g++)
+            p.map[g] = L->grid[g] > 1 ? leaf_dim(&L->sp[0].ref, &root->shape, L->sp[0].gdim[g]) : -1;
+        v = ir_add_node(L->b, L->ctx, &p);
+        if (v >= 0) v = ir_add_output(L->b, L->ctx, v);
+    }
+    mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
+    if (!st && L->b->nodes[L->b->outputs[0]].dtype != root->dtype) st = MG_ERR_SHAPE;
+    if (!st && L->split > 1) st = build_partial(L);
+    if (st) drop(L);
+    return st == MG_ERR_NOMEM ? st : st ? MG_ERR_SHAPE : MG_OK;
+}
+
+/* Builds the kernel body of materialised node root into L->b (NULL when no form holds it).
+ * MG_OK either way; MG_ERR_NOMEM. */
+static mg_status build(lw *L, int root) {
+    group G = {0};
+    L->root = root, L->b = NULL, L->stamp++;
+    const ir_node *r = &L->g->nodes[root];
+    if (!is_ew(r->op) && !is_anchor(r->op)) return MG_OK;
+    G.ref = r->shape;
+    scan(L, root, &G, 0, 0);
+    if (G.other || (G.n_mm && G.n_red)) return MG_OK;
+    form f = G.n_mm ? F_MM : G.n_red ? F_ROW : F_EW;
+    for (int t = 0; t < 3; t++) {
+        mg_status st = build_try(L, &G, f, t);
+        if (st != MG_ERR_SHAPE) return st;
+    }
+    return MG_OK;
+}
+
+/* ---- which tensors reach device memory ---- */
+
+/* Consumers, outputs, and mat[]: inputs, outputs and every operator but the elementwise ones
+ * and constants; an elementwise chain deeper than MAX_DEPTH / 2 is cut by storing a node. */
+static mg_status setup(lw *L) {
+    int n = L->n;
+    size_t nn = (size_t)n + 2;
+    L->mat = base_calloc(nn, sizeof *L->mat), L->is_out = base_calloc(nn, sizeof *L->is_out);
+    L->depth = base_calloc(nn, sizeof *L->depth), L->cstart = base_calloc(nn, sizeof *L->cstart);
+    L->seen = base_calloc(nn, sizeof *L->seen);
+    L->memo = base_alloc(nn * N_SP * sizeof *L->memo);
+    int64_t edges = 0;
+    for (int i = 0; i < n; i++) edges += L->g->nodes[i].n_in;
+    L->cons = base_calloc((size_t)edges + 1, sizeof *L->cons);
+    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons)
+        return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < L->g->n_outputs; k++) L->is_out[L->g->outputs[k]] = 1;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < L->g->nodes[i].n_in; k++) L->cstart[L->g->nodes[i].in[k] + 2]++;
+    for (int i = 0; i < n; i++) L->cstart[i + 2] += L->cstart[i + 1];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < L->g->nodes[i].n_in; k++) L->cons[L->cstart[L->g->nodes[i].in[k] + 1]++] = i;
+    for (int i = 0; i < n; i++) {
+        const ir_node *nd = &L->g->nodes[i];
+        L->mat[i] = nd->op != IR_OP_CONST && (!is_ew(nd->op) || L->is_out[i]);
+        if (L->mat[i] || nd->op == IR_OP_CONST) continue;
+        for (int k = 0; k < nd->n_in; k++)
+            if (!L->mat[nd->in[k]] && L->depth[nd->in[k]] + 1 > L->depth[i]) L->depth[i] = L->depth[nd->in[k]] + 1;
+        if (L->depth[i] >= MAX_DEPTH / 2) L->mat[i] = 1, L->depth[i] = 0;
+    }
+    return MG_OK;
+}
+
+/* The one materialised node that node i's value reaches through non-materialised ones, or
+ * -1 when it reaches none or several. stack: n ints. */
+static int sole_root(lw *L, int i, int *stack) {
+    int top = 0, root = -1;
+    L->seen[i] = ++L->stamp, stack[top++] = i;
+    while (top) {
+        int x = stack[--top];
+        for (int c = L->cstart[x]; c < L->cstart[x + 1]; c++) {
+            int u = L->cons[c];
+            if (L->seen[u] == L->stamp) continue;
+            L->seen[u] = L->stamp;
+            if (!L->mat[u]) stack[top++] = u;
+            else if (root >= 0) return -1;
+            else root = u;
+        }
+    }
+    return root;
+}
+
+/* Matmuls and reductions that one kernel alone reads move into it when its form still
+ * holds them, last first (a consumer's decision is made before its producers'). */
+static mg_status absorb(lw *L, int *fused) {
+    int *stack = base_alloc(((size_t)L->n + 1) * sizeof *stack);
+    if (!stack) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = MG_OK;
+    for (int i = L->n - 1; i >= 0 && !rc; i--) {
+        if (!is_anchor(L->g->nodes[i].op) || L->is_out[i]) continue;
+        int root = sole_root(L, i, stack);
+        if (root < 0) continue;
+        L->mat[i] = 0;
+        rc = build(L, root);
+        if (L->b) drop(L), (*fused)++;
+        else L->mat[i] = 1;
+    }
+    base_free(stack);
+    return rc;
+}
+
+/* ---- the lowered graph ---- */
+
+/* Copies program node i into out as a kernel-level operator (with the non-materialised
+ * operators it reads, once each); newi[] maps program nodes to out's. Index or -rc. */
+static int copy_plain(lw *L, ir_graph *out, int i, int *newi) {
+    const ir_node *n = &L->g->nodes[i];
+    if (newi[i] >= 0) return newi[i];
+    if (n->op == IR_OP_CONST) return newi[i] = ir_add_const(out, L->ctx, n->lit, 0, 0);
+    ir_node p = *n;
+    p.name = NULL, p.body = NULL, p.line = p.col = 0;
+    for (int k = 0; k < n->n_in; k++)
+        if ((p.in[k] = copy_plain(L, out, n->in[k], newi)) < 0) return p.in[k];
+    int r = ir_add_node(out, L->ctx, &p);
+    if (r >= 0 && L->mat[i] && n->name && ir_set_name(out, L->ctx, r, n->name) < 0) return -(int)MG_ERR_NOMEM;
+    return newi[i] = r;
+}
+
+/* One kernel (or a kernel-level operator) per materialised node, in program order. */
+static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
+    int *newi = base_alloc(((size_t)L->n + 1) * sizeof *newi);
+    if (!newi) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = MG_OK;
+    for (int i = 0; i < L->n; i++) newi[i] = -1;
+    for (int i = 0; i < L->n && !rc; i++) {
+        const ir_node *n = &L->g->nodes[i];
+        int r = 0;
+        if (n->op == IR_OP_INPUT) r = newi[i] = ir_add_input(out, L->ctx, n->name, n->dtype, &n->shape);
+        else if (!L->mat[i] || (L->cstart[i] == L->cstart[i + 1] && !L->is_out[i])) continue;
+        else if ((rc = build(L, i))) break;
+        else if (L->b) {
+            int in[IR_MAX_IN], part = 0;
+            if (L->bp) { /* split-K: the partial products' kernel first */
+                for (int k = 0; k < L->n_kin_p; k++) in[k] = newi[L->kin_p[k]];
+                part = ir_add_kernel(out, L->ctx, L->bp, in, L->n_kin_p, NULL, 0, 0);
+                L->bp = NULL, st->kernels++;
+            }
+            for (int k = 0; k < L->n_kin; k++) in[k] = L->kin[k] >= 0 ? newi[L->kin[k]] : part - L->kin[k] - 1;
+            const char *names[1] = {n->name};
+            r = part < 0 ? part : ir_add_kernel(out, L->ctx, L->b, in, L->n_kin, names, 0, 0);
+            if (part < 0) ir_graph_free(L->b);
+            newi[i] = r, L->b = NULL, st->kernels++;
+        } else r = copy_plain(L, out, i, newi), st->plain++;
+        if (r < 0) rc = (mg_status)-r;
+    }
+    for (int k = 0; k < L->g->n_outputs && !rc; k++) {
+        int r = ir_add_output(out, L->ctx, newi[L->g->outputs[k]]);
+        if (r < 0) rc = (mg_status)-r;
+    }
+    base_free(newi);
+    return rc;
+}
+
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_graph **out,
+                   lw_stats *stats) {
+    lw_stats dummy;
+    if (!stats) stats = &dummy;
+    memset(stats, 0, sizeof *stats);
+    *out = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_KERNEL)
+            return ctx_err(ctx, MG_ERR_INVALID, "lower: the program already holds kernels");
+    lw L = {.g = g, .ctx = ctx, .dev = dev, .n = g->n_nodes};
+    ir_graph *o = NULL;
+    mg_status rc = setup(&L);
+    if (!rc) rc = absorb(&L, &stats->fused);
+    if (!rc && !(o = ir_graph_new())) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = assemble(&L, o, stats);
+    if (!rc) *out = o, o = NULL;
+    ir_graph_free(o);
+    base_free(L.mat), base_free(L.is_out), base_free(L.depth), base_free(L.cstart);
+    base_free(L.seen), base_free(L.memo), base_free(L.cons);
+    return rc;
+}

@@ -1,0 +1,34 @@
+/* lower: the plain lowering (docs/lower.md). A program that no search has covered becomes a
+ * μGraph with a default schedule per kernel, so every operator runs through the code paths
+ * the searched μGraphs use (tensor-core matmuls with cp.async pipelines, row reductions, fused
+ * elementwise prologues and epilogues) instead of one thread per output element.
+ *
+ * The program's tensors that reach device memory are its inputs, outputs, matmuls and
+ * reductions; every elementwise operator is recomputed inside each kernel that reads it. A
+ * matmul or reduction whose only reader is one other kernel is computed inside that kernel
+ * when one of three kernel forms holds it: MM (matmuls of one output shape and depth, their
+ * operands' elementwise prologues, an elementwise epilogue), ROW (reductions along one dim,
+ * the loop over that dim when only sums meet it, else whole rows in one tile) and EW (an
+ * elementwise tree). What no form holds (layout operators, kernels the program already has,
+ * shapes no tiling divides) stays a kernel-level operator of the old path. */
+#ifndef MG_LOWER_H
+#define MG_LOWER_H
+
+#include "../ir/ir.h"
+
+/* Counts of what lw_lower made, for reports and tests. */
+typedef struct lw_stats {
+    int kernels;  /* graph-defined kernels written */
+    int fused;    /* matmuls and reductions computed inside another kernel */
+    int plain;    /* kernel-level operators left to the per-element path */
+} lw_stats;
+
+/* Lowers program g (a kernel graph; nodes that are already kernels are kept) for device dev
+ * into a new graph *out with the same inputs and outputs (names, dtypes, shapes, order)
+ * computing the same function. The caller owns *out (ir_graph_free). stats may be NULL.
+ * MG_OK, MG_ERR_NOMEM, or an error of the graph builder with its message in ctx (a bug:
+ * every form is checked before it is kept). */
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_graph **out,
+                   lw_stats *stats);
+
+#endif
