@@ -13,6 +13,16 @@ enum {
     THREADS = 128,
 };
 typedef enum { F_MM, F_ROW, F_EW } form;
+/* MM tiling rules (mm_tiles); compile-time so bench variants can be built with OPT=-D... */
+#ifndef LW_BN
+#define LW_BN 128        /* output columns a block */
+#endif
+#ifndef LW_SPLIT_DIV
+#define LW_SPLIT_DIV 3   /* split the depth when blocks < SMs / this */
+#endif
+#ifndef LW_SPLIT_MAX
+#define LW_SPLIT_MAX 32  /* at most this many splits */
+#endif
 
 /* A tile space: values of one shape family (right-aligned broadcasts of ref), the dim of ref
  * each grid dim splits (-1 none), and the dim the loop splits (-1 none). */
@@ -289,15 +299,15 @@ static void scan(lw *L, int i, group *G, int depth, int under) {
 static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
     int r = o->ndim, sms = L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
-    int64_t bn = div_at_most(n, G->n_mm > 1 ? 64 : 128), bm = div_at_most(m, 64);
+    int64_t bn = div_at_most(n, G->n_mm > 1 ? LW_BN / 2 : LW_BN), bm = div_at_most(m, 64);
     int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
     L->split = 1;
-    if (blocks < sms / 3 && r <= 3)
-        while (L->split < 32 && blocks * L->split < sms && f % (2 * L->split) == 0 && f / (2 * L->split) >= 4)
+    if (blocks < sms / LW_SPLIT_DIV && r <= 3 && LW_SPLIT_MAX > 1)
+        while (L->split < LW_SPLIT_MAX && blocks * L->split < sms && f % (2 * L->split) == 0 && f / (2 * L->split) >= 4)
             L->split *= 2;
-    while (blocks * L->split < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
+    while (blocks * L->split < sms / LW_SPLIT_DIV && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
     L->k = k, L->bk = bk;
