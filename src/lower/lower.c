@@ -15,10 +15,10 @@ enum {
 typedef enum { F_MM, F_ROW, F_EW } form;
 /* MM tiling rules (mm_tiles); compile-time so bench variants can be built with OPT=-D... */
 #ifndef LW_BN
-#define LW_BN 128        /* output columns a block */
+#define LW_BN 64         /* output columns a block */
 #endif
 #ifndef LW_SPLIT_DIV
-#define LW_SPLIT_DIV 3   /* split the depth when blocks < SMs / this */
+#define LW_SPLIT_DIV 1   /* split the depth when blocks < SMs / this */
 #endif
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
@@ -292,30 +292,35 @@ static void scan(lw *L, int i, group *G, int depth, int under) {
 }
 
 /* Tiles and schedule of form MM for output shape o, try t (0: the first choice; each
- * further try halves the depth tile): 128 columns a block (64 with several matmuls), 64 rows,
- * 64 deep; with fewer than a third as many blocks as the GPU has SMs, the depth splits over
- * up to 32 blocks (split-K) while each keeps 4 iterations, then narrower columns. *forloop
- * is the adding kernel's (the split) or the only one's. 0 or -1 when no tiling fits. */
+ * further try halves the depth tile): 64 x 64 output tiles, 64 deep. With fewer blocks than
+ * the GPU has SMs, the depth splits over up to 32 blocks (split-K) while each keeps 4
+ * iterations and the partial products (f32, written and read back) move no more bytes than
+ * the operands (A counted as f32: often a stored intermediate): decode shapes and attention's
+ * P V split, prefill ones seldom; a
+ * grid without a free dim for the split takes narrower columns instead. *forloop is the
+ * adding kernel's (the split) or the only one's. 0 or -1 when no tiling fits. */
 static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
     int r = o->ndim, sms = L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
-    int64_t bn = div_at_most(n, G->n_mm > 1 ? LW_BN / 2 : LW_BN), bm = div_at_most(m, 64);
+    int64_t bn = div_at_most(n, LW_BN), bm = div_at_most(m, 64);
     int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
-    L->split = 1;
-    if (blocks < sms / LW_SPLIT_DIV && r <= 3 && LW_SPLIT_MAX > 1)
-        while (L->split < LW_SPLIT_MAX && blocks * L->split < sms && f % (2 * L->split) == 0 && f / (2 * L->split) >= 4)
-            L->split *= 2;
-    while (blocks * L->split < sms / LW_SPLIT_DIV && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
-    L->k = k, L->bk = bk;
+    L->k = k, L->bk = bk, L->split = 1;
     if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
     L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
     for (int g = L->gk; g >= 0 && g < 3; g++) /* the split takes the first grid dim left free */
         if (L->grid[g] > 1) L->gk = -1;
-    if (L->gk < 0) L->split = 1;
+    if (L->gk >= 0 && r <= 3)
+        while (L->split < LW_SPLIT_MAX && blocks * L->split < sms / LW_SPLIT_DIV && f % (2 * L->split) == 0 &&
+               f / (2 * L->split) >= 4 && 16 * L->split * m * n <= 4 * m * k + 2 * k * n)
+            L->split *= 2;
+    if (L->split == 1)
+        while (blocks < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
+    L->tile[r - 1] = bn;
+    if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
     *forloop = L->split > 1 ? L->split : (int)f;
     return 0;
 }
