@@ -140,6 +140,35 @@ def run_mugen(binary, path, reps, seed, extra):
                 launches=int(k[1]) if k else None, log=out, secs=time.time() - t0)
 
 
+def write_table(rows, out, say, seed, final):
+    def f(v, w=8, p=2):
+        return f"{v:{w}.{p}f}" if isinstance(v, float) else f"{'-':>{w}}"
+    head = (f"| {'program':<18} | {'mugen us':>8} | {'kernels':>7} | {'plain us':>8} | {'eager us':>8} | "
+            f"{'compile us':>10} | {'floor us':>8} | {'eager/mugen':>11} | {'compile/mugen':>13} | mugen err |")
+    lines = [head, "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"]
+    for r in rows:
+        m = r.get("mugen")
+        lines.append(f"| {r['case']:<18} | {f(m)} | {r.get('mugen_k') or '-':>7} | {f(r.get('plain'))} | "
+                     f"{f(r.get('eager'))} | {f(r.get('compile'), 10)} | {f(r['floor'])} | "
+                     f"{f(r.get('eager') / m if m and r.get('eager') else None, 11)} | "
+                     f"{f(r.get('compile') / m if m and r.get('compile') else None, 13)} | "
+                     f"{r.get('mugen_err') if r.get('mugen_err') is not None else '-'} |")
+    ge = geo([r["eager"] / r["mugen"] for r in rows if r.get("mugen") and r.get("eager")])
+    gc = geo([r["compile"] / r["mugen"] for r in rows if r.get("mugen") and r.get("compile")])
+    behind = [r["case"] for r in rows if not (r.get("mugen") and r.get("eager") and r["mugen"] <= r["eager"])]
+    lines.append(f"\ngeometric mean: eager/mugen {ge:.3f}x, compile/mugen {gc:.3f}x over {len(rows)} programs; "
+                 f"not at least as fast as eager: {', '.join(behind) or 'none'}")
+    if final:
+        for s in lines:
+            say(s)
+    if out:
+        os.makedirs(out, exist_ok=True)
+        with open(os.path.join(out, "table.md"), "w") as fh:
+            fh.write(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, seed {seed}"
+                     f"{'' if final else ' (partial: the run did not finish)'}\n\n")
+            fh.write("\n".join(lines) + "\n")
+
+
 def geo(xs):
     xs = [x for x in xs if x]
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
@@ -199,32 +228,14 @@ def main():
             f"err {r.get('mugen_err')}), plain {r.get('plain')}, eager {r.get('eager')}, "
             f"compile {r.get('compile')}, floor {floor:.2f}")
         rows.append(r)
+        write_table(rows, a.out, say, a.seed, False)
+        if a.out:
+            with open(os.path.join(a.out, "log.txt"), "w") as fh:
+                fh.write("\n".join(log) + "\n")
         torch.cuda.empty_cache()
 
-    def f(v, w=8, p=2):
-        return f"{v:{w}.{p}f}" if isinstance(v, float) else f"{'-':>{w}}"
-    head = (f"| {'program':<18} | {'mugen us':>8} | {'kernels':>7} | {'plain us':>8} | {'eager us':>8} | "
-            f"{'compile us':>10} | {'floor us':>8} | {'eager/mugen':>11} | {'compile/mugen':>13} | mugen err |")
-    lines = [head, "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"]
-    for r in rows:
-        m = r.get("mugen")
-        lines.append(f"| {r['case']:<18} | {f(m)} | {r.get('mugen_k') or '-':>7} | {f(r.get('plain'))} | "
-                     f"{f(r.get('eager'))} | {f(r.get('compile'), 10)} | {f(r['floor'])} | "
-                     f"{f(r.get('eager') / m if m and r.get('eager') else None, 11)} | "
-                     f"{f(r.get('compile') / m if m and r.get('compile') else None, 13)} | "
-                     f"{r.get('mugen_err') if r.get('mugen_err') is not None else '-'} |")
-    ge = geo([r["eager"] / r["mugen"] for r in rows if r.get("mugen") and r.get("eager")])
-    gc = geo([r["compile"] / r["mugen"] for r in rows if r.get("mugen") and r.get("compile")])
-    behind = [r["case"] for r in rows if not (r.get("mugen") and r.get("eager") and r["mugen"] <= r["eager"])]
-    lines.append(f"\ngeometric mean: eager/mugen {ge:.3f}x, compile/mugen {gc:.3f}x over {len(rows)} programs; "
-                 f"not at least as fast as eager: {', '.join(behind) or 'none'}")
-    for s in lines:
-        say(s)
+    write_table(rows, a.out, say, a.seed, True)
     if a.out:
-        os.makedirs(a.out, exist_ok=True)
-        with open(os.path.join(a.out, "table.md"), "w") as fh:
-            fh.write(f"device {torch.cuda.get_device_name()}, torch {torch.__version__}, seed {a.seed}\n\n")
-            fh.write("\n".join(lines) + "\n")
         with open(os.path.join(a.out, "log.txt"), "w") as fh:
             fh.write("\n".join(log) + "\n")
 
