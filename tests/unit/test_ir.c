@@ -397,13 +397,15 @@ void test_op_table_columns(void) {
         CHECK_MSG(ir_op_infix((ir_op)op) == (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL),
                   "%s: infix", o->name);
         for (const char *c = o->attrs; *c; c++) /* letters the parser's ATTR table knows */
-            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLH", *c), "%s: attribute letter '%c'", o->name, *c);
+            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLHpbnePBNE", *c), "%s: attribute letter '%c'", o->name, *c);
     }
     CHECK(!strcmp(ir_ops[IR_OP_EXP].cfn, "mg_exp") && !strcmp(ir_ops[IR_OP_SQRT].cfn, "sqrtf") &&
           !strcmp(ir_ops[IR_OP_DIV].cfn, "mg_div") && !strcmp(ir_ops[IR_OP_RELU].cfn, "mg_relu"));
     CHECK(ir_op_attr(IR_OP_SUM, 'd') == 2 && ir_op_attr(IR_OP_SUM, 'g') == 1 &&
           ir_op_attr(IR_OP_SUM, 's') == 0 && ir_op_attr(IR_OP_KERNEL, 'r') == 2 &&
-          ir_op_attr(IR_OP_RMSNORM, 'd') == 1 && ir_op_attr(IR_OP_ADD, 'd') == 0);
+          ir_op_attr(IR_OP_RMSNORM, 'd') == 1 && ir_op_attr(IR_OP_ADD, 'd') == 0 &&
+          ir_op_attr(IR_OP_RMSNORM, 'e') == 1 && ir_op_attr(IR_OP_TRANSPOSE, 'p') == 2 &&
+          ir_op_attr(IR_OP_SLICE, 'b') == 2 && ir_op_attr(IR_OP_SLICE, 'n') == 2);
     /* the compound is never a node, and sits one past the primitives (the search's rank) */
     CHECK(ir_ops[IR_OP_RMSNORM].kind == IR_KIND_COMPOUND && ir_ops[IR_OP_RMSNORM].levels == 0 &&
           IR_OP_RMSNORM == IR_OP_COUNT - 1);
