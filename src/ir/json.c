@@ -247,7 +247,8 @@ static int get_list(const cJSON *o, const char *key, int64_t *out, int max, int6
     int n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, v) { /* range first: casting 1e300 to int64_t is undefined */
-        if (!cJSON_IsNumber(e) || !(e->valuedouble >= (double)lo && e->valuedouble <= (double)IR_MAX_DIM) ||
+        if (!cJSON_IsNumber(e) ||
+            !(e->valuedouble >= (double)lo && e->valuedouble <= (double)IR_MAX_DIM) ||
             e->valuedouble != (double)(int64_t)e->valuedouble)
             return -1;
         out[n++] = (int64_t)e->valuedouble;
