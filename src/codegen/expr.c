@@ -256,7 +256,8 @@ static void compute_layout(em *E, const ir_node *n, coord c) {
     } else if (n->op == IR_OP_TRANSPOSE) { /* operand dim perm[i] is at result dim i */
         int off = 4 - n->shape.ndim;
         for (int d = 0; d < off; d++) snprintf(ac[d], CW, "0");
-        for (int d = 0; d < n->shape.ndim; d++) snprintf(ac[n->ints[d] + off], CW, "%s", c[d + off]);
+        for (int d = 0; d < n->shape.ndim; d++)
+            snprintf(ac[n->ints[d] + off], CW, "%s", c[d + off]);
     } else if (n->op == IR_OP_SLICE) { /* shifted by start along the sliced dim */
         int r = n->dim + 4 - n->shape.ndim;
         memcpy(ac, c, sizeof ac);

@@ -66,7 +66,8 @@ int parse_sugar(parser *p, const token *fn, parse_sugar_kind k, int x, const int
     ir_node s = {.op = IR_OP_SQR, .n_in = 1, .in = {x}};
     int v = k == SG_RMSNORM ? parse_add_node(p, fn, &s) : x;
     ir_node r = {.op = IR_OP_SUM, .n_in = 1, .in = {v}, .dim = (int)d};
-    int m = parse_add_binary(p, fn, IR_OP_DIV, parse_add_node(p, fn, &r), parse_add_const(p, fn, lit));
+    int m = parse_add_binary(p, fn, IR_OP_DIV, parse_add_node(p, fn, &r),
+                             parse_add_const(p, fn, lit));
     if (k != SG_RMSNORM) return m;
     if (eps) {
         eps_literal(p, eps, lit, sizeof lit);
