@@ -321,6 +321,32 @@ if expect_rc 0 "$D: mugen run --backend c"; then
         bad "$D: mugen run --backend c: $(tr '\n' ' ' <"$T/out" | cut -c1-200)"; fi
 fi
 
+# the verifier on the decoder's operators: transpose(slice(A B)) rewritten through
+# (A B)^T = B^T A^T, rmsnorm's eps and rsqrt spelled out, is equivalent; the same with the
+# slice one column off is rejected by the field test and the float test
+cat >"$T/dec_p.mu" <<'EOF'
+input A : f16[16, 64]
+input B : f16[64, 96]
+input G : f16[32, 1]
+Q = matmul(A, B)
+O = transpose(slice(Q, dim=1, start=32, len=32), perm=[1, 0]) * rsqrt(rmsnorm(G, dim=0, eps=1e-5) * G + 2)
+output O
+EOF
+cat >"$T/dec_u.mu" <<'EOF'
+input A : f16[16, 64]
+input B : f16[64, 96]
+input G : f16[32, 1]
+BT = transpose(slice(B, dim=1, start=32, len=32), perm=[1, 0])
+O = matmul(BT, transpose(A, perm=[1, 0])) / sqrt(G * G / sqrt(mean(sqr(G), dim=0) + 0.00001) + 2)
+output O
+EOF
+mg verify "$T/dec_p.mu" "$T/dec_u.mu"
+if [ "$rc" -eq 0 ] && grep -q '^equivalent' "$T/out"; then ok; else bad "verify of the decoder ops' rewrite: exit $rc: $(first_line "$T/out") $(first_line "$T/err")"; fi
+sed 's/start=32, len=32), perm/start=31, len=32), perm/' "$T/dec_u.mu" >"$T/dec_near.mu"
+mg verify "$T/dec_p.mu" "$T/dec_near.mu"
+if [ "$rc" -eq 3 ] && grep -q '^not equivalent: .*the float test also rejects it' "$T/out"; then ok
+else bad "verify of a slice one column off: exit $rc: $(first_line "$T/out")"; fi
+
 # ---- eval --in / --out against hand-computed values -----------------------------------------
 section="eval --in / --out"
 
