@@ -95,8 +95,8 @@ static int lookup(parser *p, const token *t) {
     lex_fail(p, t, "unknown tensor '%s'", name);
 }
 
-/* Attribute keys, one table: name, the letter of ops.def's attrs column, and whether it takes a
- * list. */
+/* Attribute keys, one table: name, the letter of ops.def's attrs column, and what its value
+ * is (an integer, a list of integers, or a decimal number: eps= only). */
 enum {
     A_DIM, A_GROUP, A_SHAPE, A_TIMES, A_IMAP, A_FMAP, A_OMAP, A_GRID, A_FORLOOP, A_THREADS,
     A_PERM, A_START, A_LEN, A_EPS, A_COUNT
