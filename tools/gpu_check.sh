@@ -24,6 +24,9 @@ if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >>"$log" 2>&1; then
 tail -1 "$log"
 seed=$(date +%s)
 for f in examples/*.mu examples/ugraphs/*.mu; do
+    # the decode steps (2 GB of weights, 145 inputs, 33 outputs) pass mg_run's limits on
+    # outputs and buffers, and their reference takes minutes on the host: not run here
+    case $f in examples/decode_1b_*) continue ;; esac
     prog=examples/$(basename "$f")
     seed=$((seed + 1))
     if [ "$f" = "$prog" ]; then set -- "$prog"; else set -- "$prog" "$f"; fi

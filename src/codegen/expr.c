@@ -253,6 +253,15 @@ static void compute_layout(em *E, const ir_node *n, coord c) {
         for (int d = 0; d < 4; d++)
             if (ad[d] == nd[d] || ad[d] == 1) snprintf(ac[d], CW, "%s", ad[d] == 1 ? "0" : c[d]);
             else snprintf(ac[d], CW, "(%s %% %" PRId64 ")", c[d], ad[d]);
+    } else if (n->op == IR_OP_TRANSPOSE) { /* operand dim perm[i] is at result dim i */
+        int off = 4 - n->shape.ndim;
+        for (int d = 0; d < off; d++) snprintf(ac[d], CW, "0");
+        for (int d = 0; d < n->shape.ndim; d++)
+            snprintf(ac[n->ints[d] + off], CW, "%s", c[d + off]);
+    } else if (n->op == IR_OP_SLICE) { /* shifted by start along the sliced dim */
+        int r = n->dim + 4 - n->shape.ndim;
+        memcpy(ac, c, sizeof ac);
+        if (n->ints[0]) snprintf(ac[r], CW, "(%s + %" PRId64 ")", c[r], n->ints[0]);
     } else if (n->op == IR_OP_RESHAPE) { /* same row-major flat index e */
         for (int d = 0; d < 4; d++) {
             int64_t inner = 1;

@@ -78,16 +78,40 @@ void ev_matmul_free(ev_matmul *v) {
     v->a_off = v->b_off = NULL;
 }
 
+/* Transpose and slice as strides: the operand's element stride for each of the output's 4
+ * padded dims (transpose: the stride of the operand dim it comes from), and the offset of
+ * the output's first element (slice: start times the sliced dim's stride). */
+static int64_t index_map_strides(const ir_graph *g, const ir_node *n, int64_t st[4]) {
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    int64_t id[4], is[4];
+    int off = 4 - a->ndim; /* transpose and slice keep the rank */
+    pad4(a, id), strides4(id, is);
+    for (int i = 0; i < 4; i++) st[i] = is[i];
+    if (n->op == IR_OP_SLICE) return n->ints[0] * is[n->dim + off];
+    for (int i = 0; i < a->ndim; i++) st[i + off] = is[n->ints[i] + off];
+    return 0;
+}
+
 /* Computed from the 4-dim coordinate c of each output element. Repeat tiles the whole tensor,
  * so the source coordinate is c mod the operand's size. Concat reads operand 0 until c passes
  * its size on the concat dim cd, then operand 1 shifted back by that size. Operand 1 is
- * encoded as -src - 1 so that its index 0 stays distinct from operand 0's. */
+ * encoded as -src - 1 so that its index 0 stays distinct from operand 0's. Transpose and
+ * slice read the operand at index_map_strides' strides and offset. */
 int64_t *ev_layout_map(const ir_graph *g, const ir_node *n) {
     int64_t total = ir_numel(&n->shape), od[4], os[4], id[4], is[4];
     int64_t *map = base_alloc((size_t)total * sizeof *map);
     if (!map) return NULL;
     const ir_shape *a = &g->nodes[n->in[0]].shape;
     pad4(&n->shape, od), strides4(od, os);
+    if (n->op == IR_OP_TRANSPOSE || n->op == IR_OP_SLICE) {
+        int64_t st[4], base = index_map_strides(g, n, st);
+        for (int64_t t = 0; t < total; t++) {
+            int64_t rem = t, src = base;
+            for (int i = 0; i < 4; i++) src += rem / os[i] * st[i], rem %= os[i];
+            map[t] = src;
+        }
+        return map;
+    }
     pad4(a, id), strides4(id, is);
     int cd = n->op == IR_OP_CONCAT ? n->dim + (4 - n->shape.ndim) : -1;
     int64_t bd[4], bs[4];

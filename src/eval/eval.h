@@ -30,7 +30,8 @@ void ev_matmul_free(ev_matmul *v);
 
 /* Source index for each output element of a layout op (repeat, concat: which operand and
  * where). For REPEAT src[i] indexes the operand; for CONCAT src[i] >= 0 indexes operand 0 and
- * src[i] < 0 means operand 1 at -src[i]-1. RESHAPE is the identity. Caller frees. */
+ * src[i] < 0 means operand 1 at -src[i]-1. For TRANSPOSE and SLICE src[i] indexes the operand.
+ * RESHAPE is the identity. Caller frees. */
 int64_t *ev_layout_map(const ir_graph *g, const ir_node *n);
 
 /* μGraph tiles (Mirage §2). The tile a node of a block graph touches, for block b[3] and

@@ -358,6 +358,48 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     return MG_OK;
 }
 
+/* transpose: result dim i is operand dim perm[i]; perm lists every dim of the operand once. */
+static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    char w[160];
+    if (n->n_ints != a->ndim) {
+        snprintf(w, sizeof w, "perm= needs one entry per dim (%d), got %d", a->ndim, n->n_ints);
+        return shape_err(ctx, g, n, w);
+    }
+    int seen = 0;
+    n->shape.ndim = a->ndim;
+    for (int i = 0; i < a->ndim; i++) {
+        int64_t p = n->ints[i];
+        if (p < 0 || p >= a->ndim || (seen >> p & 1)) {
+            snprintf(w, sizeof w, "perm= must list each dim 0..%d once (entry %d is %" PRId64 ")",
+                     a->ndim - 1, i, p);
+            return shape_err(ctx, g, n, w);
+        }
+        seen |= 1 << p;
+        n->shape.d[i] = a->d[p];
+    }
+    return MG_OK;
+}
+
+/* slice: dim d keeps elements [start, start + len), which must lie inside it. */
+static mg_status infer_slice(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    const ir_shape *a = &g->nodes[n->in[0]].shape;
+    char w[160];
+    if (a->ndim == 0) return shape_err(ctx, g, n, "the operand needs rank at least 1");
+    if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+    if (n->n_ints != 2) return shape_err(ctx, g, n, "needs start= and len=");
+    int64_t start = n->ints[0], len = n->ints[1], size = a->d[n->dim];
+    if (start < 0 || len < 1 || start >= size || len > size - start) {
+        snprintf(w, sizeof w, "start=%" PRId64 ", len=%" PRId64 " is not inside dim %d (size %"
+                 PRId64 "): need 0 <= start, 1 <= len, start + len <= size", start, len, n->dim,
+                 size);
+        return shape_err(ctx, g, n, w);
+    }
+    n->shape = *a;
+    n->shape.d[n->dim] = len;
+    return MG_OK;
+}
+
 /* Layout ops move elements without arithmetic. reshape: the shape comes from ints[] and keeps
  * the element count (a row-major reinterpretation). repeat: each dim times its factor, tiling
  * the whole tensor rather than repeating each element; a factor and a size both below 2^31
@@ -366,6 +408,8 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
     char w[160];
+    if (n->op == IR_OP_TRANSPOSE) return infer_transpose(g, ctx, n);
+    if (n->op == IR_OP_SLICE) return infer_slice(g, ctx, n);
     if (n->op == IR_OP_RESHAPE) {
         n->shape.ndim = n->n_ints;
         for (int i = 0; i < n->n_ints; i++) {

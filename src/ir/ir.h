@@ -80,6 +80,8 @@ typedef struct ir_shape {
  *   MAX, CONCAT: dim
  *   REPEAT: ints[0..n_ints) = per-dim repeat factors (n_ints == rank)
  *   RESHAPE: ints[0..n_ints) = the new shape
+ *   TRANSPOSE: ints[0..n_ints) = perm (n_ints == rank): result dim i is operand dim perm[i]
+ *   SLICE: dim; ints[0] = start, ints[1] = len (n_ints == 2): elements [start, start + len)
  *   CONST: lit = exact decimal text; value = its double; num/den = the same as a fraction
  * Invariant: in[k] < own index for all k < n_in; n_in == ir_ops[op].arity. */
 typedef struct ir_node {

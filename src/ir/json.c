@@ -61,9 +61,10 @@ static cJSON *map_array(const int map[3]) {
 
 /* The JSON key of each attribute letter of ops.def's attrs column (docs/ir.md, "JSON form"). */
 static const char *json_key(char letter) {
-    static const char letters[] = "dgstifo" "rlh";
+    static const char letters[] = "dgstifo" "rlh" "pbne";
     static const char *const keys[] = {"dim",  "group", "new_shape", "times", "imap", "fmap",
-                                       "omap", "grid",  "forloop",   "threads"};
+                                       "omap", "grid",  "forloop",   "threads", "perm", "start",
+                                       "len",  "eps"};
     const char *c = strchr(letters, tolower((unsigned char)letter));
     return c && *c ? keys[c - letters] : "";
 }
@@ -79,7 +80,10 @@ static void write_attrs(const ir_node *n, cJSON *t) {
         case 'd': cJSON_AddNumberToObject(t, key, n->dim); break;
         case 'g': cJSON_AddNumberToObject(t, key, (double)n->group); break;
         case 's':
-        case 't': add_item(t, key, int_array(n->ints, n->n_ints)); break;
+        case 't':
+        case 'p': add_item(t, key, int_array(n->ints, n->n_ints)); break;
+        case 'b': cJSON_AddNumberToObject(t, key, (double)n->ints[0]); break;
+        case 'n': cJSON_AddNumberToObject(t, key, (double)n->ints[1]); break;
         case 'i':
         case 'o': add_item(t, key, map_array(n->map)); break;
         case 'f': cJSON_AddNumberToObject(t, key, n->fmap); break;
@@ -234,21 +238,25 @@ static int get_int(const cJSON *o, const char *key, int64_t lo, int64_t hi, int6
     return 1;
 }
 
-/* Reads a list of sizes, each an integer in [1, IR_MAX_DIM], at most max of them. Returns the
- * count, -2 if the key is absent, -1 if malformed. */
-static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) {
+/* Reads a list of integers, each in [lo, IR_MAX_DIM] (sizes: lo = 1; a perm's dims: lo = 0),
+ * at most max of them. Returns the count, -2 if the key is absent, -1 if malformed. */
+static int get_list(const cJSON *o, const char *key, int64_t *out, int max, int64_t lo) {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     if (!v) return -2;
     if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > max) return -1;
     int n = 0;
     const cJSON *e;
     cJSON_ArrayForEach(e, v) { /* range first: casting 1e300 to int64_t is undefined */
-        if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= (double)IR_MAX_DIM) ||
+        if (!cJSON_IsNumber(e) ||
+            !(e->valuedouble >= (double)lo && e->valuedouble <= (double)IR_MAX_DIM) ||
             e->valuedouble != (double)(int64_t)e->valuedouble)
             return -1;
         out[n++] = (int64_t)e->valuedouble;
     }
     return n;
+}
+static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) {
+    return get_list(o, key, out, max, 1);
 }
 
 static int is_ident(const char *s) {
@@ -367,7 +375,7 @@ static mg_status read_maps(jin *j, const cJSON *t, ir_node *n) {
 }
 
 /* ...and after them dim and group (absent: 0, which is dim 0 and, for group, the whole dim,
- * see infer) and a reshape's or repeat's list. */
+ * see infer), a reshape's or repeat's list, a transpose's perm, a slice's start and len. */
 static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
     int64_t v = 0;
     if (get_int(t, "dim", -IR_MAX_DIMS, IR_MAX_DIMS - 1, &v) < 0) return jerr(j, "bad \"dim\"");
@@ -377,6 +385,14 @@ static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
     char c = ir_op_attr(n->op, 's') ? 's' : ir_op_attr(n->op, 't') ? 't' : 0;
     if (c && (n->n_ints = get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
         return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", json_key(c));
+    if (n->op == IR_OP_TRANSPOSE && (n->n_ints = get_list(t, "perm", n->ints, IR_MAX_DIMS, 0)) < 0)
+        return jerr(j, "needs \"perm\": a list of at most 4 dims");
+    if (n->op == IR_OP_SLICE) { /* both required; infer checks them against the operand */
+        n->n_ints = 2;
+        if (get_int(t, "start", 0, IR_MAX_DIM, &n->ints[0]) < 1 ||
+            get_int(t, "len", 1, IR_MAX_DIM, &n->ints[1]) < 1)
+            return jerr(j, "needs \"start\" (an integer >= 0) and \"len\" (>= 1)");
+    }
     return MG_OK;
 }
 

@@ -61,24 +61,6 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
 
 static int parse_expr(parser *p);
 
-/* Graph calls from the parser: they stamp the source position on the node (used by labels in
- * later messages) and turn a failure into an error at that position, which unwinds. */
-static int add_node(parser *p, const token *at, ir_node *n) {
-    n->line = at->line, n->col = at->col;
-    int i = ir_add_node(p->g, p->ctx, n);
-    if (i < 0) lex_fail_ctx(p, at, (mg_status)-i);
-    return i;
-}
-static int add_binary(parser *p, const token *at, ir_op op, int a, int b) {
-    ir_node n = {.op = op, .n_in = 2, .in = {a, b}};
-    return add_node(p, at, &n);
-}
-static int add_const(parser *p, const token *at, const char *lit) {
-    int i = ir_add_const(p->g, p->ctx, lit, at->line, at->col);
-    if (i < 0) lex_fail_ctx(p, at, (mg_status)-i);
-    return i;
-}
-
 /* Does `name =` start a line later in the file? (for "used before its definition")
  * A raw-text heuristic that only picks the message: lookup fails either way. */
 static int defined_later(const parser *p, const token *t) {
@@ -113,23 +95,30 @@ static int lookup(parser *p, const token *t) {
     lex_fail(p, t, "unknown tensor '%s'", name);
 }
 
-/* Attribute keys, one table: name, the letter of ops.def's attrs column, and whether it takes a
- * list. */
-enum { A_DIM, A_GROUP, A_SHAPE, A_TIMES, A_IMAP, A_FMAP, A_OMAP, A_GRID, A_FORLOOP, A_THREADS, A_COUNT };
+/* Attribute keys, one table: name, the letter of ops.def's attrs column, and what its value
+ * is (an integer, a list of integers, or a decimal number: eps= only). */
+enum {
+    A_DIM, A_GROUP, A_SHAPE, A_TIMES, A_IMAP, A_FMAP, A_OMAP, A_GRID, A_FORLOOP, A_THREADS,
+    A_PERM, A_START, A_LEN, A_EPS, A_COUNT
+};
+enum { V_INT, V_LIST, V_NUM }; /* an attribute's value: an integer, a list, a decimal */
 static const struct {
     const char *name;
     char letter;
-    int list;
-} ATTR[A_COUNT] = {{"dim", 'd', 0},  {"group", 'g', 0}, {"shape", 's', 1},   {"times", 't', 1},
-                   {"imap", 'i', 1}, {"fmap", 'f', 0},  {"omap", 'o', 1},    {"grid", 'r', 1},
-                   {"forloop", 'l', 0}, {"threads", 'h', 0}};
+    int kind;
+} ATTR[A_COUNT] = {{"dim", 'd', V_INT},  {"group", 'g', V_INT}, {"shape", 's', V_LIST},
+                   {"times", 't', V_LIST}, {"imap", 'i', V_LIST}, {"fmap", 'f', V_INT},
+                   {"omap", 'o', V_LIST}, {"grid", 'r', V_LIST}, {"forloop", 'l', V_INT},
+                   {"threads", 'h', V_INT}, {"perm", 'p', V_LIST}, {"start", 'b', V_INT},
+                   {"len", 'n', V_INT}, {"eps", 'e', V_NUM}};
 
 /* The key=value attributes of one call as parsed, before check_attrs decides which ones the op
- * takes; has[k] says key k was given (at most once). */
+ * takes; has[k] says key k was given (at most once); a decimal's token is num[k]. */
 typedef struct attrs {
     int has[A_COUNT], n[A_COUNT];
     int64_t val[A_COUNT];
     int64_t list[A_COUNT][IR_MAX_DIMS];
+    token num[A_COUNT];
 } attrs;
 
 static int any_attr(const attrs *a) {
@@ -149,13 +138,18 @@ static void parse_attr(parser *p, attrs *a, const token *fn) {
     if (k == A_COUNT) {
         char d[64];
         lex_fail(p, &key, "unknown attribute %s of '%.*s' (attributes are dim, group, shape, "
-                 "times, imap, fmap, omap, grid, forloop, threads)", lex_desc(&key, d, sizeof d),
-                 (int)fn->n, fn->s);
+                 "times, imap, fmap, omap, grid, forloop, threads, perm, start, len, eps)",
+                 lex_desc(&key, d, sizeof d), (int)fn->n, fn->s);
     }
     if (a->has[k]) lex_fail(p, &key, "attribute '%.*s' given twice", (int)key.n, key.s);
     a->has[k] = 1;
-    if (ATTR[k].list) a->n[k] = parse_int_list(p, a->list[k], ATTR[k].name);
-    else a->val[k] = parse_int(p, ATTR[k].name);
+    if (ATTR[k].kind == V_LIST) a->n[k] = parse_int_list(p, a->list[k], ATTR[k].name);
+    else if (ATTR[k].kind == V_INT) a->val[k] = parse_int(p, ATTR[k].name);
+    else if (p->tok.kind != T_NUM) {
+        char d[64];
+        lex_fail(p, &p->tok, "%s= takes a decimal number (such as 1e-5), found %s",
+                 ATTR[k].name, lex_desc(&p->tok, d, sizeof d));
+    } else a->num[k] = p->tok, lex_next(p);
 }
 
 /* Rejects attributes the op does not take and reports missing required ones, at the call. */
@@ -183,39 +177,16 @@ static void to_map(parser *p, const token *fn, const attrs *a, int key, int map[
     }
 }
 
-/* rmsnorm(X, dim=d) = X / sqrt(sum(sqr(X), dim=d) / n); mean(X, dim=d) = sum / n.
- * dim defaults to the last one and may be negative. n, the size of the reduced dim, becomes
- * a decimal constant, so both evaluators divide by exactly that value. Every node of the
- * expansion is positioned at the call, so an error inside it points there. */
-static int expand_sugar(parser *p, const token *fn, int x, const attrs *a) {
-    ir_node s = {.op = IR_OP_SQR, .n_in = 1, .in = {x}};
-    const ir_shape *sh = &p->g->nodes[x].shape;
-    int64_t d = a->has[A_DIM] ? a->val[A_DIM] : -1;
-    if (d < 0) d += sh->ndim;
-    if (d < 0 || d >= sh->ndim)
-        lex_fail(p, fn, "'%.*s': dim=%" PRId64 " is out of range for a rank-%d tensor", (int)fn->n,
-                 fn->s, d, sh->ndim);
-    char lit[32];
-    snprintf(lit, sizeof lit, "%" PRId64, sh->d[d]);
-    int is_rms = is_word(fn, ir_ops[IR_OP_RMSNORM].name);
-    int v = is_rms ? add_node(p, fn, &s) : x;
-    ir_node r = {.op = IR_OP_SUM, .n_in = 1, .in = {v}, .dim = (int)d};
-    int m = add_binary(p, fn, IR_OP_DIV, add_node(p, fn, &r), add_const(p, fn, lit));
-    if (!is_rms) return m;
-    ir_node q = {.op = IR_OP_SQRT, .n_in = 1, .in = {m}};
-    return add_binary(p, fn, IR_OP_DIV, x, add_node(p, fn, &q));
-}
-
-/* "add sub ... concat rmsnorm mean; in kernels iter accum save": the operators a call may
- * name, from the op table (inputs, constants and kernels have statements of their own), and
- * the parser's own sugar mean. */
+/* "add sub ... slice rmsnorm mean rsqrt; in kernels iter accum save": the operators a call
+ * may name, from the op table (inputs, constants and kernels have statements of their own),
+ * and the parser's own sugar mean and rsqrt. */
 static const char *op_list(char *buf, size_t n) {
     size_t k = 0;
     buf[0] = 0;
     for (int pass = 0; pass < 2; pass++)
         for (int op = -1; op < IR_OP_COUNT && k < n; op++) {
             if (op < 0) { /* before the pass's operators */
-                k += (size_t)snprintf(buf + k, n - k, "%s", pass ? " mean; in kernels" : "");
+                k += (size_t)snprintf(buf + k, n - k, "%s", pass ? " mean rsqrt; in kernels" : "");
                 continue;
             }
             ir_kind kd = ir_ops[op].kind;
@@ -235,15 +206,15 @@ static int at_attr(const parser *p) {
 }
 
 /* The operator a call to fn names, from the op table (input and const excluded), so a new
- * ops.def row is callable at once; IR_OP_COUNT and *mean = 1 for the parser's own sugar mean.
- * Refuses the names that are not called here: kernel and save are statements, and iter and
- * accum live in kernel blocks. */
-static ir_op call_op(parser *p, const token *fn, int *mean) {
+ * ops.def row is callable at once, and in *sugar which sugar it is (rmsnorm; IR_OP_COUNT for
+ * the parser's own mean and rsqrt). Refuses the names that are not called here: kernel and
+ * save are statements, and iter and accum live in kernel blocks. */
+static ir_op call_op(parser *p, const token *fn, parse_sugar_kind *sugar) {
     ir_op op = IR_OP_COUNT;
     for (int k = IR_OP_CONST + 1; k < IR_OP_COUNT; k++)
         if (is_word(fn, ir_ops[k].name)) op = (ir_op)k;
-    *mean = is_word(fn, "mean");
-    if (!*mean && op == IR_OP_COUNT) {
+    *sugar = parse_sugar_of(fn);
+    if (!*sugar && op == IR_OP_COUNT) {
         char d[64], list[256];
         lex_fail(p, fn, "unknown operator %s (operators: %s)", lex_desc(fn, d, sizeof d),
                  op_list(list, sizeof list));
@@ -331,8 +302,15 @@ static void set_attrs(parser *p, const token *fn, const attrs *a, ir_node *n) {
                      a->val[A_GROUP], IR_MAX_DIM);
         n->group = a->val[A_GROUP];
     }
-    for (int k = A_SHAPE; k <= A_TIMES; k++) /* reshape's new shape, repeat's factors */
-        if (a->has[k]) memcpy(n->ints, a->list[k], sizeof n->ints), n->n_ints = a->n[k];
+    for (int k = A_SHAPE; k <= A_PERM; k++) /* reshape's new shape, repeat's factors, a perm */
+        if ((k <= A_TIMES || k == A_PERM) && a->has[k])
+            memcpy(n->ints, a->list[k], sizeof n->ints), n->n_ints = a->n[k];
+    if (n->op == IR_OP_SLICE) { /* start= and len= (both required) */
+        for (int k = A_START; k <= A_LEN; k++)
+            if (a->val[k] < -IR_MAX_DIM || a->val[k] > IR_MAX_DIM)
+                lex_fail(p, fn, "%s=%" PRId64 " is out of range", ATTR[k].name, a->val[k]);
+        n->ints[0] = a->val[A_START], n->ints[1] = a->val[A_LEN], n->n_ints = 2;
+    }
     n->fmap = -1;
     if (a->has[A_FMAP]) {
         if (a->val[A_FMAP] < -1 || a->val[A_FMAP] >= IR_MAX_DIMS)
@@ -343,11 +321,10 @@ static void set_attrs(parser *p, const token *fn, const attrs *a, ir_node *n) {
 
 /* Parses a call to fn (current token '('): the operator, its arguments, then arity and
  * attributes, checked once the call is closed, at the call's name, so the message can say
- * how many operands were given. A compound (rmsnorm) and mean are sugar (expand_sugar). */
+ * how many operands were given. rmsnorm, mean and rsqrt are sugar (parse_sugar). */
 static int parse_call(parser *p, const token *fn) {
-    int mean;
-    ir_op op = call_op(p, fn, &mean);
-    int sugar = mean || ir_ops[op].kind == IR_KIND_COMPOUND;
+    parse_sugar_kind sugar;
+    ir_op op = call_op(p, fn, &sugar);
     lex_next(p); /* '(' */
     attrs a;
     memset(&a, 0, sizeof a);
@@ -357,11 +334,13 @@ static int parse_call(parser *p, const token *fn) {
     if (args != want)
         lex_fail(p, fn, "'%.*s' takes %d operand%s, got %d", (int)fn->n, fn->s, want,
                  want == 1 ? "" : "s", args);
-    check_attrs(p, fn, &a, mean ? "d" : ir_ops[op].attrs);
-    if (sugar) return expand_sugar(p, fn, n.in[0], &a);
+    check_attrs(p, fn, &a, sugar ? parse_sugar_attrs(sugar) : ir_ops[op].attrs);
+    if (sugar)
+        return parse_sugar(p, fn, sugar, n.in[0], a.has[A_DIM] ? &a.val[A_DIM] : NULL,
+                           a.has[A_EPS] ? &a.num[A_EPS] : NULL);
     n.n_in = op == IR_OP_ITER ? 0 : args;
     set_attrs(p, fn, &a, &n);
-    return add_node(p, fn, &n);
+    return parse_add_node(p, fn, &n);
 }
 
 /* primary := NUMBER | NAME | NAME '(' args ')' | '(' expr ')'. A number becomes an anonymous
@@ -374,7 +353,7 @@ static int parse_primary(parser *p) {
         char lit[96];
         if (t.n >= sizeof lit) lex_fail(p, &t, "number is too long");
         memcpy(lit, t.s, t.n), lit[t.n] = 0;
-        return add_const(p, &t, lit);
+        return parse_add_const(p, &t, lit);
     }
     if (is_punct(p, '(')) {
         lex_next(p);
@@ -412,10 +391,10 @@ static int parse_unary(parser *p) {
             lit[0] = '-', memcpy(lit + 1, p->tok.s, p->tok.n), lit[p->tok.n + 1] = 0;
             token num = p->tok;
             lex_next(p);
-            v = add_const(p, &num, lit);
+            v = parse_add_const(p, &num, lit);
         } else {
             int x = parse_unary(p);
-            v = add_binary(p, &t, IR_OP_SUB, add_const(p, &t, "0"), x);
+            v = parse_add_binary(p, &t, IR_OP_SUB, parse_add_const(p, &t, "0"), x);
         }
     } else {
         v = parse_primary(p);
@@ -430,7 +409,7 @@ static int parse_term(parser *p) {
     while (is_punct(p, '*') || is_punct(p, '/')) {
         token op = p->tok;
         lex_next(p);
-        v = add_binary(p, &op, op.s[0] == '*' ? IR_OP_MUL : IR_OP_DIV, v, parse_unary(p));
+        v = parse_add_binary(p, &op, op.s[0] == '*' ? IR_OP_MUL : IR_OP_DIV, v, parse_unary(p));
     }
     return v;
 }
@@ -442,7 +421,7 @@ static int parse_expr(parser *p) {
     while (is_punct(p, '+') || is_punct(p, '-')) {
         token op = p->tok;
         lex_next(p);
-        v = add_binary(p, &op, op.s[0] == '+' ? IR_OP_ADD : IR_OP_SUB, v, parse_term(p));
+        v = parse_add_binary(p, &op, op.s[0] == '+' ? IR_OP_ADD : IR_OP_SUB, v, parse_term(p));
     }
     p->depth--;
     return v;
@@ -534,7 +513,7 @@ static void parse_save(parser *p) {
     lex_expect(p, ')', "to close 'save('");
     check_attrs(p, &fn, &a, ir_ops[IR_OP_SAVE].attrs);
     to_map(p, &fn, &a, A_OMAP, n.map);
-    int i = add_node(p, &fn, &n);
+    int i = parse_add_node(p, &fn, &n);
     int rc = ir_add_output(p->g, p->ctx, i);
     if (rc < 0) lex_fail_ctx(p, &fn, (mg_status)-rc);
 }

@@ -73,4 +73,22 @@ static inline int is_word(const token *t, const char *w) {
     return t->kind == T_IDENT && strlen(w) == t->n && !memcmp(t->s, w, t->n);
 }
 
+/* ---- graph calls and sugar (sugar.c) ---- */
+/* ir_add_node / a binary node / ir_add_const, with the node positioned at token at; a failure
+ * becomes an error there, which unwinds. Return the node's index. */
+int parse_add_node(parser *p, const token *at, ir_node *n);
+int parse_add_binary(parser *p, const token *at, ir_op op, int a, int b);
+int parse_add_const(parser *p, const token *at, const char *lit);
+/* The calls that expand into primitives when parsed (docs/ir.md): the compound rmsnorm and
+ * the parser's own mean and rsqrt. */
+typedef enum parse_sugar_kind { SG_NONE, SG_MEAN, SG_RSQRT, SG_RMSNORM } parse_sugar_kind;
+/* Which sugar the call name fn is (SG_NONE: none). */
+parse_sugar_kind parse_sugar_of(const token *fn);
+/* The attribute letters sugar k takes (ops.def's attrs notation). */
+const char *parse_sugar_attrs(parse_sugar_kind k);
+/* Expands sugar k applied to node x with its dim= (NULL: absent, the last dim) and eps= (a
+ * number token, NULL: absent) into primitives; returns the result's node index. */
+int parse_sugar(parser *p, const token *fn, parse_sugar_kind k, int x, const int64_t *dim,
+                const token *eps);
+
 #endif

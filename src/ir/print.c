@@ -37,7 +37,7 @@ const char **ir_node_names(const ir_graph *g, arena *a, int inline_consts) {
     return names;
 }
 
-/* ", key=[a, b, ...]": the integer-list attributes of reshape and repeat. */
+/* ", key=[a, b, ...]": the integer-list attributes of reshape, repeat and transpose. */
 static void print_ints(strbuf *sb, const char *key, const int64_t *v, int n) {
     sb_printf(sb, ", %s=[", key);
     for (int i = 0; i < n; i++) sb_printf(sb, "%s%" PRId64, i ? ", " : "", v[i]);
@@ -67,6 +67,9 @@ static void print_attrs(const ir_graph *g, const ir_node *n, strbuf *sb) {
             break;
         case 's': print_ints(sb, "shape", n->ints, n->n_ints); break;
         case 't': print_ints(sb, "times", n->ints, n->n_ints); break;
+        case 'p': print_ints(sb, "perm", n->ints, n->n_ints); break;
+        case 'b': sb_printf(sb, ", start=%" PRId64, n->ints[0]); break;
+        case 'n': sb_printf(sb, ", len=%" PRId64, n->ints[1]); break;
         case 'i': print_map(sb, "imap", n->map); break;
         case 'o': print_map(sb, "omap", n->map); break;
         case 'f':

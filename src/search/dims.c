@@ -35,6 +35,8 @@ static int join_node(const ir_graph *b, int i, int *uf, uint8_t *concat_dim) {
         break;
     }
     case IR_OP_REPEAT:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_SLICE:
     case IR_OP_KERNEL:
     case IR_OP_MAX: return -1; /* not analysed: no dim labels (docs/search.md) */
     case IR_OP_MATMUL: {

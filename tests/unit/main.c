@@ -14,9 +14,11 @@ int unit_fails;
     X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)           \
     X(test_docs_op_table) X(test_op_table_columns)                                    \
     X(test_float_ops_by_hand) X(test_float_f32_vs_f64) X(test_float_special_values)   \
+    X(test_float_layout_random)                                                       \
     X(test_field_ops_by_hand) X(test_field_exp_add) X(test_field_distributive)        \
     X(test_field_sqrt_mul) X(test_field_matmul_assoc) X(test_field_div_zero)          \
     X(test_field_rejects_non_lax) X(test_field_float_agree) X(test_field_silu)        \
+    X(test_field_decoder_ops)                                                         \
     X(test_field_draw) X(test_field_factor)                                           \
     X(test_alloc_failures) X(test_alloc_search)                                       \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \

@@ -7,6 +7,7 @@
 void test_float_ops_by_hand(void);
 void test_float_f32_vs_f64(void);
 void test_float_special_values(void);
+void test_float_layout_random(void);
 
 typedef struct hand_case {
     const char *src;       /* inputs A (and B) f32; one output */
@@ -42,6 +43,18 @@ static const hand_case CASES[] = {
     {"input A : f32[2, 2]\ninput B : f32[1]\nO = rmsnorm(A, dim=1)\noutput O\n", {3, 4, 1, 1}, {0}, 4,
      {3 / 3.5355339059327378, 4 / 3.5355339059327378, 1, 1}},
     {"input A : f32[2, 2]\ninput B : f32[1]\nO = mean(A, dim=0) - -1.5\noutput O\n", {3, 4, 1, 2}, {0}, 2, {3.5, 4.5}},
+    /* the decoder's operators (issue #25): index maps, rsqrt, rmsnorm with eps, rotate_half */
+    {"input A : f32[2, 3]\ninput B : f32[1]\nO = transpose(A, perm=[1, 0])\noutput O\n", {1, 2, 3, 4, 5, 6}, {0}, 6, {1, 4, 2, 5, 3, 6}},
+    {"input A : f32[2, 2, 2]\ninput B : f32[1]\nO = transpose(A, perm=[2, 0, 1])\noutput O\n", {1, 2, 3, 4, 5, 6, 7, 8}, {0}, 8,
+     {1, 3, 5, 7, 2, 4, 6, 8}},
+    {"input A : f32[2, 4]\ninput B : f32[1]\nO = slice(A, dim=1, start=1, len=2)\noutput O\n", {1, 2, 3, 4, 5, 6, 7, 8}, {0}, 4, {2, 3, 6, 7}},
+    {"input A : f32[4, 2]\ninput B : f32[1]\nO = slice(A, dim=-2, start=2, len=2)\noutput O\n", {1, 2, 3, 4, 5, 6, 7, 8}, {0}, 4, {5, 6, 7, 8}},
+    {"input A : f32[3]\ninput B : f32[1]\nO = rsqrt(A) + B\noutput O\n", {4, 0.25, 16}, {1}, 3, {1.5, 3, 1.25}},
+    {"input A : f32[1, 2]\ninput B : f32[1]\nO = rmsnorm(A, dim=1, eps=0.5)\noutput O\n", {3, 4}, {0}, 2,
+     {3 / 3.6055512754639891, 4 / 3.6055512754639891}},
+    {"input A : f32[4]\ninput B : f32[1]\n"
+     "O = concat(-slice(A, dim=0, start=2, len=2), slice(A, dim=0, start=0, len=2), dim=0)\noutput O\n",
+     {1, 2, 3, 4}, {0}, 4, {-3, -4, 1, 2}},
 };
 
 void test_float_ops_by_hand(void) {
@@ -148,4 +161,37 @@ void test_float_special_values(void) {
         }
         ir_graph_free(g);
     }
+}
+
+/* transpose, slice and a RoPE (cos/sin as inputs) on random inputs against index loops
+ * written here: the evaluator's ev_layout_map is not what checks itself. Exact: they only
+ * move f32 values, and x cos + rot(x) sin rounds once per operator in both. */
+void test_float_layout_random(void) {
+    ir_graph *g = unit_parse("input X : f32[3, 4, 6]\ninput C : f32[4, 6]\ninput S : f32[4, 6]\n"
+                             "T = transpose(X, perm=[2, 0, 1])\nL = slice(X, dim=2, start=1, len=4)\n"
+                             "R = X * C + concat(-slice(X, dim=-1, start=3, len=3), "
+                             "slice(X, dim=-1, start=0, len=3), dim=-1) * S\noutput T, L, R\n");
+    rng r = {25};
+    double x[72], c[24], sn[24], t[72], l[48], ro[72];
+    for (int i = 0; i < 72; i++) x[i] = (double)(float)(rng_uniform(&r) * 2 - 1);
+    for (int i = 0; i < 24; i++) c[i] = (double)(float)(rng_uniform(&r) * 2 - 1);
+    for (int i = 0; i < 24; i++) sn[i] = (double)(float)(rng_uniform(&r) * 2 - 1);
+    for (int i = 0; i < 72; i++) t[i] = ro[i] = NAN; /* poison */
+    for (int i = 0; i < 48; i++) l[i] = NAN;
+    const double *in[3] = {x, c, sn};
+    double *outs[3] = {t, l, ro};
+    CHECK(unit_feval(g, 0, in, outs) == MG_OK);
+    int bad = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 4; b++)
+            for (int k = 0; k < 6; k++) {
+                double v = x[(a * 4 + b) * 6 + k];
+                bad += t[(k * 3 + a) * 4 + b] != v;                   /* T[k, a, b] = X[a, b, k] */
+                if (k >= 1 && k < 5) bad += l[(a * 4 + b) * 4 + k - 1] != v;
+                double rot = k < 3 ? -x[(a * 4 + b) * 6 + k + 3] : x[(a * 4 + b) * 6 + k - 3];
+                float want = (float)((float)(v * c[b * 6 + k]) + (float)(rot * sn[b * 6 + k]));
+                bad += ro[(a * 4 + b) * 6 + k] != want;
+            }
+    CHECK_MSG(bad == 0, "%d elements differ from the index loops", bad);
+    ir_graph_free(g);
 }

@@ -15,6 +15,7 @@ void test_field_div_zero(void);
 void test_field_rejects_non_lax(void);
 void test_field_float_agree(void);
 void test_field_silu(void);
+void test_field_decoder_ops(void);
 
 enum { MAXT = 12 };
 static const ff_mod MP = {FF_P, UINT64_MAX / FF_P}, MQ = {FF_Q, UINT64_MAX / FF_Q};
@@ -340,4 +341,38 @@ void test_field_factor(void) {
                   (unsigned long long)T[i].v, n);
     }
     CHECK(ff_is_prime(2147483543) && ff_is_prime(4294967087u) && !ff_is_prime(3215031751ull) && !ff_is_prime(1));
+}
+
+/* The decoder's operators in the field (issue #25): transpose and slice move residues (by
+ * hand on A = 1..6), rsqrt is 1 / sqrt so it keeps sqrt's multiplicativity, and the
+ * identities a decoder relies on hold on random inputs in random fields. */
+void test_field_decoder_ops(void) {
+    ir_graph *g = unit_parse("input A : f32[2, 3]\ninput B : f32[1]\nT = transpose(A, perm=[1, 0])\n"
+                             "L = slice(A, dim=1, start=1, len=2)\nR = rsqrt(B)\noutput T, L, R\n");
+    fenv e;
+    fenv_alloc(&e, g, NULL);
+    for (int i = 0; i < 6; i++) e.ip[0][i] = (uint32_t)i + 1, e.iq[0][i] = (uint32_t)i + 11;
+    e.ip[1][0] = e.iq[1][0] = 4;
+    mg_ctx ctx = {{0}};
+    CHECK_MSG(frun(g, &e, unit_field(3), &ctx) == MG_OK, "%s", ctx.msg);
+    static const uint32_t tw[6] = {1, 4, 2, 5, 3, 6}, lw[4] = {2, 3, 5, 6};
+    for (int i = 0; i < 6; i++) CHECK(e.op[0][i] == tw[i] && e.oq[0][i] == tw[i] + 10);
+    for (int i = 0; i < 4; i++) CHECK(e.op[1][i] == lw[i] && e.oq[1][i] == lw[i] + 10);
+    CHECK(ff_mulp(e.op[2][0], 2) == 1 && ff_mulq(e.oq[2][0], 2) == 1); /* 1 / sqrt(4) = 1/2 */
+    fenv_free(&e);
+    ir_graph_free(g);
+    CHECK(identity_holds("input A : f32[2, 3, 4]\nO = A * 1\n"
+                         "P = transpose(transpose(A, perm=[1, 2, 0]), perm=[2, 0, 1])\n"
+                         "Q = concat(slice(A, dim=2, start=0, len=1), slice(A, dim=2, start=1, len=3), dim=2)\n"
+                         "output O, P, Q\n", 10, 31) == 10);
+    CHECK(identity_holds("input A : f32[3, 5]\ninput B : f32[5, 4]\n"
+                         "O = transpose(matmul(A, B), perm=[1, 0])\n"
+                         "P = matmul(transpose(B, perm=[1, 0]), transpose(A, perm=[1, 0]))\noutput O, P\n", 10, 32) == 10);
+    CHECK(identity_holds("input A : f32[64]\ninput B : f32[64]\n"
+                         "O = rsqrt(A) * rsqrt(B)\nP = rsqrt(A * B)\nQ = 1 / sqrt(A * B)\noutput O, P, Q\n", 20, 33) == 20);
+    CHECK(identity_holds("input A : f32[4, 16]\nO = rmsnorm(A, dim=1, eps=1e-5)\n"
+                         "P = A * rsqrt(mean(sqr(A), dim=-1) + 0.00001)\noutput O, P\n", 20, 34) == 20);
+    /* eps matters: without it the values differ (the test can fail) */
+    CHECK(identity_holds("input A : f32[4, 16]\nO = rmsnorm(A, dim=1, eps=1e-5)\n"
+                         "P = rmsnorm(A, dim=1)\noutput O, P\n", 5, 35) == 0);
 }

@@ -33,7 +33,9 @@ static const char *ALL_OPS =
     "R = reshape(repeat(C, times=[2]), shape=[2, 5])\n"
     "K = concat(R, R * 2, dim=0)\n"
     "N = mean(rmsnorm(A, dim=1), dim=2)\n"
-    "output S, T, K, N\n";
+    "P = transpose(slice(A, dim=1, start=1, len=2), perm=[2, 0, 1])\n"
+    "Q = rsqrt(rmsnorm(C, dim=0, eps=1e-6))\n"
+    "output S, T, K, N, P, Q\n";
 
 static char *read_example(const char *name) {
     char path[256];
@@ -152,6 +154,20 @@ void test_shape_errors(void) {
          "sum: group= must divide the size of the reduced dim; X is f16[2, 6]"},
         {"input X : f16[2, 6]\nO = sum(X, dim=2)\noutput O\n", "sum: dim= is out of range"},
         {"input X : f16[2, 6]\nO = max(X, dim=-3)\noutput O\n", "max: dim= is out of range"},
+        {"input X : f16[2, 3, 4]\nO = transpose(X, perm=[1, 0])\noutput O\n",
+         "transpose: perm= needs one entry per dim (3), got 2; X is f16[2, 3, 4]"},
+        {"input X : f16[2, 3, 4]\nO = transpose(X, perm=[1, 0, 1])\noutput O\n",
+         "transpose: perm= must list each dim 0..2 once (entry 2 is 1)"},
+        {"input X : f16[2, 3, 4]\nO = transpose(X, perm=[0, 3, 1])\noutput O\n",
+         "transpose: perm= must list each dim 0..2 once (entry 1 is 3)"},
+        {"input X : f16[2, 8]\nO = slice(X, dim=1, start=6, len=3)\noutput O\n",
+         "slice: start=6, len=3 is not inside dim 1 (size 8)"},
+        {"input X : f16[2, 8]\nO = slice(X, dim=1, start=-1, len=3)\noutput O\n",
+         "slice: start=-1, len=3 is not inside dim 1 (size 8)"},
+        {"input X : f16[2, 8]\nO = slice(X, dim=0, start=0, len=0)\noutput O\n",
+         "slice: start=0, len=0 is not inside dim 0 (size 2)"},
+        {"input X : f16[2, 8]\nO = slice(X, dim=2, start=0, len=1)\noutput O\n",
+         "slice: dim= is out of range; X is f16[2, 8]"},
         {"input X : f16[65536, 65536]\ninput Y : f16[65536, 65536]\nO = matmul(repeat(X, times=[1, 512]), repeat(Y, times=[512, 1]))\noutput O\n",
          "repeat: result is too large"},
     };
@@ -197,6 +213,19 @@ void test_parse_errors_caret(void) {
     unit_parse_fails("input X : f16[2]\nY = X\noutput Y\n", MG_ERR_PARSE, "only renames");
     unit_parse_fails("input X : f16[2]\nY = exp(X\noutput Y\n", MG_ERR_PARSE,
                      "t.mu:3:1: error: expected ',' or ')' to close 'exp(' (opened at 2:5), found 'output'");
+    /* the decoder's operators and sugar (issue #25) */
+    unit_parse_fails("input X : f16[2]\nY = slice(X, dim=0, len=1)\noutput Y\n", MG_ERR_PARSE,
+                     "t.mu:2:5: error: 'slice' needs the attribute start=");
+    unit_parse_fails("input X : f16[2]\nY = transpose(X)\noutput Y\n", MG_ERR_PARSE,
+                     "'transpose' needs the attribute perm=");
+    unit_parse_fails("input X : f16[2]\nY = rmsnorm(X, eps=X)\noutput Y\n", MG_ERR_PARSE,
+                     "t.mu:2:20: error: eps= takes a decimal number (such as 1e-5), found 'X'");
+    unit_parse_fails("input X : f16[2]\nY = rsqrt(X, dim=0)\noutput Y\n", MG_ERR_PARSE,
+                     "'rsqrt' takes no attribute 'dim'");
+    unit_parse_fails("input X : f16[2]\nY = mean(X, eps=1)\noutput Y\n", MG_ERR_PARSE,
+                     "'mean' takes no attribute 'eps'");
+    unit_parse_fails("input X : f16[2]\nY = rsqrt(X, X)\noutput Y\n", MG_ERR_PARSE,
+                     "'rsqrt' takes 1 operand, got 2");
 }
 
 void test_const_literals(void) {
@@ -397,13 +426,15 @@ void test_op_table_columns(void) {
         CHECK_MSG(ir_op_infix((ir_op)op) == (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL),
                   "%s: infix", o->name);
         for (const char *c = o->attrs; *c; c++) /* letters the parser's ATTR table knows */
-            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLH", *c), "%s: attribute letter '%c'", o->name, *c);
+            CHECK_MSG(strchr("dgstifoDGSTIFOrlhRLHpbnePBNE", *c), "%s: attribute letter '%c'", o->name, *c);
     }
     CHECK(!strcmp(ir_ops[IR_OP_EXP].cfn, "mg_exp") && !strcmp(ir_ops[IR_OP_SQRT].cfn, "sqrtf") &&
           !strcmp(ir_ops[IR_OP_DIV].cfn, "mg_div") && !strcmp(ir_ops[IR_OP_RELU].cfn, "mg_relu"));
     CHECK(ir_op_attr(IR_OP_SUM, 'd') == 2 && ir_op_attr(IR_OP_SUM, 'g') == 1 &&
           ir_op_attr(IR_OP_SUM, 's') == 0 && ir_op_attr(IR_OP_KERNEL, 'r') == 2 &&
-          ir_op_attr(IR_OP_RMSNORM, 'd') == 1 && ir_op_attr(IR_OP_ADD, 'd') == 0);
+          ir_op_attr(IR_OP_RMSNORM, 'd') == 1 && ir_op_attr(IR_OP_ADD, 'd') == 0 &&
+          ir_op_attr(IR_OP_RMSNORM, 'e') == 1 && ir_op_attr(IR_OP_TRANSPOSE, 'p') == 2 &&
+          ir_op_attr(IR_OP_SLICE, 'b') == 2 && ir_op_attr(IR_OP_SLICE, 'n') == 2);
     /* the compound is never a node, and sits one past the primitives (the search's rank) */
     CHECK(ir_ops[IR_OP_RMSNORM].kind == IR_KIND_COMPOUND && ir_ops[IR_OP_RMSNORM].levels == 0 &&
           IR_OP_RMSNORM == IR_OP_COUNT - 1);

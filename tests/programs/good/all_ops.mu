@@ -18,4 +18,6 @@ n = rmsnorm(g, dim=-1)
 o = mean(g, dim=0)
 p = -g + (-1) * -h - -0.25
 q = g - 1e-3 + 2E2 + .5
-output h, i, l, m, n, o, p, q
+r = transpose(slice(g, dim=1, start=1, len=2), perm=[2, 0, 1])
+s = rsqrt(rmsnorm(sqr(g) + 1, dim=-1, eps=1e-6))
+output h, i, l, m, n, o, p, q, r, s
