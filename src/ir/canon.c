@@ -153,23 +153,9 @@ static int rebuild_names(ir_graph *g) {
     return 0;
 }
 
-/* A block graph's tensors that share a name with one of its kernel inputs get fresh names
- * (the parser reads iter(X) as kernel input X). 0, -1 if out of memory. */
-static int unshadow_body(ir_graph *b) {
-    strmap kin = {0};
-    int bad = 0;
-    for (int k = 0; k < b->n_kin && !bad; k++) bad = strmap_put(&kin, b->kin_name[k], k) != 0;
-    for (int i = 0; i < b->n_nodes && !bad; i++) {
-        ir_node *n = &b->nodes[i];
-        if (!n->name || strmap_get(&kin, n->name) < 0) continue;
-        n->name = fresh_name(b, &kin, n->name, i);
-        bad = !n->name || strmap_put(&kin, n->name, -2);
-    }
-    strmap_free(&kin);
-    return bad || rebuild_names(b) ? -1 : 0;
-}
-
-/* Each graph-defined kernel's inputs take its operands' (new) names. 0, -1 if out of memory. */
+/* Each graph-defined kernel's inputs take its operands' (new) names (a block graph's own
+ * tensors are another scope: `t0 = iter(t0)` is a block tensor t0 reading kernel input t0,
+ * as the printer writes it). 0, -1 if out of memory. */
 static int follow_kernels(ir_graph *g) {
     for (int i = 0; i < g->n_nodes; i++) {
         ir_node *n = &g->nodes[i];
@@ -179,7 +165,6 @@ static int follow_kernels(ir_graph *g) {
             if (!on) continue;
             if (!(n->body->kin_name[k] = arena_strdup(&n->body->mem, on))) return -1;
         }
-        if (unshadow_body(n->body)) return -1;
     }
     return 0;
 }

@@ -32,8 +32,8 @@ void ir_canon_free(ir_canon *c);
 /* Renames g's tensors from[k] to to[k] (k < n) at once, in place (a from[k] that names no
  * tensor of g is skipped); the to[] names must be distinct (MG_ERR_INVALID otherwise). Any
  * other named tensor whose name is taken by a to[] name gets a fresh one ('_' appended), the
- * iterators of every graph-defined kernel follow their operands' new names, and a block
- * graph's own tensor that would then shadow a kernel input is renamed too. MG_OK,
+ * iterators of every graph-defined kernel follow their operands' new names (block graphs'
+ * own tensors are another scope and keep theirs). MG_OK,
  * MG_ERR_INVALID, MG_ERR_NOMEM (g may then be half renamed: free it). */
 mg_status ir_rename_io(ir_graph *g, const char *const *from, const char *const *to, int n,
                        mg_ctx *ctx);

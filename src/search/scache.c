@@ -143,12 +143,46 @@ static char *rename_words(const char *s, const char *const *from, const char *co
     return sb.oom ? (sb_free(&sb), NULL) : sb.s ? sb_take(&sb) : base_strdup("");
 }
 
-/* Renames every μGraph of r and its expression: names from[k] -> to[k]. */
+/* Is line (up to its '\n') "input NAME : ..." for this name? */
+static int declares(const char *line, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(line, "input ", 6) && !strncmp(line + 6, name, n) && !strncmp(line + 6 + n, " :", 2);
+}
+
+/* Text of a printed μGraph (its input lines first, ir_print_text) with the input lines in
+ * prog's declaration order, as a search of prog writes them. NULL if out of memory. */
+static char *order_inputs(const char *text, const ir_graph *prog) {
+    const char *rest = text;
+    while (!strncmp(rest, "input ", 6) && strchr(rest, '\n')) rest = strchr(rest, '\n') + 1;
+    strbuf sb = {0};
+    for (int i = 0; i < prog->n_nodes; i++) { /* the program's inputs in its order */
+        const ir_node *n = &prog->nodes[i];
+        for (const char *l = text; n->op == IR_OP_INPUT && l < rest; l = strchr(l, '\n') + 1)
+            if (declares(l, n->name)) sb_printf(&sb, "%.*s", (int)(strchr(l, '\n') + 1 - l), l);
+    }
+    for (const char *l = text; l < rest; l = strchr(l, '\n') + 1) { /* any the program lacks */
+        const char *name = l + 6, *end = strstr(name, " :");
+        if (!end || end > strchr(l, '\n')) continue;
+        char buf[256];
+        snprintf(buf, sizeof buf, "%.*s", (int)(end - name), name);
+        if (ir_find(prog, buf) < 0) sb_printf(&sb, "%.*s", (int)(strchr(l, '\n') + 1 - l), l);
+    }
+    sb_puts(&sb, rest);
+    return sb.oom ? (sb_free(&sb), NULL) : sb_take(&sb);
+}
+
+/* Renames every μGraph of r and its expression: names from[k] -> to[k]; with prog, the
+ * inputs are then declared in prog's order. */
 static mg_status rename_result(sr_result *r, const char *const *from, const char *const *to, int n,
-                               mg_ctx *ctx) {
+                               const ir_graph *prog, mg_ctx *ctx) {
     for (int i = 0; i < r->n_found; i++) {
         char *t = NULL;
         mg_status rc = ir_rename_text(r->found[i].text, from, to, n, ctx, &t);
+        if (!rc && prog) {
+            char *o = order_inputs(t, prog);
+            base_free(t);
+            if (!(t = o)) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        }
         if (rc) return rc;
         base_free(r->found[i].text);
         r->found[i].text = t;
@@ -296,8 +330,8 @@ static char *read_file(const char *path, size_t *n) {
 /* A damaged or foreign entry: one line on stderr, and the file goes (a later store of this
  * search replaces it). */
 static void drop_entry(const slot *s, const char *why) {
-    fprintf(stderr, "mugen: note: the search cache entry %s is damaged (%s); removing it and searching "
-            "again\n", s->path, why);
+    fprintf(stderr, "mugen: note: the search cache entry %s is damaged (%.*s); removing it and searching "
+            "again\n", s->path, (int)strcspn(why, "\n"), why);
     unlink(s->path);
 }
 
@@ -315,7 +349,7 @@ mg_status sr_cache_lookup(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, s
     int got = body < 0 ? -1 : parse_entry(buf, (size_t)body, s.key.s, r, why, sizeof why);
     if (buf && body < 0) drop_entry(&s, size ? "its seal does not match: truncated or changed" : "empty");
     else if (buf && got) drop_entry(&s, why);
-    if (!got) rc = rename_result(r, s.canon.canon, s.canon.real, s.canon.n, ctx);
+    if (!got) rc = rename_result(r, s.canon.canon, s.canon.real, s.canon.n, prog, ctx);
     if (!got && rc) { /* a μGraph that does not parse back is damage too */
         drop_entry(&s, mg_ctx_error(ctx));
         rc = MG_OK, got = -1;
@@ -374,13 +408,15 @@ static mg_status write_atomic(const char *dir, const char *path, const char *tex
 /* One file of the folder, for eviction. */
 typedef struct cfile {
     char name[64];
-    time_t when;
+    struct timespec when; /* last written or used */
     long long bytes;
 } cfile;
 
 static int by_age(const void *a, const void *b) {
     const cfile *x = a, *y = b;
-    return x->when < y->when ? -1 : x->when > y->when ? 1 : strcmp(x->name, y->name);
+    if (x->when.tv_sec != y->when.tv_sec) return x->when.tv_sec < y->when.tv_sec ? -1 : 1;
+    if (x->when.tv_nsec != y->when.tv_nsec) return x->when.tv_nsec < y->when.tv_nsec ? -1 : 1;
+    return strcmp(x->name, y->name);
 }
 
 /* The size limit in bytes: MUGEN_SEARCH_CACHE_MB (a positive number), else the default. */
@@ -414,7 +450,7 @@ static int list_entries(const char *dir, cfile **out, long long *total) {
             *out = nf;
         }
         snprintf((*out)[n].name, sizeof (*out)[n].name, "%s", e->d_name);
-        (*out)[n].when = st.st_mtime, (*out)[n++].bytes = (long long)st.st_size;
+        (*out)[n].when = st.st_mtim, (*out)[n++].bytes = (long long)st.st_size;
         *total += (long long)st.st_size;
     }
     closedir(d);
@@ -448,7 +484,7 @@ mg_status sr_cache_store(const ir_graph *prog, const sr_opts *o, const sr_result
     mg_status rc = slot_new(prog, o, dir, ctx, &s);
     if (rc) return rc;
     rc = result_copy(r, &c, ctx);
-    if (!rc) rc = rename_result(&c, s.canon.real, s.canon.canon, s.canon.n, ctx);
+    if (!rc) rc = rename_result(&c, s.canon.real, s.canon.canon, s.canon.n, NULL, ctx);
     if (!rc) {
         entry_text(&s, &c, &sb);
         size_t body = sb.len;
