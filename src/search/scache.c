@@ -124,19 +124,20 @@ static mg_status slot_new(const ir_graph *prog, const sr_opts *o, const char *di
 
 /* ---- renaming: μGraph text through the IR, the expression by its identifiers ---- */
 
-/* Copies s with every identifier equal to from[k] replaced by to[k]. NULL if out of memory. */
+/* Copies abstract expression s ("(mul W (exp X))") with every variable equal to from[k]
+ * replaced by to[k]; a word right after '(' is an operator and stays. NULL if out of memory. */
 static char *rename_words(const char *s, const char *const *from, const char *const *to, int n) {
     strbuf sb = {0};
-    while (*s) {
+    for (char prev = 0; *s; prev = s[-1]) {
         size_t w = 0;
-        int ident = (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_';
-        while (ident && s[w] && ((s[w] >= 'A' && s[w] <= 'Z') || (s[w] >= 'a' && s[w] <= 'z') ||
-                                 (s[w] >= '0' && s[w] <= '9') || s[w] == '_'))
+        int word = (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_';
+        while (word && ((s[w] >= 'A' && s[w] <= 'Z') || (s[w] >= 'a' && s[w] <= 'z') ||
+                        (s[w] >= '0' && s[w] <= '9') || s[w] == '_'))
             w++;
-        if (!ident) w = 1;
-        int k = 0;
-        while (ident && k < n && (strlen(from[k]) != w || memcmp(from[k], s, w))) k++;
-        if (ident && k < n) sb_puts(&sb, to[k]);
+        if (!word) w = 1;
+        int k = word && prev != '(' ? 0 : n;
+        while (k < n && (strlen(from[k]) != w || memcmp(from[k], s, w))) k++;
+        if (k < n) sb_puts(&sb, to[k]);
         else sb_printf(&sb, "%.*s", (int)w, s);
         s += w;
     }
@@ -350,11 +351,11 @@ mg_status sr_cache_lookup(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, s
     if (buf && body < 0) drop_entry(&s, size ? "its seal does not match: truncated or changed" : "empty");
     else if (buf && got) drop_entry(&s, why);
     if (!got) rc = rename_result(r, s.canon.canon, s.canon.real, s.canon.n, prog, ctx);
-    if (!got && rc) { /* a μGraph that does not parse back is damage too */
+    if (!got && rc && rc != MG_ERR_NOMEM) { /* a μGraph that does not parse back is damage too */
         drop_entry(&s, mg_ctx_error(ctx));
         rc = MG_OK, got = -1;
     }
-    if (got) sr_result_free(r);
+    if (got || rc) sr_result_free(r);
     else {
         *hit = 1, r->cached = 1;
         snprintf(r->cache_key, sizeof r->cache_key, "%016llx", (unsigned long long)s.hash);
