@@ -241,7 +241,8 @@ static char *cur_blob(cursor *c, size_t n) {
     return b;
 }
 
-/* One μGraph of the entry into f (its text a new string). 0, or -1 if malformed or oom. */
+/* One μGraph of the entry into f (its text a new string). 0, -1 if malformed, -2 if out of
+ * memory. */
 static int parse_found(cursor *c, sr_found *f) {
     char *l = cur_line(c), *v, *t;
     size_t nv, nt;
@@ -251,7 +252,7 @@ static int parse_found(cursor *c, sr_found *f) {
         return -1;
     if (nv >= sizeof f->verdict || !(v = cur_blob(c, nv)) || !(t = cur_blob(c, nt))) return -1;
     memcpy(f->verdict, v, nv + 1);
-    return (f->text = base_strdup(t)) ? 0 : -1;
+    return (f->text = base_strdup(t)) ? 0 : -2;
 }
 
 /* The counts line of the entry into r. 0, or -1 if malformed. */
@@ -269,7 +270,8 @@ static int parse_counts(const char *l, sr_result *r) {
 }
 
 /* Reads a sealed entry's body (seal checked, cut off) into *r after its key text is compared
- * with key. 0; -1 damaged (what is wrong in why); -2 another search's entry (a collision). */
+ * with keytext. 0; -1 damaged (what is wrong in why); -2 another search's entry (a
+ * collision); -3 out of memory (the entry may be whole). */
 static int parse_entry(char *buf, size_t size, const char *keytext, sr_result *r, char *why, size_t nwhy) {
     cursor c = {buf, buf + size};
     char *l = cur_line(&c), *k, *e, *w;
@@ -289,8 +291,10 @@ static int parse_entry(char *buf, size_t size, const char *keytext, sr_result *r
         return snprintf(why, nwhy, "bad expression or reason"), -1;
     memcpy(r->why_none, w, nw + 1);
     if (!(r->expr = base_strdup(e)) || (n && !(r->found = base_calloc((size_t)n, sizeof *r->found))))
-        return snprintf(why, nwhy, "out of memory"), -1;
-    while (r->n_found < n && !parse_found(&c, &r->found[r->n_found])) r->n_found++;
+        return snprintf(why, nwhy, "out of memory"), -3;
+    int bad = 0;
+    while (r->n_found < n && !(bad = parse_found(&c, &r->found[r->n_found]))) r->n_found++;
+    if (bad == -2) return snprintf(why, nwhy, "out of memory"), -3;
     if (r->n_found < n || c.p != c.end) return snprintf(why, nwhy, "bad μGraph %d", r->n_found + 1), -1;
     return 0;
 }
@@ -349,6 +353,7 @@ mg_status sr_cache_lookup(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, s
     long long body = buf ? unseal(buf, size) : -1;
     int got = body < 0 ? -1 : parse_entry(buf, (size_t)body, s.key.s, r, why, sizeof why);
     if (buf && body < 0) drop_entry(&s, size ? "its seal does not match: truncated or changed" : "empty");
+    else if (got == -3) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     else if (buf && got) drop_entry(&s, why);
     if (!got) rc = rename_result(r, s.canon.canon, s.canon.real, s.canon.n, prog, ctx);
     if (!got && rc && rc != MG_ERR_NOMEM) { /* a μGraph that does not parse back is damage too */

@@ -26,7 +26,7 @@ int unit_fails;
     X(test_canon_renaming) X(test_canon_mutations) X(test_canon_random)               \
     X(test_scache_roundtrip) X(test_scache_renamed_piece) X(test_scache_damage)       \
     X(test_scache_key_misses) X(test_scache_partial) X(test_scache_evict)             \
-    X(test_scache_concurrent)                                                         \
+    X(test_scache_concurrent) X(test_scache_alloc)                                    \
     X(test_device_table)                                                              \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)         \
     X(test_ugraph_smem_peak) X(test_verify_verdicts) X(test_property_regrid)          \

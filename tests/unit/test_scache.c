@@ -24,6 +24,7 @@ void test_scache_key_misses(void);
 void test_scache_partial(void);
 void test_scache_evict(void);
 void test_scache_concurrent(void);
+void test_scache_alloc(void);
 
 /* ---- canonical form ---- */
 
@@ -578,6 +579,63 @@ void test_scache_concurrent(void) {
     CHECK(count_files(".entry", NULL, 0) == 1 && count_files(".tmp-", NULL, 0) == 0);
     CHECK(lookup(MM, &o, &c) && same_result(&r, &c));
     sr_result_free(&c);
+    sr_result_free(&r);
+    cache_end();
+}
+
+static long fail_countdown; /* allocations left before one fails; < 0: never */
+static long fail_calls;
+
+static void *failing_realloc(void *p, size_t size, void *user) {
+    (void)user;
+    if (size == 0) {
+        free(p);
+        return NULL;
+    }
+    fail_calls++;
+    if (fail_countdown == 0) return NULL;
+    if (fail_countdown > 0) fail_countdown--;
+    return realloc(p, size);
+}
+
+/* A store then a lookup with allocation number `fail` failing (-1: none). 1 on a hit. */
+static int store_lookup(const sr_result *r, const sr_opts *o, const ir_graph *g, long fail) {
+    mg_ctx ctx;
+    sr_result c;
+    int hit = 0;
+    fail_countdown = fail;
+    mg_status s1 = sr_cache_store(g, o, r, &ctx);
+    CHECK_MSG(s1 == MG_OK || s1 == MG_ERR_NOMEM, "store: %s", ctx.msg);
+    mg_status s2 = sr_cache_lookup(g, o, &ctx, &c, &hit);
+    CHECK_MSG(s2 == MG_OK || s2 == MG_ERR_NOMEM, "lookup: %s", ctx.msg);
+    CHECK(!hit || s2 == MG_OK);
+    fail_countdown = -1;
+    if (hit) {
+        CHECK(same_result(r, &c));
+        sr_result_free(&c);
+    }
+    return hit;
+}
+
+void test_scache_alloc(void) {
+    /* failing each allocation of a store and a lookup in turn: out of memory or a miss,
+     * never a crash, a leak (ASan) or a wrong hit */
+    cache_begin();
+    sr_opts o;
+    small_opts(&o);
+    sr_result r = search_of(MM, &o);
+    ir_graph *g = unit_parse(MM);
+    mg_set_allocator(failing_realloc, NULL);
+    fail_countdown = -1, fail_calls = 0;
+    CHECK(store_lookup(&r, &o, g, -1));
+    long total = fail_calls;
+    int lost = 0; /* out of memory is never taken for damage: the entry stays */
+    for (long n = 0; n < total; n++) store_lookup(&r, &o, g, n), lost += count_files(".entry", NULL, 0) != 1;
+    CHECK_MSG(lost == 0, "the entry was removed %d times", lost);
+    mg_set_allocator(NULL, NULL);
+    CHECK_MSG(total > 20, "%ld allocations", total);
+    CHECK(store_lookup(&r, &o, g, -1)); /* and whole again after */
+    ir_graph_free(g);
     sr_result_free(&r);
     cache_end();
 }
