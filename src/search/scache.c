@@ -455,7 +455,7 @@ static int list_entries(const char *dir, cfile **out, long long *total) {
             if (!nf) break;
             *out = nf;
         }
-        snprintf((*out)[n].name, sizeof (*out)[n].name, "%s", e->d_name);
+        snprintf((*out)[n].name, sizeof (*out)[n].name, "%.40s", e->d_name);
         (*out)[n].when = st.st_mtim, (*out)[n++].bytes = (long long)st.st_size;
         *total += (long long)st.st_size;
     }
