@@ -10,8 +10,10 @@
  * (a post-order walk from the outputs in declared order, operands in order; nodes no output
  * reads after: unused inputs in declared order, then the rest), each with its place, op,
  * dtype, shape, operands by place and attributes (constants as an exact fraction and the
- * double's bits); no names, no source positions. Two programs have the same text iff they
- * are the same up to the names of their tensors and the order of independent statements.
+ * double's bits); no names, no source positions. Same text iff the programs are the same
+ * graph, so equal texts are always safe to share; the names of tensors and the order of
+ * independent statements do not change it (except among statements no output reads, which
+ * keep their relative order: a reordering there only changes the text).
  * The interface: real[k] is the program's name for the tensor canon[k] names in canonical
  * form: inputs "x0", "x1", ... in canonical order, outputs "y<j>" for declared output j
  * (an output that is an input keeps its "x" name). Invariant: n = inputs + outputs that are
