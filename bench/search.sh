@@ -17,7 +17,7 @@ for f in rmsnorm_linear_b1 gated_mlp lora ntrans_b1 gqa_b1 qknorm_b1; do
         flag="" limit=$limit_on
         [ $p = off ] && flag=--no-prune limit=$limit_off
         dir=$(mktemp -d)
-        "$mugen" search "examples/$f.mu" --out "$dir" --time-limit "$limit" --quiet $flag "$@" >"$out/$f-$p.txt" 2>&1
+        "$mugen" search "examples/$f.mu" --out "$dir" --time-limit "$limit" --quiet --no-cache $flag "$@" >"$out/$f-$p.txt" 2>&1
         line=$(grep '^search:' "$out/$f-$p.txt")
         secs=$(echo "$line" | sed 's/search: \([0-9.]*\) s.*/\1/')
         states=$(echo "$line" | sed 's/.* s, \([0-9]*\) states.*/\1/')

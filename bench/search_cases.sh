@@ -17,7 +17,7 @@ grep -v '^#' bench/cases.txt | while read -r case opts; do
     [ "$want" = "  " ] || case "$want" in *" $case "*) ;; *) continue ;; esac
     dir=$(mktemp -d)
     # shellcheck disable=SC2086
-    "$mugen" search "examples/$case.mu" --out "$dir" --time-limit "$limit" --quiet $opts >/dev/null 2>"$dir/stderr"
+    "$mugen" search "examples/$case.mu" --out "$dir" --time-limit "$limit" --quiet --no-cache $opts >/dev/null 2>"$dir/stderr"
     rc=$?
     keep=bench/searched/$case
     rm -rf "$keep" && mkdir -p "$keep"

@@ -58,6 +58,8 @@ static const char *HELP_SEARCH =
     "  --tests N         verifier tests per candidate (default: enough for a 2^-40 bound)\n"
     "  --seed S          verifier seed (default 1)\n"
     "  --quiet           no progress line\n"
+    "  --no-cache        search even if the search cache holds the answer (the new result\n"
+    "                    replaces it); MUGEN_SEARCH_CACHE=off turns the cache off (docs/env.md)\n"
     "optimize only:\n"
     "  --top N           run the N best-ranked μGraphs (default 4)\n"
     "  --backend B       gpu, c or auto (default auto)\n"
@@ -65,7 +67,11 @@ static const char *HELP_SEARCH =
     "Exit status: 0 μGraphs found (optimize: and the fastest correct one kept, or the program\n"
     "itself was fastest), 1 an error (optimize: also when nothing ran correctly), 2 a bad\n"
     "command line, 3 nothing found (the reason is printed; also when stopped before any\n"
-    "μGraph was verified).\n";
+    "μGraph was verified).\n"
+    "A complete search is kept in the search cache (MUGEN_SEARCH_CACHE, docs/env.md), keyed by\n"
+    "the program up to renaming, the options that change the result, the device and mugen's\n"
+    "version: the same search again, or the same program under other names, reads it back\n"
+    "instead of searching (summary.txt then says \"from the search cache\").\n";
 
 static volatile int stop_flag; /* set by Ctrl-C (on_sigint) */
 
@@ -157,6 +163,9 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     fprintf(f, ", slack %g, pruning %s", o->slack, o->prune ? "on" : "off");
     if (o->ops) fprintf(f, ", operators %s", o->ops);
     fputc('\n', f);
+    if (r->cached)
+        fprintf(f, "cache: from the search cache, key %s (no search ran; the counts below are the stored "
+                "search's)\n", r->cache_key);
     fprintf(f, "search: %.1f s, %lld states, %lld pruned, %lld candidates, %lld rejected (%lld by the "
             "screen), %lld too large for shared memory once planned, %lld dominated, %lld duplicates, %d verified "
             "μGraphs, tasks %lld/%lld (%lld resumed)%s; verification %.0f thread-s%s\n",
@@ -181,6 +190,7 @@ typedef struct cli_opts {
     mg_search_opts o;
     const char *file, *out, *backend;
     int top, reps, sms, grid_given;
+    int no_cache; /* --no-cache: search even on a hit (the new result replaces the entry) */
     const char *device;
 } cli_opts;
 
@@ -256,6 +266,7 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
         }
         if (!strcmp(a, "--no-prune")) c->o.prune = 0;
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
+        else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
         else if (a[0] == '-' && a[1] && a[1] == '-') {
             if (!val) return bad("%s needs a value", a);
             i++;
@@ -472,7 +483,7 @@ int cli_search(int argc, char **argv) {
         goto done;
     }
     signal(SIGINT, on_sigint);
-    st = mg_search(ctx, p, &c.o, &r);
+    st = mg_search_cached(ctx, p, &c.o, c.no_cache ? MG_CACHE_REFRESH : 0, &r);
     signal(SIGINT, SIG_DFL);
     if (st) { /* refused (not Lax, ...) or failed: a folder made for it goes if still empty */
         fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));

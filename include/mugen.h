@@ -15,6 +15,9 @@
 extern "C" {
 #endif
 
+/* mugen's version: part of the search cache's key (docs/search.md). */
+#define MG_VERSION "0.1.0"
+
 typedef enum mg_status {
     MG_OK = 0,
     MG_ERR_PARSE,       /* program text or JSON is malformed */
@@ -213,6 +216,8 @@ typedef struct mg_search_result {
     int eg_saturated;
     double eg_seconds;
     char why_none[512]; /* when nothing was found: why */
+    int cached;         /* 1: read from the search cache (the counts are the stored search's) */
+    char cache_key[17]; /* then: the entry's key, 16 hex digits */
 } mg_search_result;
 
 /* Fills *o with the defaults. */
@@ -232,6 +237,16 @@ mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name)
 mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
                     mg_search_result *r);
 void mg_search_result_free(mg_search_result *r);
+/* flags of mg_search_cached */
+enum { MG_CACHE_REFRESH = 1 /* search even when the cache holds prog; store the new result */ };
+/* mg_search through the search cache (docs/search.md, "The search cache"; its folder and size
+ * limit in docs/env.md): prog is looked up by its canonical form up to renaming with o's
+ * result-changing options, the device and mugen's version; a hit fills *r without searching
+ * (r->cached = 1, its μGraphs in prog's names); a miss searches and stores a complete result.
+ * A damaged entry is reported on stderr, removed and searched again. Returns what mg_search
+ * returns; a result that cannot be stored only prints a note on stderr. */
+mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
+                           mg_search_result *r);
 
 /* ---- code generation and running (docs/codegen.md) ---- */
 typedef enum mg_backend { MG_BACKEND_AUTO = 0, MG_BACKEND_GPU, MG_BACKEND_C } mg_backend;

@@ -214,6 +214,22 @@ mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o
     return sr_search(prog->g, o, ctx, r);
 }
 
+mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
+                           mg_search_result *r) {
+    if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_cached: NULL argument");
+    int hit = 0;
+    mg_status rc = flags & MG_CACHE_REFRESH ? MG_OK : sr_cache_lookup(prog->g, o, ctx, r, &hit);
+    if (rc && rc != MG_ERR_NOMEM) return sr_search(prog->g, o, ctx, r); /* the search says what is wrong */
+    if (rc || hit) return rc;
+    rc = sr_search(prog->g, o, ctx, r);
+    if (rc) return rc;
+    mg_ctx *c2 = mg_ctx_new(); /* a failed store leaves ctx's message as it was */
+    if (c2 && sr_cache_store(prog->g, o, r, c2))
+        fprintf(stderr, "mugen: note: the result was not stored in the search cache: %s\n", mg_ctx_error(c2));
+    mg_ctx_free(c2);
+    return MG_OK;
+}
+
 void mg_search_result_free(mg_search_result *r) {
     if (r) sr_result_free(r);
 }

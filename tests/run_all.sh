@@ -12,6 +12,7 @@ rel=${1:-build}
 asan=${2:-build/asan}
 fuzz=${3:-build/fuzz}
 export MUGEN_CHECK=1
+export MUGEN_SEARCH_CACHE=off # the cache tests use folders of their own, never the user's
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0
 export UBSAN_OPTIONS=print_stacktrace=1
 total_p=0

@@ -32,6 +32,28 @@ void sr_grid_for_sms(sr_opts *o, int n_sm);
 mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_result *r);
 void sr_result_free(sr_result *r);
 
+/* ---- the search cache (scache.c, docs/search.md "The search cache") ----
+ * Keyed by prog's canonical form up to renaming (src/ir/canon.h), every option of o that
+ * changes what a search finds (all but time_limit, threads, progress, ckpt_dir, stop), the
+ * target device and mugen's versions. The μGraphs are stored in canonical names and come
+ * back in prog's names, so a piece found for layer 0 serves layer 7. */
+/* The cache folder (created if need be): MUGEN_SEARCH_CACHE, else $XDG_CACHE_HOME/mugen/search,
+ * else $HOME/.cache/mugen/search; NULL when MUGEN_SEARCH_CACHE=off or it cannot be made.
+ * Thread-local storage, valid until the thread's next call. */
+const char *sr_cache_dir(void);
+/* Looks prog up. MG_OK with *hit = 1 and *r filled (free with sr_result_free; r->cached = 1,
+ * r->cache_key its hash) on a hit; MG_OK with *hit = 0 and *r empty on a miss, also when
+ * the cache is off or the entry was damaged (one line on stderr; the entry is removed);
+ * MG_ERR_UNSUPPORTED (prog is a μGraph), MG_ERR_INVALID (bad o->ops or o->device),
+ * MG_ERR_NOMEM. */
+mg_status sr_cache_lookup(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_result *r, int *hit);
+/* Stores r, the result of sr_search(prog, o), for later lookups: only a complete search
+ * (not stopped, every task done) that did not itself come from the cache; anything else,
+ * or the cache off, is MG_OK without a write. Written atomically; evicts the least recently
+ * used entries past MUGEN_SEARCH_CACHE_MB. MG_OK, MG_ERR_IO (the folder cannot be written),
+ * MG_ERR_NOMEM, or a μGraph of r that does not parse (MG_ERR_PARSE). r is not changed. */
+mg_status sr_cache_store(const ir_graph *prog, const sr_opts *o, const sr_result *r, mg_ctx *ctx);
+
 /* The cost model's estimate for a μGraph in microseconds on dev: per kernel, bytes over
  * bandwidth or FLOPs over the tensor-core rate, whichever is larger, divided by the share of
  * dev's SMs the kernel's waves of blocks keep busy, plus a launch each. */

@@ -31,6 +31,10 @@ if [ ! -d tests/programs/bad ] || [ ! -d examples ]; then
     exit 2
 fi
 
+# the search cache is off except where a test turns it on in a folder of its own (never the
+# user's): the searches below must search
+MUGEN_SEARCH_CACHE=off
+export MUGEN_SEARCH_CACHE
 BAD=tests/programs/bad
 GOOD=tests/programs/good
 GOLD=tests/golden
@@ -689,6 +693,63 @@ if expect_rc 0 "search into an --out holding another search's μGraphs"; then
     elif [ ! -e "$T/stale/ugraph-99.mu" ] || [ ! -e "$T/stale/notes.txt" ] || [ ! -e "$T/stale/ugraph-1.mu" ]; then
         bad "search into a used --out removed files it did not list: $left"
     else ok; fi
+fi
+
+# ---- the search cache (docs/search.md): the same search again is a read that writes the
+# same files; the same piece under other names and statement order hits too; a damaged entry
+# is said, removed and searched again; --no-cache searches; a stopped search is not stored --
+section="search cache"
+SC="$T/scache"
+sc() { MUGEN_SEARCH_CACHE="$SC" mg "$@"; }
+n_entries() { ls "$SC" 2>/dev/null | grep -c '\.entry$'; }
+SOPT="--quiet --threads 1 --max-kops 2 --max-bops 6 --grid 1,2,8 --forloop 1,2 --tests 2"
+printf 'input X : f16[16, 64]\ninput W : f16[64, 32]\nY = exp(X)\nZ = matmul(Y, W)\nO = sum(Z, dim=1)\noutput O\n' >"$T/l0.mu"
+printf 'input w7 : f16[64, 32]\ninput t0 : f16[16, 64]\ne = exp(t0)\nm = matmul(e, w7)\nt1 = sum(m, dim=1)\noutput t1\n' >"$T/l7.mu"
+sc search $SOPT "$T/l0.mu" --out "$T/c1"
+if expect_rc 0 "search into an empty search cache"; then
+    if grep -q 'from the search cache' "$T/c1/summary.txt" || [ "$(n_entries)" != 1 ]; then
+        bad "first search: $(n_entries) cache entries, summary: $(sed -n 5p "$T/c1/summary.txt")"
+    else ok; fi
+fi
+sc search $SOPT --threads 2 --time-limit 100 "$T/l0.mu" --out "$T/c2"
+if expect_rc 0 "the same search again, from the search cache"; then
+    n1=$(ls "$T/c1" | grep -c '^ugraph-.*\.mu$')
+    diffs=$(for f in "$T"/c1/ugraph-*; do cmp -s "$f" "$T/c2/${f##*/}" || echo "${f##*/}"; done | head -3)
+    if ! grep -q '^cache: from the search cache, key [0-9a-f]\{16\}' "$T/c2/summary.txt"; then
+        bad "second search: summary.txt does not say it came from the cache: $(sed -n 5p "$T/c2/summary.txt")"
+    elif [ "$n1" -lt 2 ] || [ -n "$diffs" ]; then bad "the cached μGraphs differ ($n1 found): $diffs"
+    else ok; fi
+fi
+sc search $SOPT "$T/l7.mu" --out "$T/c3"
+if expect_rc 0 "the same piece under other names, from the search cache"; then
+    MUGEN_SEARCH_CACHE=off mg verify --tests 3 "$T/l7.mu" "$T/c3/ugraph-2.mu"
+    if ! grep -q 'from the search cache' "$T/c3/summary.txt"; then bad "renamed piece: not a cache hit"
+    elif ! grep -q '^input t0 : f16\[16, 64\]' "$T/c3/ugraph-2.mu" || [ "$rc" -ne 0 ]; then
+        bad "renamed piece: its μGraph does not verify against it (exit $rc): $(first_line "$T/out")"
+    else ok; fi
+fi
+entry=$(ls "$SC"/*.entry | head -1)
+head -c 300 "$entry" >"$T/half" && cp "$T/half" "$entry"
+sc search $SOPT "$T/l0.mu" --out "$T/c4"
+if expect_rc 0 "search over a truncated cache entry"; then
+    if ! grep -q 'search cache entry .* is damaged' "$T/err"; then bad "truncated entry: not reported: $(first_line "$T/err")"
+    elif grep -q 'from the search cache' "$T/c4/summary.txt"; then bad "truncated entry: trusted"
+    elif [ "$(wc -l <"$T/err")" -ne 1 ]; then bad "truncated entry: more than one line on stderr: $(cat "$T/err")"
+    elif [ "$(n_entries)" != 1 ]; then bad "truncated entry: not stored again"
+    else ok; fi
+fi
+sc search $SOPT --no-cache "$T/l0.mu" --out "$T/c5"
+if expect_rc 0 "search --no-cache"; then
+    if grep -q 'from the search cache' "$T/c5/summary.txt"; then bad "--no-cache read the cache"; else ok; fi
+fi
+sc optimize $SOPT --top 1 --reps 1 --backend c "$T/l7.mu"
+if expect_rc 0 "optimize from the search cache"; then
+    if grep -q 'from the search cache' "$T/out" && grep -q 'rank     1: correct' "$T/out"; then ok
+    else bad "optimize from the cache: $(grep -E 'cache|rank' "$T/out" | head -3)"; fi
+fi
+sc search --time-limit 1 --threads 1 examples/gated_mlp.mu --out "$T/c6"
+if expect_rc 3 "a search stopped by its time limit, cache on"; then
+    if [ "$(n_entries)" != 1 ]; then bad "a stopped search was stored in the search cache"; else ok; fi
 fi
 
 echo "$pass passed, $fail failed"

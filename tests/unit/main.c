@@ -25,6 +25,10 @@ int unit_fails;
     X(test_search_finds_fused) X(test_search_split_reduction) X(test_search_screen)   \
     X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm)    \
     X(test_search_theorem1) X(test_search_nothing_found)                              \
+    X(test_canon_renaming) X(test_canon_mutations) X(test_canon_random)               \
+    X(test_scache_roundtrip) X(test_scache_renamed_piece) X(test_scache_damage)       \
+    X(test_scache_key_misses) X(test_scache_partial) X(test_scache_evict)             \
+    X(test_scache_concurrent) X(test_scache_alloc)                                    \
     X(test_device_table)                                                              \
     X(test_ugraph_roundtrip) X(test_ugraph_validity) X(test_ugraph_semantics)         \
     X(test_ugraph_smem_peak) X(test_verify_verdicts) X(test_property_regrid)          \
