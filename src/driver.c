@@ -213,7 +213,7 @@ typedef struct gpu_run {
     int pdl; /* launch dependent kernels programmatically (cg_launch.pdl) */
     rt_gpu *gpu;
     rt_module *mod;
-    rt_dptr dev[MAX_SETS][CG_MAX_ARGS * 4]; /* per input set: input buffers own, others shared */
+    rt_dptr *dev[MAX_SETS]; /* per input set, n_bufs each: input buffers own, others shared */
     int n_sets;
 } gpu_run;
 
@@ -288,11 +288,14 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     const cg_program *cg = &J->cg;
     const rt_gpu_info *info = rt_gpu_get_info(gpu);
     gpu_run G = {.gpu = gpu, .pdl = J->pdl};
-    void *host[CG_MAX_ARGS * 4] = {0};
+    void **host = base_calloc((size_t)cg->n_bufs + 1, sizeof *host);
     void *img = NULL;
     size_t n_img = 0;
-    if (cg->n_bufs > CG_MAX_ARGS * 4) return ctx_err(ctx, MG_ERR_LIMIT, "too many buffers");
-    mg_status rc = rt_nvrtc_compile(ctx, cg->src, info->arch, &img, &n_img, &r->cached, NULL);
+    for (int s = 0; s < MAX_SETS; s++) G.dev[s] = base_calloc((size_t)cg->n_bufs + 1, sizeof *G.dev[s]);
+    mg_status rc = host && G.dev[MAX_SETS - 1] ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int s = 0; s < MAX_SETS && !rc; s++)
+        if (!G.dev[s]) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc) rc = rt_nvrtc_compile(ctx, cg->src, info->arch, &img, &n_img, &r->cached, NULL);
     if (!rc) rc = rt_module_load(gpu, ctx, img, n_img, &G.mod);
     if (!rc) rc = host_buffers(J, ctx, host);
     if (!rc) rc = gpu_buffers(&G, J, ctx, host);
@@ -309,7 +312,9 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     for (int s = 0; s < G.n_sets; s++)
         for (int b = 0; b < cg->n_bufs; b++)
             if (s == 0 || is_input_buf(cg, b)) rt_free_dev(gpu, G.dev[s][b]);
-    for (int b = 0; b < cg->n_bufs; b++) base_free(host[b]);
+    for (int b = 0; host && b < cg->n_bufs; b++) base_free(host[b]);
+    for (int s = 0; s < MAX_SETS; s++) base_free(G.dev[s]);
+    base_free(host);
     rt_module_free(gpu, G.mod);
     base_free(img);
     return rc;

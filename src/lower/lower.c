@@ -294,9 +294,9 @@ static void scan(lw *L, int i, group *G, int depth, int under) {
 /* Tiles and schedule of form MM for output shape o, try t (0: the first choice; each
  * further try halves the depth tile): 64 x 64 output tiles, 64 deep. With fewer blocks than
  * the GPU has SMs, the depth splits over up to 32 blocks (split-K) while each keeps 4
- * iterations and the partial products (f32, written and read back) move no more bytes than
- * the operands (A counted as f32: often a stored intermediate): decode shapes and attention's
- * P V split, prefill ones seldom; a
+ * iterations and the partial products (f32, written and read back) move at most half the
+ * operands' bytes (A counted as f32: often a stored intermediate): decode shapes and
+ * attention's P V split, prefill ones seldom; a
  * grid without a free dim for the split takes narrower columns instead. *forloop is the
  * adding kernel's (the split) or the only one's. 0 or -1 when no tiling fits. */
 static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
@@ -315,7 +315,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
         if (L->grid[g] > 1) L->gk = -1;
     if (L->gk >= 0 && r <= 3)
         while (L->split < LW_SPLIT_MAX && blocks * L->split < sms / LW_SPLIT_DIV && f % (2 * L->split) == 0 &&
-               f / (2 * L->split) >= 4 && 16 * L->split * m * n <= 4 * m * k + 2 * k * n)
+               f / (2 * L->split) >= 4 && 32 * L->split * m * n <= 4 * m * k + 2 * k * n)
             L->split *= 2;
     if (L->split == 1)
         while (blocks < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
@@ -449,7 +449,10 @@ static mg_status build(lw *L, int root) {
 /* ---- which tensors reach device memory ---- */
 
 /* Consumers, outputs, and mat[]: inputs, outputs and every operator but the elementwise ones
- * and constants; an elementwise chain deeper than MAX_DEPTH / 2 is cut by storing a node. */
+ * and constants; an elementwise chain deeper than MAX_DEPTH / 2 is cut by storing a node; an
+ * elementwise operator of a matmul's result that a matmul reads is stored (it is the
+ * epilogue of an MM kernel, as silu(X W1) * (X W3) before W2, not a prologue that would need
+ * a matmul inside another's operand). */
 static mg_status setup(lw *L) {
     int n = L->n;
     size_t nn = (size_t)n + 2;
@@ -475,6 +478,10 @@ static mg_status setup(lw *L) {
         for (int k = 0; k < nd->n_in; k++)
             if (!L->mat[nd->in[k]] && L->depth[nd->in[k]] + 1 > L->depth[i]) L->depth[i] = L->depth[nd->in[k]] + 1;
         if (L->depth[i] >= MAX_DEPTH / 2) L->mat[i] = 1, L->depth[i] = 0;
+        int mm_in = 0, mm_out = 0;
+        for (int k = 0; k < nd->n_in; k++) mm_in |= L->g->nodes[nd->in[k]].op == IR_OP_MATMUL;
+        for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) mm_out |= L->g->nodes[L->cons[c]].op == IR_OP_MATMUL;
+        if (mm_in && mm_out) L->mat[i] = 1, L->depth[i] = 0;
     }
     return MG_OK;
 }

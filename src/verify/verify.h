@@ -39,7 +39,7 @@ void vf_field_needs(const ir_graph *a, const ir_graph *b, ff_needs *n);
 
 /* ug's input/output i corresponds to prog's in[i] / out[i] (positions among prog's inputs
  * and outputs), matched by name. */
-enum { VF_MAX_IO = 64 }; /* mg_run of a 2-layer decode step (docs/decode.md) has 19 */
+enum { VF_MAX_IO = 1024 }; /* the 16-layer decode step (docs/decode.md) has 145 inputs */
 typedef struct vf_io_map {
     int in[VF_MAX_IO], out[VF_MAX_IO];
     int n_in, n_out;
