@@ -290,7 +290,7 @@ typedef struct mg_run_report {
     double time_us;      /* median time of one run of the program; 0 when not timed */
     int n_sets;          /* input sets rotated through while timing */
     int n_outputs;
-    mg_run_output out[16];
+    mg_run_output out[64]; /* the first 64 outputs (n_outputs); mg_run compares at most 64 */
     int ok;              /* every output within tolerance */
     int cached;          /* the compiled code came from the disk cache */
     char text[4096];     /* the report in words */

@@ -22,7 +22,7 @@
 #include "runtime/runtime.h"
 #include "verify/verify.h"
 
-enum { MAX_OUT = 16, MAX_SETS = 8 };
+enum { MAX_OUT = 64, MAX_SETS = 8 }; /* MAX_OUT: mg_run_report.out[] */
 
 typedef struct job {
     const ir_graph *prog, *ug;
