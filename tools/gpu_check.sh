@@ -40,6 +40,14 @@ for f in examples/*.mu examples/ugraphs/*.mu; do
     e=$(grep -o 'rel err [0-9.e+-]*' "$log" | tail -1)
     printf '%-32s %-4s %10s us  %s\n' "$f" "$r" "$t" "$e" | tee -a "$OUTD/summary.txt"
 done
+# the plain lowering's forms (docs/lower.md), lowered and run on the GPU
+for f in tests/lower/*.mu tests/programs/good/decode_small.mu; do
+    seed=$((seed + 1))
+    echo "== mugen run --backend gpu --seed $seed $f" >>"$log"
+    if "$B/mugen" run --backend gpu --reps 0 --seed "$seed" "$f" >>"$log" 2>&1; then pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    printf '%-32s %-4s\n' "$f" "$r" | tee -a "$OUTD/summary.txt"
+done
 # special values (NaN, +-inf, signed zeros) through every operator and the block-level paths of
 # the examples' μGraphs: outputs must match the reference's exactly where it is not finite
 for f in tests/codegen/specials.mu examples/ugraphs/rmsnorm_linear_b1.mu examples/ugraphs/gqa_b1.mu \

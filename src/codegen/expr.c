@@ -188,8 +188,9 @@ int cg_reduce_lanes(const em *E, const ir_node *n) {
 void cg_compute_reduce(em *E, const ir_node *n, coord c) {
     const ir_node *a = &E->g->nodes[n->in[0]];
     int r = n->dim + 4 - a->shape.ndim, lanes = cg_reduce_lanes(E, n);
-    int64_t per = n->group / lanes;
-    int u = per % 4 == 0 ? 4 : per % 2 == 0 ? 2 : 1;
+    /* u partials only when u * lanes divides the group: each round then reads u whole
+     * strides (a row of 1025 over 128 lanes takes u = 1, the loop's bound ending it) */
+    int u = n->group % (4 * lanes) == 0 ? 4 : n->group % (2 * lanes) == 0 ? 2 : 1;
     /* lanes sharing a row of a 2-byte tile each read four neighbours (one 8-byte load when
      * the compiler merges them: nTrans's norms 0.50 -> 0.45 us); elsewhere lane l_ reads
      * every lanes-th element, conflict-free element by element */
