@@ -24,7 +24,7 @@ extern char **environ;
 
 enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_ENTRY = 4 };
 /* Compiler flags before and after the file names; both are part of the cache key. */
-static const char *const FLAGS[] = {"-std=c11", "-O2", "-fopenmp", "-fPIC", "-shared"};
+static const char *const FLAGS[] = {"-std=c11", "-O3", "-march=native", "-ffp-contract=off", "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared"};
 static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 #define N_LIBS (sizeof LIBS / sizeof LIBS[0])
@@ -194,6 +194,7 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
  * times and the buffers (each 64-byte aligned). */
 typedef struct run_shared {
     double ms;      /* median of the timed runs */
+    int n_timed;    /* how many runs were timed (reps, or fewer when the budget ran out) */
     int done;       /* set just before a successful _exit(0) */
     char err[1024]; /* dlerror() text when the child could not load the entry */
 } run_shared;
@@ -212,9 +213,11 @@ static double median(double *t, int n) {
 }
 
 /* The forked child: default signal dispositions (so a fault kills it even under a sanitizer
- * or a host that installed handlers), load, run reps + 1 times, report, _exit. */
+ * or a host that installed handlers), load, run once to warm up, then up to reps timed runs
+ * (after the first, only while their total stays under budget_ms when budget_ms > 0),
+ * report, _exit. */
 static _Noreturn void child_main(run_shared *sh, const char *so, const char *entry,
-                                 void **ptrs, double *times, int reps) {
+                                 void **ptrs, double *times, int reps, double budget_ms) {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -232,12 +235,18 @@ static _Noreturn void child_main(run_shared *sh, const char *so, const char *ent
     }
     void (*fn)(void **);
     memcpy(&fn, &p, sizeof p); /* object -> function pointer */
-    for (int i = 0; i <= reps; i++) {
-        double t0 = now_ms();
+    double t0 = now_ms(), spent = 0;
+    fn(ptrs); /* the warm-up: times[0] */
+    times[0] = now_ms() - t0;
+    int n = 0; /* timed runs so far: times[1..n] */
+    while (n < reps && (n == 0 || budget_ms <= 0 || spent < budget_ms)) {
+        t0 = now_ms();
         fn(ptrs);
-        times[i] = now_ms() - t0;
+        times[++n] = now_ms() - t0;
+        spent += times[n];
     }
-    sh->ms = reps > 0 ? median(times + 1, reps) : times[0];
+    sh->n_timed = n;
+    sh->ms = n > 0 ? median(times + 1, n) : times[0];
     sh->done = 1;
     _exit(0);
 }
@@ -312,6 +321,16 @@ static size_t region_size(int n_bufs, const size_t *sizes, int reps, size_t *fir
 mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
                    void *const *bufs, const size_t *sizes, int reps, double timeout_s,
                    double *ms_median) {
+    rt_c_timing tm = {.reps = reps};
+    mg_status rc = rt_c_run_timed(ctx, so_path, entry, n_bufs, bufs, sizes, &tm, timeout_s);
+    if (!rc && ms_median) *ms_median = tm.ms;
+    return rc;
+}
+
+mg_status rt_c_run_timed(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
+                         void *const *bufs, const size_t *sizes, rt_c_timing *tm,
+                         double timeout_s) {
+    int reps = tm ? tm->reps : 0;
     if (!so_path || !entry || n_bufs < 0 || (n_bufs > 0 && (!bufs || !sizes)) || reps < 0 ||
         reps > 10000000 || n_bufs > 1000000)
         return ctx_err(ctx, MG_ERR_INVALID, "rt_c_run: bad arguments");
@@ -331,7 +350,7 @@ mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bu
     int status = 0, w = 0;
     mg_status rc = MG_OK;
     pid_t pid = fork();
-    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps);
+    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps, tm ? tm->budget_s * 1e3 : 0);
     if (pid < 0) rc = ctx_err(ctx, MG_ERR_LAUNCH, "fork: %s", strerror(errno));
     else if ((w = wait_child(pid, timeout_s, &status)) > 0)
         rc = ctx_err(ctx, MG_ERR_LAUNCH, "generated C ran past the %.3g s timeout in %s() and "
@@ -343,7 +362,7 @@ mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bu
         rc = child_result(ctx, status, sh, so_path, entry);
     for (int i = 0; !rc && i < n_bufs; i++)
         if (sizes[i]) memcpy(bufs[i], ptrs[i], sizes[i]);
-    if (!rc && ms_median) *ms_median = sh->ms;
+    if (!rc && tm) tm->ms = sh->ms, tm->n_timed = sh->n_timed;
     munmap(region, total);
     return rc;
 }

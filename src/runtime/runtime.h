@@ -121,5 +121,18 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
 mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
                    void *const *bufs, const size_t *sizes, int reps, double timeout_s,
                    double *ms_median);
+/* How rt_c_run_timed times: up to `reps` timed runs after the warm-up; with budget_s > 0, no
+ * further run starts once the timed runs have taken budget_s seconds together (at least one
+ * is timed when reps > 0). ms (the median) and n_timed (the runs behind it) come back. */
+typedef struct rt_c_timing {
+    int reps;
+    double budget_s;
+    double ms;   /* out */
+    int n_timed; /* out */
+} rt_c_timing;
+/* rt_c_run with a time budget for the timed runs (tm may be NULL: one untimed run). */
+mg_status rt_c_run_timed(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
+                         void *const *bufs, const size_t *sizes, rt_c_timing *tm,
+                         double timeout_s);
 
 #endif
