@@ -69,6 +69,7 @@ static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, 
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
+    if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
     mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;

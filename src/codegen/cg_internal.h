@@ -39,9 +39,11 @@ typedef struct em {
 } em;
 
 /* C: a loop or a grid of blocks is shared out over OpenMP threads only past this many
- * operations; below it, waking the threads costs more than it saves (microseconds idle, and
- * milliseconds when other processes hold the cores) */
-enum { CG_C_PAR_MIN = 1 << 15 };
+ * operations (about a millisecond on one core); below it the fork and join cost more than
+ * they save: microseconds on an idle machine, milliseconds when other processes hold the
+ * cores and a thread of the team waits for its turn (LoRA's 17 M multiply-adds: 0.8 ms on
+ * one thread, 58 ms median with two on a loaded 2-core machine, docs/notes/2026-11-26) */
+enum { CG_C_PAR_MIN = 1 << 22 };
 
 /* the text just written calls device code of the pieces `pieces` (CG_LIB_*) */
 static inline void cg_uses(const em *E, unsigned pieces) { *E->lib |= pieces; }

@@ -23,7 +23,13 @@
 extern char **environ;
 
 enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_ENTRY = 4 };
-/* Compiler flags before and after the file names; both are part of the cache key. */
+/* Compiler flags before and after the file names; both are part of the cache key. -O3 and
+ * -march=native: the matmul and element loops are written to vectorise (c/matmul.c, and
+ * F16C or AVX-512 turn the f16 conversions into vector instructions); the code runs where it
+ * is compiled. -ffp-contract=off: no a * b + c fused into one rounding, so every compiler
+ * gives the sums the reference's order gives. -fno-trapping-math: FP exceptions never trap
+ * here, and without it gcc will not if-convert the f16 conversion's subnormal case (no vector
+ * loop). MUGEN_CC's own flags come after these and win (MUGEN_CC="cc -march=x86-64-v3"). */
 static const char *const FLAGS[] = {"-std=c11", "-O3", "-march=native", "-ffp-contract=off", "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared"};
 static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
@@ -106,8 +112,9 @@ static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int 
     snprintf(out_path, sizeof out_path, "%s/out.so", work);
     const char *argv[MAX_CC_WORDS + N_FLAGS + N_LIBS + 4];
     int k = 0, status = 0;
-    for (int i = 0; i < n_cc; i++) argv[k++] = cc[i];
+    argv[k++] = cc[0];
     for (size_t i = 0; i < N_FLAGS; i++) argv[k++] = FLAGS[i];
+    for (int i = 1; i < n_cc; i++) argv[k++] = cc[i]; /* after ours: MUGEN_CC="cc -O2" overrides */
     argv[k++] = "-o", argv[k++] = out_path, argv[k++] = src_path;
     for (size_t i = 0; i < N_LIBS; i++) argv[k++] = LIBS[i];
     argv[k] = NULL;
