@@ -29,8 +29,12 @@ enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_EN
  * is compiled. -ffp-contract=off: no a * b + c fused into one rounding, so every compiler
  * gives the sums the reference's order gives. -fno-trapping-math: FP exceptions never trap
  * here, and without it gcc will not if-convert the f16 conversion's subnormal case (no vector
- * loop). MUGEN_CC's own flags come after these and win (MUGEN_CC="cc -march=x86-64-v3"). */
-static const char *const FLAGS[] = {"-std=c11", "-O3", "-march=native", "-ffp-contract=off", "-fno-trapping-math", "-fopenmp", "-fPIC", "-shared"};
+ * loop). -fno-math-errno: sqrtf need not set errno, so a loop calling it vectorises (nTrans
+ * b=8 0.138 -> 0.063 ms on one thread). MUGEN_CC's own flags come after these and win
+ * (MUGEN_CC="cc -march=x86-64-v3"). */
+static const char *const FLAGS[] = {"-std=c11",           "-O3",          "-march=native",
+                                     "-ffp-contract=off",  "-fno-trapping-math",
+                                     "-fno-math-errno",    "-fopenmp",     "-fPIC", "-shared"};
 static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 #define N_LIBS (sizeof LIBS / sizeof LIBS[0])

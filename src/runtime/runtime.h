@@ -106,10 +106,10 @@ void rt_graph_free(rt_gpu *g, rt_graph *gr);
 
 /* ---- C backend (crun.c) ---- */
 /* Builds `src` (C11) into a shared object with the system compiler (MUGEN_CC, default cc;
- * -O3 -march=native -ffp-contract=off -fno-trapping-math -fopenmp -fPIC -shared, MUGEN_CC's
- * further words after them), cached like cubins: a cached object is checked (length and
- * checksum) before it is used, and a damaged one rebuilt with a note on stderr. *so_path is
- * base_alloc'd (caller frees).
+ * -O3 -march=native -ffp-contract=off -fno-trapping-math -fno-math-errno -fopenmp -fPIC
+ * -shared, MUGEN_CC's further words after them), cached like cubins: a cached object is
+ * checked (length and checksum) before it is used, and a damaged one rebuilt with a note on
+ * stderr. *so_path is base_alloc'd (caller frees).
  * MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
  * MG_ERR_NO_DEVICE if no C compiler can be run. */
 mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);

@@ -17,8 +17,8 @@
 
 enum {
     ACC_FLOATS = 16384, /* a tile's partial sums: 64 KB, in a core's L2 (L1 at 2 rows of 1024) */
-    JB_MAX = 1024,     /* columns of a tile when N is wider: 2 KB of f16 B a row */
-    JB_ALIGN = 16      /* a split N is cut into multiples of 16 columns (one AVX-512 vector) */
+    JB_MAX = 1024,      /* columns of a tile when N is wider: 2 KB of f16 B a row */
+    JB_ALIGN = 16       /* a split N is cut into multiples of 16 columns (one AVX-512 vector) */
 };
 
 /* A matmul's loop nest: output dims d (padded), depth K, tile sizes and tile counts. */
@@ -48,18 +48,37 @@ static void open_tiles(em *E, const mm_tiles *T) {
     int64_t M = T->d[2], N = T->d[3];
     if (!E->block && T->d[0] * T->d[1] * M * N * T->K >= CG_C_PAR_MIN)
         sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
-    sb_printf(E->sb, "    for (int t_ = 0; t_ < %" PRId64 "; t_++) {\n", T->n_tiles);
-    if (T->d[0] > 1) sb_printf(E->sb, "        const int c0 = t_ / %" PRId64 ";\n", T->d[1] * T->ni * T->nj);
-    if (T->d[1] > 1) sb_printf(E->sb, "        const int c1 = t_ / %" PRId64 " %% %" PRId64 ";\n", T->ni * T->nj, T->d[1]);
-    sb_printf(E->sb, "        const int i0_ = t_ / %" PRId64 " %% %" PRId64 " * %" PRId64 ", j0_ = t_ %% %" PRId64 " * %" PRId64 ";\n",
+    sb_printf(E->sb, "    for (%s t_ = 0; t_ < %" PRId64 "; t_++) {\n",
+              E->block ? "int" : "long long", T->n_tiles);
+    if (T->d[0] > 1)
+        sb_printf(E->sb, "        const int c0 = (int)(t_ / %" PRId64 ");\n",
+                  T->d[1] * T->ni * T->nj);
+    if (T->d[1] > 1)
+        sb_printf(E->sb, "        const int c1 = (int)(t_ / %" PRId64 " %% %" PRId64 ");\n",
+                  T->ni * T->nj, T->d[1]);
+    sb_printf(E->sb,
+              "        const int i0_ = (int)(t_ / %" PRId64 " %% %" PRId64 ") * %" PRId64
+              ", j0_ = (int)(t_ %% %" PRId64 ") * %" PRId64 ";\n",
               T->nj, T->ni, T->MI, T->nj, T->JB);
-    if (M % T->MI) sb_printf(E->sb, "        const int mi_ = %" PRId64 " - i0_ < %" PRId64 " ? %" PRId64 " - i0_ : %" PRId64 ";\n", M, T->MI, M, T->MI);
-    else sb_printf(E->sb, "        const int mi_ = %" PRId64 ";\n", T->MI);
-    if (N % T->JB) sb_printf(E->sb, "        const int nj_ = %" PRId64 " - j0_ < %" PRId64 " ? %" PRId64 " - j0_ : %" PRId64 ";\n", N, T->JB, N, T->JB);
-    else sb_printf(E->sb, "        const int nj_ = %" PRId64 ";\n", T->JB);
-    sb_printf(E->sb, "        (void)i0_, (void)j0_;\n        float acc_[%" PRId64 "][%" PRId64 "], b_[%d][%" PRId64 "];\n"
-                     "        for (int ii_ = 0; ii_ < %" PRId64 "; ii_++)\n"
-                     "            for (int jj_ = 0; jj_ < %" PRId64 "; jj_++) acc_[ii_][jj_] = 0.0f;\n",
+    if (M % T->MI)
+        sb_printf(E->sb,
+                  "        const int mi_ = %" PRId64 " - i0_ < %" PRId64 " ? %" PRId64
+                  " - i0_ : %" PRId64 ";\n",
+                  M, T->MI, M, T->MI);
+    else
+        sb_printf(E->sb, "        const int mi_ = %" PRId64 ";\n", T->MI);
+    if (N % T->JB)
+        sb_printf(E->sb,
+                  "        const int nj_ = %" PRId64 " - j0_ < %" PRId64 " ? %" PRId64
+                  " - j0_ : %" PRId64 ";\n",
+                  N, T->JB, N, T->JB);
+    else
+        sb_printf(E->sb, "        const int nj_ = %" PRId64 ";\n", T->JB);
+    sb_printf(E->sb,
+              "        (void)i0_, (void)j0_;\n        float acc_[%" PRId64 "][%" PRId64
+              "], b_[%d][%" PRId64 "];\n"
+              "        for (int ii_ = 0; ii_ < %" PRId64 "; ii_++)\n"
+              "            for (int jj_ = 0; jj_ < %" PRId64 "; jj_++) acc_[ii_][jj_] = 0.0f;\n",
               T->MI, T->JB, T->U, T->JB, T->MI, T->JB);
 }
 
@@ -77,10 +96,13 @@ static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
         snprintf(bc[q], CW, "%s", bd[q] == 1 ? "0" : batch[q]);
     }
     snprintf(ac[2], CW, "%s", T->d[2] == 1 ? "0" : "(i0_ + ii_)");
-    snprintf(bc[2], CW, "(k0_ + u_)"), snprintf(bc[3], CW, "%s", T->d[3] == 1 ? "0" : "(j0_ + jj_)");
-    sb_printf(E->sb, "        for (int k0_ = 0; k0_ < %" PRId64 "; k0_ += %d) {\n"
-                     "            for (int u_ = 0; u_ < %d; u_++)\n"
-                     "                for (int jj_ = 0; jj_ < nj_; jj_++) b_[u_][jj_] = ", T->K, T->U, T->U);
+    snprintf(bc[2], CW, "(k0_ + u_)"),
+        snprintf(bc[3], CW, "%s", T->d[3] == 1 ? "0" : "(j0_ + jj_)");
+    sb_printf(E->sb,
+              "        for (int k0_ = 0; k0_ < %" PRId64 "; k0_ += %d) {\n"
+              "            for (int u_ = 0; u_ < %d; u_++)\n"
+              "                for (int jj_ = 0; jj_ < nj_; jj_++) b_[u_][jj_] = ",
+              T->K, T->U, T->U);
     cg_expr(E, E->sb, mm->in[1], bc, 0);
     sb_puts(E->sb, ";\n            for (int ii_ = 0; ii_ < mi_; ii_++) {\n");
     for (int u = 0; u < T->U; u++) {
@@ -90,9 +112,12 @@ static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
         sb_puts(E->sb, ";\n");
     }
     sb_puts(E->sb, "                float *const r_ = acc_[ii_];\n"
-                   "                for (int jj_ = 0; jj_ < nj_; jj_++) {\n                    float x_ = r_[jj_];\n");
-    for (int u = 0; u < T->U; u++) sb_printf(E->sb, "                    x_ += a%d_ * b_[%d][jj_];\n", u, u);
-    sb_puts(E->sb, "                    r_[jj_] = x_;\n                }\n            }\n        }\n");
+                   "                for (int jj_ = 0; jj_ < nj_; jj_++) {\n                    "
+                   "float x_ = r_[jj_];\n");
+    for (int u = 0; u < T->U; u++)
+        sb_printf(E->sb, "                    x_ += a%d_ * b_[%d][jj_];\n", u, u);
+    sb_puts(E->sb,
+            "                    r_[jj_] = x_;\n                }\n            }\n        }\n");
 }
 
 /* The epilogue over the tile: v = the product at (c0, c1, c2, c3); then node j's value (j
@@ -100,9 +125,12 @@ static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
 static void epilogue(em *E, int mm, int j, const mm_tiles *T) {
     coord c;
     static const char *names[4] = {"c0", "c1", "c2", "c3"};
-    for (int q = 0; q < 4; q++) snprintf(c[q], CW, "%s", T->d[q] == 1 ? "0" : names[q]);
-    sb_puts(E->sb, "        for (int ii_ = 0; ii_ < mi_; ii_++)\n        for (int jj_ = 0; jj_ < nj_; jj_++) {\n"
-                   "        const int c2 = i0_ + ii_, c3 = j0_ + jj_;\n        (void)c2, (void)c3;\n");
+    for (int q = 0; q < 4; q++)
+        snprintf(c[q], CW, "%s", T->d[q] == 1 ? "0" : names[q]);
+    sb_puts(E->sb,
+            "        for (int ii_ = 0; ii_ < mi_; ii_++)\n        for (int jj_ = 0; jj_ < nj_; "
+            "jj_++) {\n"
+            "        const int c2 = i0_ + ii_, c3 = j0_ + jj_;\n        (void)c2, (void)c3;\n");
     const char *val = "acc_[ii_][jj_]";
     if (j != mm) {
         sb_printf(E->sb, "        const float vr_ = %s;\n        const float v = ", val);
@@ -110,14 +138,17 @@ static void epilogue(em *E, int mm, int j, const mm_tiles *T) {
         cg_expr(E, E->sb, j, c, 1);
         E->reg_node = -1;
         sb_puts(E->sb, ";\n");
-    } else sb_printf(E->sb, "        const float v = %s;\n", val);
+    } else
+        sb_printf(E->sb, "        const float v = %s;\n", val);
     if (!E->block) {
         int64_t st[4];
         mg_dtype t;
         cg_tensor_strides(E, j, st, &t);
         cg_store_to(E, E->names[j], t, st, c, "v");
-    } else if (E->k->t[j].fuse.regacc >= 0) cg_c_regacc_add(E, j, c);
-    else cg_store_to(E, E->names[j], E->k->t[j].store, E->k->t[j].stride, c, "v");
+    } else if (E->k->t[j].fuse.regacc >= 0)
+        cg_c_regacc_add(E, j, c);
+    else
+        cg_store_to(E, E->names[j], E->k->t[j].store, E->k->t[j].stride, c, "v");
     sb_puts(E->sb, "        }\n    }\n");
 }
 
@@ -125,7 +156,9 @@ void cg_c_matmul_tiles(em *E, int mm, int j) {
     const ir_node *n = &E->g->nodes[mm];
     mm_tiles T;
     tiles_of(E, n, &T);
-    sb_printf(E->sb, "    /* tiles of %" PRId64 " x %" PRId64 ", the depth's products added along each row (c/matmul.c) */\n",
+    sb_printf(E->sb,
+              "    /* tiles of %" PRId64 " x %" PRId64
+              ", the depth's products added along each row (c/matmul.c) */\n",
               T.MI, T.JB);
     open_tiles(E, &T);
     depth_loop(E, n, &T);
