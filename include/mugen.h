@@ -256,7 +256,8 @@ typedef enum mg_target { MG_TARGET_CUDA = 0, MG_TARGET_C } mg_target;
 typedef struct mg_run_opts {
     mg_backend backend; /* AUTO: the GPU if one can be opened, else C */
     uint64_t seed;      /* random inputs, uniform in [-1, 1) rounded to each dtype */
-    int reps;           /* timed runs, median reported (0: 50; < 0: no timing) */
+    int reps;           /* timed runs, median reported (0: 50, on C stopping after 1 s of
+                         * timed runs; < 0: no timing) */
     int no_reuse;       /* optimizer ablations: no shared-memory reuse, */
     int no_depth;       /* a barrier after every block operator, */
     int no_layout;      /* plain row-major shared-memory tensors, */
@@ -289,6 +290,7 @@ typedef struct mg_run_report {
     int64_t smem_max;    /* largest per-block shared memory of its kernels, bytes */
     double time_us;      /* median time of one run of the program; 0 when not timed */
     int n_sets;          /* input sets rotated through while timing */
+    int n_timed;         /* C: the runs behind time_us (the default reps stop after 1 s) */
     int n_outputs;
     mg_run_output out[64]; /* the first 64 outputs (n_outputs); mg_run compares at most 64 */
     int ok;              /* every output within tolerance */

@@ -34,10 +34,13 @@ typedef struct job {
     double *ref[MAX_OUT];   /* prog's reference outputs */
     void *host[VF_MAX_IO + MAX_OUT]; /* storage-format copies, by cg buffer (see bufs below) */
     int reps;
+    int reps_default; /* mg_run_opts.reps was 0: on C, timing stops after C_BUDGET_S */
     int pdl; /* !mg_run_opts.no_pdl */
     int specials; /* mg_run_opts.specials: the sign of a zero output counts too */
     mg_device dev; /* the target: detected from the GPU, else the default (ir/device.c) */
 } job;
+
+enum { C_BUDGET_S = 1 }; /* seconds of timed runs the C backend's default reps stop after */
 
 static double tol_of(mg_dtype t) { return t == MG_F16 ? 1e-2 : t == MG_BF16 ? 2e-2 : 1e-4; }
 
@@ -81,6 +84,7 @@ static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, 
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
+    if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
     mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
@@ -193,11 +197,13 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
     mg_status rc = rt_c_build(ctx, cg->src, &so, NULL);
     if (!rc) rc = host_buffers(J, ctx, bufs);
     for (int b = 0; b < cg->n_bufs; b++) sizes[b] = (size_t)cg->buf_bytes[b];
-    double ms = 0;
-    if (!rc) rc = rt_c_run(ctx, so, "mg_entry", cg->n_bufs, bufs, sizes, J->reps > 0 ? J->reps : 0, 600, &ms);
+    /* the default reps stop after C_BUDGET_S of timed runs: a plain program's scalar loops
+     * can take a second a run */
+    rt_c_timing tm = {.reps = J->reps > 0 ? J->reps : 0, .budget_s = J->reps_default ? C_BUDGET_S : 0};
+    if (!rc) rc = rt_c_run_timed(ctx, so, "mg_entry", cg->n_bufs, bufs, sizes, &tm, 600);
     if (!rc) {
         compare(J, bufs, r);
-        r->time_us = J->reps > 0 ? ms * 1e3 : 0, r->n_sets = 1;
+        r->time_us = J->reps > 0 ? tm.ms * 1e3 : 0, r->n_sets = 1, r->n_timed = J->reps > 0 ? tm.n_timed : 0;
         r->backend = MG_BACKEND_C;
         snprintf(r->device, sizeof r->device, "C (OpenMP) on the host");
     }
@@ -410,9 +416,11 @@ static void report_text(const job *J, mg_run_report *r) {
         if (o->n_nan) sb_printf(&sb, ", %lld elements NaN, infinite or zero where the reference is not the same", (long long)o->n_nan);
         sb_puts(&sb, o->ok ? "\n" : "  FAIL\n");
     }
-    if (r->time_us > 0)
-        sb_printf(&sb, "  time     %.2f us (median of %d%s)\n", r->time_us, J->reps,
-                  r->backend == MG_BACKEND_GPU ? " CUDA graph replays, rotating input sets" : " runs");
+    if (r->time_us > 0 && r->backend == MG_BACKEND_GPU)
+        sb_printf(&sb, "  time     %.2f us (median of %d CUDA graph replays, rotating input sets)\n", r->time_us, J->reps);
+    else if (r->time_us > 0)
+        sb_printf(&sb, "  time     %.2f us (median of %d run%s%s)\n", r->time_us, r->n_timed, r->n_timed == 1 ? "" : "s",
+                  J->reps_default ? ", timing stops after 1 s" : "");
     snprintf(r->text, sizeof r->text, "%s", sb.s ? sb.s : "");
     sb_free(&sb);
 }
@@ -424,7 +432,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     if (!o) o = &def;
     memset(r, 0, sizeof *r);
     job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g, .dev = *mg_device_default()};
-    J.reps = o->reps == 0 ? 50 : o->reps;
+    J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
     mg_status rc = ugraph ? MG_OK : lower(J.prog, ctx, o, &J.lowered, &J.ug);

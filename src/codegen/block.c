@@ -160,6 +160,7 @@ static int step_loop(em *E, int j) {
  * nothing. A new strategy is a row here and its function in its target's folder. The order
  * matters: a chain's writer may be an accumulator (its row sum's) or a matmul. */
 #define CUDA_ONLY (1u << CG_CUDA)
+#define C_ONLY (1u << CG_C)
 #define ANY_TARGET (1u << CG_CUDA | 1u << CG_C)
 static const struct strategy {
     const char *name;
@@ -171,6 +172,7 @@ static const struct strategy {
     {"matmul on tensor cores (cuda/mma.c)", CUDA_ONLY, cg_cuda_matmul},
     {"matmul on tensor cores, its reader as epilogue (cuda/mma.c)", CUDA_ONLY, cg_cuda_matmul_epilogue},
     {"elementwise, four elements a thread (cuda/vector.c)", CUDA_ONLY, cg_cuda_elementwise4},
+    {"matmul as tiled vector loops, its reader as epilogue (c/matmul.c)", C_ONLY, cg_c_matmul},
     {"element loop", ANY_TARGET, step_loop}, /* takes every step */
 };
 

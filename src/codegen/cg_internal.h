@@ -32,9 +32,18 @@ typedef struct em {
                           * before wgmma's reads (fence.proxy.async) */
     unsigned *lib;       /* CUDA: the pieces of device code the text written so far calls
                           * (CG_LIB_*), one mask for the whole program */
+    int64_t work;        /* C, kernel level: operations per element of the next loop opened
+                          * (a reduction's group; 1 otherwise), for its OpenMP threshold */
     mg_status rc;
     mg_ctx *ctx;
 } em;
+
+/* C: a loop or a grid of blocks is shared out over OpenMP threads only past this many
+ * operations (about a millisecond on one core); below it the fork and join cost more than
+ * they save: microseconds on an idle machine, milliseconds when other processes hold the
+ * cores and a thread of the team waits for its turn (LoRA's 17 M multiply-adds: 0.8 ms on
+ * one thread, 58 ms median with two on a loaded 2-core machine, docs/notes/2026-11-26) */
+enum { CG_C_PAR_MIN = 1 << 22 };
 
 /* the text just written calls device code of the pieces `pieces` (CG_LIB_*) */
 static inline void cg_uses(const em *E, unsigned pieces) { *E->lib |= pieces; }
@@ -136,5 +145,13 @@ void cg_c_regacc_decl(em *E, int acc);
 void cg_c_regacc_add(em *E, int mm, coord c);
 void cg_c_store_regacc(em *E, int acc);
 void cg_c_entry(em *E, const cg_program *out);
+
+/* ---- c/matmul.c: the C target's matmuls, as tiled vector loops ---- */
+/* Writes matmul node mm as a loop over output tiles (over OpenMP threads at kernel level), each
+ * summing its products in k order, then node j's value over it (j == mm: the product;
+ * else the elementwise step fused over it, fuse.mm) stored where j goes. */
+void cg_c_matmul_tiles(em *E, int mm, int j);
+/* Step strategy (block.c's table): a matmul step or one fused over a matmul; 1 if written. */
+int cg_c_matmul(em *E, int j);
 
 #endif

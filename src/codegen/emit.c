@@ -35,11 +35,17 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
               ir_ops[n->op].name, j);
     cg_signature(E, kname, &ps, 256, E->names, 1);
     coord c;
-    cg_loop_open(E, d, c);
-    cg_compute(E, j, c);
-    cg_tensor_strides(E, j, st, &t);
-    cg_store_to(E, E->names[j], t, st, c, "v");
-    sb_puts(E->sb, "    }\n}\n\n");
+    if (E->tg == CG_C && ir_ops[n->op].kind == IR_KIND_MATMUL) cg_c_matmul_tiles(E, j, j); /* C: tiled */
+    else {
+        E->work = ir_ops[n->op].kind == IR_KIND_REDUCE ? n->group : 1;
+        cg_loop_open(E, d, c);
+        E->work = 1;
+        cg_compute(E, j, c);
+        cg_tensor_strides(E, j, st, &t);
+        cg_store_to(E, E->names[j], t, st, c, "v");
+        sb_puts(E->sb, "    }\n");
+    }
+    sb_puts(E->sb, "}\n\n");
     int64_t blocks = (total + 255) / 256;
     unsigned grid[3] = {(unsigned)(blocks < 4096 ? blocks : 4096), 1, 1};
     cg_record_launch(E, out, kname, j, &ps, grid, 256, 0);

@@ -44,16 +44,53 @@ static void block_loop(em *E, const int64_t d[4], coord c) {
     }
 }
 
+/* C's loop over the elements of dims d: one for-loop a dim of size > 1, the last innermost,
+ * so the compiler sees a contiguous inner loop (a vector loop; no division per element);
+ * e, the row-major flat index, is declared for the few readers that want it. At kernel level
+ * OpenMP shares out the outer loops (all of them when the innermost is short). */
+static void c_loop(em *E, const int64_t d[4], coord c) {
+    int n = 0, last = -1;
+    for (int q = 0; q < 4; q++)
+        if (d[q] > 1) n++, last = q;
+    if (!n) {
+        sb_puts(E->sb, "    for (int e = 0; e < 1; e++) {\n");
+        for (int q = 0; q < 4; q++) snprintf(c[q], CW, "0");
+        return;
+    }
+    int par = n > 1 && d[last] >= 16 ? n - 1 : n; /* loops shared out, outermost first */
+    int64_t work = d[0] * d[1] * d[2] * d[3] * (E->work > 1 ? E->work : 1);
+    if (!E->block && work >= CG_C_PAR_MIN && par > 1)
+        sb_printf(E->sb, "    #pragma omp parallel for collapse(%d) schedule(static)\n", par);
+    else if (!E->block && work >= CG_C_PAR_MIN) sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
+    sb_puts(E->sb, "    ");
+    for (int q = 0; q < 4; q++) {
+        if (d[q] == 1) snprintf(c[q], CW, "0");
+        else {
+            snprintf(c[q], CW, "c%d", q);
+            sb_printf(E->sb, "for (int c%d = 0; c%d < %" PRId64 "; c%d++) ", q, q, d[q], q);
+        }
+    }
+    sb_printf(E->sb, "{\n        const %s e = ", E->block ? "int" : "long long");
+    int64_t inner = 1;
+    int any = 0;
+    for (int q = 3; q >= 0; q--) {
+        if (d[q] > 1) sb_printf(E->sb, "%s(%s)c%d * %" PRId64, any ? " + " : "", E->block ? "int" : "long long", q, inner), any = 1;
+        inner *= d[q];
+    }
+    sb_puts(E->sb, ";\n        (void)e;\n");
+}
+
 /* Opens a loop over the elements of a tensor of dims d and declares c0..c3 (coordinates of
  * dims of size 1 are the literal 0 in c). With lanes > 1 (CUDA blocks), `lanes` consecutive
  * threads share each element (lane l_), the loop runs in whole warps (for shuffles) and
  * declares ok_ for the threads that own a real element. */
 void cg_loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
     int64_t total = d[0] * d[1] * d[2] * d[3];
-    const char *it = E->block ? "int" : "long long";
-    if (E->tg == CG_C && !E->block) sb_puts(E->sb, "    #pragma omp parallel for schedule(static)\n");
-    if (E->tg == CG_C) sb_printf(E->sb, "    for (%s e = 0; e < %" PRId64 "; e++) {\n", it, total);
-    else if (E->block && lanes > 1)
+    if (E->tg == CG_C) {
+        c_loop(E, d, c);
+        return;
+    }
+    if (E->block && lanes > 1)
         sb_printf(E->sb, "    #pragma unroll 2\n    for (int e_ = threadIdx.x; e_ < %" PRId64 "; e_ += %d) {\n"
                          "        const int e = min((int)((unsigned)e_ / %du), %" PRId64 "), l_ = (int)((unsigned)e_ %% %du);\n"
                          "        const bool ok_ = (int)((unsigned)e_ / %du) < %" PRId64 ";\n",

@@ -134,7 +134,8 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
          * or only as its B operand; such a tile's rows are padded like a matmul operand's,
          * so a reduction along its columns reads 32 banks */
         int col = on && n->shape.ndim >= 2 &&
-                  (n->op == IR_OP_ITER ? kin_col[n->index] && (!mm || only_matmul(b, i, 1)) : only_matmul(b, i, 1));
+                  (n->op == IR_OP_ITER ? kin_col[n->index] && (!mm || only_matmul(b, i, 1))
+                                       : p->opts.colmajor && only_matmul(b, i, 1));
         /* an elementwise value over a stored tile of its shape keeps that tile's layout: its
          * threads then read and write along the same rows (QKNorm's K / rms(K), a B operand
          * over a row-major K tile, transposed in the writing would conflict in banks) */

@@ -34,6 +34,10 @@ typedef struct op_opts {
                    * multiplies them with sm_90a's warpgroup wgmma from shared memory (tiles in
                    * its core-matrix layout, see chain.c); off: mma.sync fragments by
                    * ldmatrix. Needs a chain; off by default (mugen run --wgmma). */
+    int colmajor; /* with layout: a computed tile read only as matmuls' B operand is stored
+                   * column-major (ldmatrix reads its k-rows as 16-byte rows). The C target
+                   * plans with it off: its matmul reads B along the rows (c/matmul.c; GQA
+                   * b=1's μGraph 29.5 -> 15.8 ms of CPU, docs/notes/2026-11-26-cpu-backend.md) */
     int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled
                    * (op_tensor.tc.swz) rather than padded. Tensor-core code only: the C target
                    * plans with it off (its loads follow the strides). */

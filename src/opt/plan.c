@@ -18,6 +18,7 @@ const op_opts op_opts_default = {
     .threads = 1,
     .chain = 1,
     .wgmma = 0,
+    .colmajor = 1,
     .swizzle = 1,
     .persist = 0,
     .cluster = 0,

@@ -23,8 +23,18 @@
 extern char **environ;
 
 enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_ENTRY = 4 };
-/* Compiler flags before and after the file names; both are part of the cache key. */
-static const char *const FLAGS[] = {"-std=c11", "-O2", "-fopenmp", "-fPIC", "-shared"};
+/* Compiler flags before and after the file names; both are part of the cache key. -O3 and
+ * -march=native: the matmul and element loops are written to vectorise (c/matmul.c, and
+ * F16C or AVX-512 turn the f16 conversions into vector instructions); the code runs where it
+ * is compiled. -ffp-contract=off: no a * b + c fused into one rounding, so every compiler
+ * gives the sums the reference's order gives. -fno-trapping-math: FP exceptions never trap
+ * here, and without it gcc will not if-convert the f16 conversion's subnormal case (no vector
+ * loop). -fno-math-errno: sqrtf need not set errno, so a loop calling it vectorises (nTrans
+ * b=8 0.138 -> 0.063 ms on one thread). MUGEN_CC's own flags come after these and win
+ * (MUGEN_CC="cc -march=x86-64-v3"). */
+static const char *const FLAGS[] = {"-std=c11",           "-O3",          "-march=native",
+                                     "-ffp-contract=off",  "-fno-trapping-math",
+                                     "-fno-math-errno",    "-fopenmp",     "-fPIC", "-shared"};
 static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 #define N_LIBS (sizeof LIBS / sizeof LIBS[0])
@@ -106,8 +116,9 @@ static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int 
     snprintf(out_path, sizeof out_path, "%s/out.so", work);
     const char *argv[MAX_CC_WORDS + N_FLAGS + N_LIBS + 4];
     int k = 0, status = 0;
-    for (int i = 0; i < n_cc; i++) argv[k++] = cc[i];
+    argv[k++] = cc[0];
     for (size_t i = 0; i < N_FLAGS; i++) argv[k++] = FLAGS[i];
+    for (int i = 1; i < n_cc; i++) argv[k++] = cc[i]; /* after ours: MUGEN_CC="cc -O2" overrides */
     argv[k++] = "-o", argv[k++] = out_path, argv[k++] = src_path;
     for (size_t i = 0; i < N_LIBS; i++) argv[k++] = LIBS[i];
     argv[k] = NULL;
@@ -131,9 +142,26 @@ static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int 
     return rc;
 }
 
-/* The cache key of a C build: source, compiler words and every flag, each NUL-terminated. */
+/* Hashes the lines of /proc/cpuinfo's first processor that name the CPU and its features
+ * (x86: vendor, model name, flags; arm64: implementer, part, Features) into h: objects built
+ * with -march=native are only for this kind of CPU, even in a cache folder that several
+ * machines share. Unchanged h where there is no /proc/cpuinfo. */
+static uint64_t hash_host_cpu(uint64_t h) {
+    static const char *const keys[] = {"vendor_id", "model name", "flags", "CPU implementer",
+                                       "CPU part", "Features"};
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[8192];
+    while (f && fgets(line, sizeof line, f) && line[0] != '\n')
+        for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+            if (!strncmp(line, keys[i], strlen(keys[i]))) h = rt_hash(h, line, strlen(line) + 1);
+    if (f) fclose(f);
+    return h;
+}
+
+/* The cache key of a C build: source, compiler words, every flag (each NUL-terminated) and
+ * the host CPU (hash_host_cpu). */
 static uint64_t build_key(const char *src, char *const *cc, int n_cc) {
-    uint64_t h = rt_hash(RT_HASH_INIT, src, strlen(src) + 1);
+    uint64_t h = hash_host_cpu(rt_hash(RT_HASH_INIT, src, strlen(src) + 1));
     for (int i = 0; i < n_cc; i++) h = rt_hash(h, cc[i], strlen(cc[i]) + 1);
     for (size_t i = 0; i < N_FLAGS; i++) h = rt_hash(h, FLAGS[i], strlen(FLAGS[i]) + 1);
     for (size_t i = 0; i < N_LIBS; i++) h = rt_hash(h, LIBS[i], strlen(LIBS[i]) + 1);
@@ -194,6 +222,7 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
  * times and the buffers (each 64-byte aligned). */
 typedef struct run_shared {
     double ms;      /* median of the timed runs */
+    int n_timed;    /* how many runs were timed (reps, or fewer when the budget ran out) */
     int done;       /* set just before a successful _exit(0) */
     char err[1024]; /* dlerror() text when the child could not load the entry */
 } run_shared;
@@ -212,9 +241,11 @@ static double median(double *t, int n) {
 }
 
 /* The forked child: default signal dispositions (so a fault kills it even under a sanitizer
- * or a host that installed handlers), load, run reps + 1 times, report, _exit. */
+ * or a host that installed handlers), load, run once to warm up, then up to reps timed runs
+ * (after the first, only while their total stays under budget_ms when budget_ms > 0),
+ * report, _exit. */
 static _Noreturn void child_main(run_shared *sh, const char *so, const char *entry,
-                                 void **ptrs, double *times, int reps) {
+                                 void **ptrs, double *times, int reps, double budget_ms) {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -224,6 +255,11 @@ static _Noreturn void child_main(run_shared *sh, const char *so, const char *ent
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    /* OpenMP threads sleep while they wait rather than spin first (unless the caller chose):
+     * spinning threads on cores other processes want are parked mid-spin, and a join then
+     * waits for a whole time slice (RMSNorm+Linear b=1 on the loaded 2-core machine: 72 ms
+     * median spinning, 40 sleeping; LoRA 28 ms and 0.86). libgomp reads it when it loads. */
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
     void *h = dlopen(so, RTLD_NOW | RTLD_LOCAL), *p = NULL;
     if (!h || !(p = dlsym(h, entry))) {
         const char *e = dlerror();
@@ -232,12 +268,18 @@ static _Noreturn void child_main(run_shared *sh, const char *so, const char *ent
     }
     void (*fn)(void **);
     memcpy(&fn, &p, sizeof p); /* object -> function pointer */
-    for (int i = 0; i <= reps; i++) {
-        double t0 = now_ms();
+    double t0 = now_ms(), spent = 0;
+    fn(ptrs); /* the warm-up: times[0] */
+    times[0] = now_ms() - t0;
+    int n = 0; /* timed runs so far: times[1..n] */
+    while (n < reps && (n == 0 || budget_ms <= 0 || spent < budget_ms)) {
+        t0 = now_ms();
         fn(ptrs);
-        times[i] = now_ms() - t0;
+        times[++n] = now_ms() - t0;
+        spent += times[n];
     }
-    sh->ms = reps > 0 ? median(times + 1, reps) : times[0];
+    sh->n_timed = n;
+    sh->ms = n > 0 ? median(times + 1, n) : times[0];
     sh->done = 1;
     _exit(0);
 }
@@ -312,6 +354,16 @@ static size_t region_size(int n_bufs, const size_t *sizes, int reps, size_t *fir
 mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
                    void *const *bufs, const size_t *sizes, int reps, double timeout_s,
                    double *ms_median) {
+    rt_c_timing tm = {.reps = reps};
+    mg_status rc = rt_c_run_timed(ctx, so_path, entry, n_bufs, bufs, sizes, &tm, timeout_s);
+    if (!rc && ms_median) *ms_median = tm.ms;
+    return rc;
+}
+
+mg_status rt_c_run_timed(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
+                         void *const *bufs, const size_t *sizes, rt_c_timing *tm,
+                         double timeout_s) {
+    int reps = tm ? tm->reps : 0;
     if (!so_path || !entry || n_bufs < 0 || (n_bufs > 0 && (!bufs || !sizes)) || reps < 0 ||
         reps > 10000000 || n_bufs > 1000000)
         return ctx_err(ctx, MG_ERR_INVALID, "rt_c_run: bad arguments");
@@ -331,7 +383,7 @@ mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bu
     int status = 0, w = 0;
     mg_status rc = MG_OK;
     pid_t pid = fork();
-    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps);
+    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps, tm ? tm->budget_s * 1e3 : 0);
     if (pid < 0) rc = ctx_err(ctx, MG_ERR_LAUNCH, "fork: %s", strerror(errno));
     else if ((w = wait_child(pid, timeout_s, &status)) > 0)
         rc = ctx_err(ctx, MG_ERR_LAUNCH, "generated C ran past the %.3g s timeout in %s() and "
@@ -343,7 +395,7 @@ mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bu
         rc = child_result(ctx, status, sh, so_path, entry);
     for (int i = 0; !rc && i < n_bufs; i++)
         if (sizes[i]) memcpy(bufs[i], ptrs[i], sizes[i]);
-    if (!rc && ms_median) *ms_median = sh->ms;
+    if (!rc && tm) tm->ms = sh->ms, tm->n_timed = sh->n_timed;
     munmap(region, total);
     return rc;
 }

@@ -106,9 +106,10 @@ void rt_graph_free(rt_gpu *g, rt_graph *gr);
 
 /* ---- C backend (crun.c) ---- */
 /* Builds `src` (C11) into a shared object with the system compiler (MUGEN_CC, default cc;
- * -O2 -fopenmp -fPIC -shared), cached like cubins: a cached object is checked (length and
- * checksum) before it is used, and a damaged one rebuilt with a note on stderr. *so_path is
- * base_alloc'd (caller frees).
+ * -O3 -march=native -ffp-contract=off -fno-trapping-math -fno-math-errno -fopenmp -fPIC
+ * -shared, MUGEN_CC's further words after them), cached like cubins: a cached object is
+ * checked (length and checksum) before it is used, and a damaged one rebuilt with a note on
+ * stderr. *so_path is base_alloc'd (caller frees).
  * MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
  * MG_ERR_NO_DEVICE if no C compiler can be run. */
 mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
@@ -121,5 +122,18 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
 mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
                    void *const *bufs, const size_t *sizes, int reps, double timeout_s,
                    double *ms_median);
+/* How rt_c_run_timed times: up to `reps` timed runs after the warm-up; with budget_s > 0, no
+ * further run starts once the timed runs have taken budget_s seconds together (at least one
+ * is timed when reps > 0). ms (the median) and n_timed (the runs behind it) come back. */
+typedef struct rt_c_timing {
+    int reps;
+    double budget_s;
+    double ms;   /* out */
+    int n_timed; /* out */
+} rt_c_timing;
+/* rt_c_run with a time budget for the timed runs (tm may be NULL: one untimed run). */
+mg_status rt_c_run_timed(mg_ctx *ctx, const char *so_path, const char *entry, int n_bufs,
+                         void *const *bufs, const size_t *sizes, rt_c_timing *tm,
+                         double timeout_s);
 
 #endif

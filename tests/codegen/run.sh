@@ -6,6 +6,7 @@
 #     the float reference within per-dtype tolerance;
 #   - each optimizer pass switched off still gives correct code;
 #   - near-miss μGraphs (wrong on purpose) run and are caught as mismatches (exit 3);
+#   - the C target's tiled matmuls on ragged, broadcast, mixed-dtype shapes (matmul_tiles.mu);
 #   - each piece of device code (src/codegen/cuda/lib/*.cuh) compiles with nvcc after the
 #     pieces it needs, and the C target's lib.h with cc;
 #   - planted failures (compile error, fault) come back as errors, and the process goes on;
@@ -130,6 +131,13 @@ for u in tests/ugraphs/near/*.mu; do
     elif [ "$rc" -eq 1 ] && grep -q "division by zero\|not divisible\|shared memory" "$T/err"; then ok
     else bad "$u: near miss not caught by the run (exit $rc): $(head -c 300 "$T/out") $(head -c 300 "$T/err")"; fi
 done
+# the C target's tiled matmuls on shapes their tiles do not divide (ragged row and column
+# tiles, depths of 4k, 2k and odd, broadcast batch dims, f16/bf16/f32, prologues): all four
+# written by c/matmul.c, and each f32 output within 1e-4 of the reference
+n_tiled=$("$M" emit --target c tests/codegen/matmul_tiles.mu 2>"$T/err" | grep -c '(c/matmul.c)')
+if [ "$n_tiled" = 4 ]; then ok; else bad "matmul_tiles.mu: $n_tiled tiled matmuls in the C, not 4: $(head -c 300 "$T/err")"; fi
+c_runs tests/codegen/matmul_tiles.mu
+"$M" emit --compile tests/codegen/matmul_tiles.mu >/dev/null 2>"$T/err" && ok || bad "matmul_tiles.mu: NVRTC: $(head -c 400 "$T/err")"
 # special values (NaN, +-inf, signed zeros) through every operator and the block-level paths
 # of the examples' μGraphs: the C target matches the reference's exactly (make test-gpu: CUDA)
 for f in tests/codegen/specials.mu examples/ugraphs/rmsnorm_linear_b1.mu examples/ugraphs/gqa_b1.mu \

@@ -134,6 +134,7 @@ void test_plan_invariants(void) {
                          .threads = mask & 1,
                          .chain = (mask >> 5) & 1,
                          .wgmma = 0,
+                         .colmajor = (mask >> 3) & 1,
                          .swizzle = (mask >> 2) & 1,
                          .persist = mask & 1,
                          .cluster = (mask >> 1) & 1};

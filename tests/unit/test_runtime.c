@@ -16,6 +16,7 @@ void test_runtime_cache(void);
 void test_runtime_c_build_run(void);
 void test_runtime_c_compile_error(void);
 void test_runtime_c_crash(void);
+void test_runtime_c_budget(void);
 void test_runtime_nvrtc(void);
 void test_runtime_gpu_open(void);
 
@@ -236,6 +237,42 @@ void test_runtime_c_compile_error(void) {
     CHECK_MSG(rc == MG_ERR_NO_DEVICE && strstr(ctx.msg, "/nonexistent/mugen-cc"), "%d: %s", rc,
               ctx.msg);
     env_restore(cc);
+    env_restore(saved);
+    rm_tree(dir);
+}
+
+/* The default timing's budget: runs of 0.2 s against a 0.3 s budget stop after the second
+ * timed run (0.4 s), not after reps = 50; without a budget all reps run. */
+static const char *SLOW_SRC =
+    "#define _POSIX_C_SOURCE 200809L\n"
+    "#include <time.h>\n"
+    "void slow(void **b) { struct timespec t = {0, 200000000L}; nanosleep(&t, 0); *(int *)b[0] += 1; }\n"
+    "void quick(void **b) { *(int *)b[0] += 1; }\n";
+
+void test_runtime_c_budget(void) {
+    char dir[4096];
+    env_saved saved = private_cache(dir, sizeof dir);
+    mg_ctx ctx = {{0}};
+    char *so = NULL;
+    mg_status rc = rt_c_build(&ctx, SLOW_SRC, &so, NULL);
+    CHECK_MSG(rc == MG_OK, "rt_c_build: %s", ctx.msg);
+    if (rc == MG_OK) {
+        int v = 0;
+        void *bufs[] = {&v};
+        size_t sizes[] = {sizeof v};
+        rt_c_timing tm = {.reps = 50, .budget_s = 0.3};
+        rc = rt_c_run_timed(&ctx, so, "slow", 1, bufs, sizes, &tm, 60.0);
+        /* a sleep never ends early: 2 timed runs pass the budget; a very loaded host may
+         * pass it after 1 */
+        CHECK_MSG(rc == MG_OK && tm.n_timed >= 1 && tm.n_timed <= 2 && v == 1 + tm.n_timed,
+                  "%d: %d timed, v = %d: %s", rc, tm.n_timed, v, ctx.msg);
+        CHECK_MSG(tm.ms >= 199 && tm.ms < 60000, "median %.1f ms", tm.ms);
+        v = 0;
+        tm = (rt_c_timing){.reps = 40};
+        rc = rt_c_run_timed(&ctx, so, "quick", 1, bufs, sizes, &tm, 60.0);
+        CHECK_MSG(rc == MG_OK && tm.n_timed == 40 && v == 41, "%d: %d timed, v = %d", rc, tm.n_timed, v);
+    }
+    base_free(so);
     env_restore(saved);
     rm_tree(dir);
 }

@@ -8,10 +8,29 @@
 
 #include "../cg_internal.h"
 
+/* A block's operations, roughly: each step's elements (times a matmul's depth or a
+ * reduction's group), each iteration of the for-loop. */
+static int64_t block_work(const em *E) {
+    int64_t w = 0;
+    for (int j = 0; j < E->g->n_nodes; j++) {
+        const ir_node *n = &E->g->nodes[j];
+        int64_t per = 1;
+        if (ir_ops[n->op].kind == IR_KIND_MATMUL) {
+            int64_t ad[4];
+            op_pad4(&E->g->nodes[n->in[0]].shape, ad);
+            per = ad[3];
+        } else if (ir_ops[n->op].kind == IR_KIND_REDUCE) per = n->group;
+        w += ir_numel(&n->shape) * per;
+    }
+    return w * E->g->forloop;
+}
+
 void cg_c_blocks(em *E, const char **gn, int knode, const params *ps) {
     const ir_graph *b = E->g;
     int gx = b->grid[0], gy = b->grid[1], gz = b->grid[2];
-    sb_printf(E->sb, "    #pragma omp parallel\n    {\n    unsigned char *smem = (unsigned char *)malloc(%" PRId64 ");\n"
+    int par = gx * gy * gz > 1 && block_work(E) * gx * gy * gz >= CG_C_PAR_MIN;
+    sb_printf(E->sb, "    #pragma omp parallel%s\n    {\n", par ? "" : " if(0)");
+    sb_printf(E->sb, "    unsigned char *smem = (unsigned char *)malloc(%" PRId64 ");\n"
                      "    if (!smem) abort();\n    #pragma omp for schedule(static)\n"
                      "    for (int blk = 0; blk < %d; blk++) {\n"
                      "    const int bx = blk %% %d, by = blk / %d %% %d, bz = blk / %d;\n"
