@@ -93,7 +93,7 @@ SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 # Everything on the CPU: unit tests and the program suite, on this build and under
 # AddressSanitizer + UBSan (build/asan). Ends with "N passed, N failed".
 test: deps
-	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults
+	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-program
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
 	-$(MAKE) fuzz-build
 	sh tests/run_all.sh $(B) build/asan

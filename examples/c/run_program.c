@@ -232,6 +232,24 @@ static int make_inputs(mg_compiled *c, unsigned long long seed, double **x, void
     return 0;
 }
 
+/* Output buffers poisoned (0xFF bytes: NaN in every dtype), their host copies and room for
+ * the reference. */
+static int make_outputs(mg_compiled *c, void **out, void **host_out, double **ref) {
+    mg_compiled_info info;
+    mg_compiled_get_info(c, &info);
+    for (int k = 0; k < info.n_outputs; k++) {
+        mg_tensor_desc d;
+        mg_compiled_output(c, k, &d);
+        size_t bytes = (size_t)d.numel * elem(d.dtype);
+        if (!(host_out[k] = malloc(bytes ? bytes : 1)) || !(out[k] = buf_alloc(bytes)) ||
+            !(ref[k] = malloc((size_t)d.numel * sizeof(double) + 1)))
+            return -1;
+        memset(host_out[k], 0xFF, bytes);
+        if (buf_put(out[k], host_out[k], bytes)) return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int reps = -1, a = 1;
     unsigned long long seed = 1;
@@ -266,17 +284,7 @@ int main(int argc, char **argv) {
            argv[a + (a + 1 < argc)], info.device, (now_us() - t0) / 1e3, info.cached ? " (from the compile cache)" : "",
            info.n_inputs, info.n_outputs, info.n_launches, info.workspace_bytes);
     if (info.n_inputs > MAX_IO || info.n_outputs > MAX_IO) goto done;
-    if (make_inputs(c, seed, x, in)) goto oom;
-    for (int k = 0; k < info.n_outputs; k++) {
-        mg_tensor_desc d;
-        mg_compiled_output(c, k, &d);
-        size_t bytes = (size_t)d.numel * elem(d.dtype);
-        if (!(host_out[k] = malloc(bytes ? bytes : 1)) || !(out[k] = buf_alloc(bytes)) ||
-            !(ref[k] = malloc((size_t)d.numel * sizeof(double) + 1)))
-            goto oom;
-        memset(host_out[k], 0xFF, bytes); /* poison: NaN in every dtype */
-        if (buf_put(out[k], host_out[k], bytes)) goto oom;
-    }
+    if (make_inputs(c, seed, x, in) || make_outputs(c, out, host_out, ref)) goto oom;
     if (info.workspace_bytes && !(ws = buf_alloc(info.workspace_bytes))) goto oom;
     if (!on_host && cu.stream_create(&s, 1 /* non-blocking */)) goto oom;
     rc = mg_eval_float(ctx, prog, 0, (const double *const *)x, ref);
