@@ -53,8 +53,14 @@ $(B)/libmugen.a: $(LIB_OBJ)
 $(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a
+$(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a | $(B)/fake-cuda.so
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# A stand-in libcuda beside the unit runner: the library API's CUDA path without a GPU
+# (tests/fakecuda/fake_cuda.h).
+$(B)/fake-cuda.so: tests/fakecuda/fake_cuda.c tests/fakecuda/fake_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared $< -lpthread -o $@
 
 $(B)/bench/eval.o $(B)/bench/verify.o: CFLAGS += -Isrc
 $(B)/bench-verify: $(B)/bench/verify.o $(B)/libmugen.a

@@ -3,17 +3,21 @@
  * and the workspace poisoned first; programs lowered and with their μGraphs; the compile
  * cache's second hit; every refusal; four threads launching one handle at once. Each test
  * uses its own temporary MUGEN_CACHE_DIR and restores the caller's afterwards. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "../fakecuda/fake_cuda.h"
 #include "mugen.h"
 #include "unit.h"
 
 void test_compiled_c_programs(void);
 void test_compiled_errors(void);
 void test_compiled_threads(void);
+void test_compiled_fake_gpu(void);
 
 enum { MAX_IO = 16 };
 
@@ -370,5 +374,174 @@ done:
     mg_compiled_free(c);
     mg_program_free(ug);
     mg_program_free(prog);
+    cache_dir_pop(dir, old);
+}
+
+/* ---- the CUDA path against a fake driver (tests/fakecuda) ---- */
+
+typedef struct fake_api {
+    fake_stats_fn stats;
+    fake_launch_fn launch;
+    fake_set_current_fn set_current;
+} fake_api;
+
+/* Points MUGEN_LIBCUDA at fake-cuda.so beside this runner and resolves its inspection
+ * functions. 0, or -1 when it is missing (make builds it with the runner). */
+static int fake_open(fake_api *f) {
+    char exe[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(path, sizeof path, "%s/fake-cuda.so", exe);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL); /* the same handle the runtime gets */
+    if (!h) return -1;
+    setenv("MUGEN_LIBCUDA", path, 1);
+    void *a = dlsym(h, "fake_cuda_stats"), *b = dlsym(h, "fake_cuda_launch"), *c = dlsym(h, "fake_cuda_set_current");
+    memcpy(&f->stats, &a, sizeof a), memcpy(&f->launch, &b, sizeof b), memcpy(&f->set_current, &c, sizeof c);
+    return a && b && c ? 0 : -1;
+}
+
+/* Launches since `from` in context cu on stream s: each argument is one of the caller's
+ * buffers or inside the workspace; every input is read and every output written by some
+ * launch. Returns how many launches there were. */
+static int check_launches(const fake_api *f, int from, void *cu, void *s, const bufset *b) {
+    fake_stats st;
+    f->stats(&st);
+    int seen[2 * MAX_IO] = {0};
+    for (int i = from; i < st.launches; i++) {
+        const fake_launch *L = f->launch(i);
+        CHECK_MSG(L && L->ctx == cu && L->stream == s && L->n_args > 0, "launch %d: context or stream", i);
+        for (int a = 0; L && a < L->n_args; a++) {
+            uint64_t v = L->args[a];
+            int which = -1;
+            for (int k = 0; k < b->n_in + b->n_out; k++)
+                if (v == (uintptr_t)(k < b->n_in ? b->in[k] : b->out[k - b->n_in])) which = k;
+            if (which >= 0) seen[which] = 1;
+            CHECK_MSG(which >= 0 || (v >= (uintptr_t)b->ws && v < (uintptr_t)b->ws + b->ws_bytes),
+                      "%s argument %d: 0x%llx is no buffer of the caller", L->name, a, (unsigned long long)v);
+        }
+    }
+    for (int k = 0; k < b->n_in + b->n_out; k++) CHECK_MSG(seen[k], "buffer %d never passed to a kernel", k);
+    return st.launches - from;
+}
+
+static void *fake_work(void *arg) {
+    worker *w = arg;
+    mg_ctx *ctx = mg_ctx_new();
+    for (int i = 0; i < w->reps && !w->rc; i++)
+        w->rc = mg_launch(ctx, w->c, w->s.n_in, w->s.in, w->s.n_out, w->s.out, w->s.ws, w->s.ws_bytes,
+                          (void *)0x5000);
+    mg_ctx_free(ctx);
+    return NULL;
+}
+
+/* Buffers at made-up device addresses (the fake never reads them): input i at 1 GiB + i MiB,
+ * output k at 2 GiB + k MiB, the workspace at 3 GiB. */
+static void fake_buffers(bufset *b, const mg_compiled *c) {
+    mg_compiled_info info;
+    memset(b, 0, sizeof *b);
+    mg_compiled_get_info(c, &info);
+    b->n_in = info.n_inputs, b->n_out = info.n_outputs, b->ws_bytes = info.workspace_bytes;
+    for (int i = 0; i < b->n_in; i++) b->in[i] = (void *)(uintptr_t)((1ull << 30) + ((uint64_t)i << 20));
+    for (int k = 0; k < b->n_out; k++) b->out[k] = (void *)(uintptr_t)((2ull << 30) + ((uint64_t)k << 20));
+    b->ws = (void *)(uintptr_t)(3ull << 30);
+}
+
+/* The lowered lora as a persistent launch: its counters zeroed on the stream before every
+ * launch, inside the workspace. */
+static void fake_persistent(const fake_api *f, const mg_program *lora) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_compile_opts o = {.target = MG_TARGET_CUDA};
+    o.opt.persist = 1;
+    mg_status rc = mg_compile(ctx, lora, NULL, &o, &c);
+    CHECK_MSG(rc == MG_OK, "persistent compile: %s", mg_ctx_error(ctx));
+    bufset b;
+    fake_stats st0, st;
+    if (!c) goto done;
+    fake_buffers(&b, c);
+    f->stats(&st0);
+    for (int r = 0; r < 2; r++)
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    f->stats(&st);
+    CHECK_MSG(st.memsets == st0.memsets + 2 && st.memset_bytes > 0 && st.memset_ptr >= (uintptr_t)b.ws &&
+                  st.memset_ptr + st.memset_bytes <= (uintptr_t)b.ws + b.ws_bytes,
+              "counters: %d memsets, at 0x%llx", st.memsets - st0.memsets, (unsigned long long)st.memset_ptr);
+done:
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+}
+
+/* mg_compile for the current context's device and mg_launch on made-up device pointers and a
+ * stream, through the fake driver: with no current context the primary one is retained and
+ * used; the cubin is loaded once per context, also with four threads launching at once; every
+ * kernel argument is a caller's buffer or inside the workspace; a refused launch queues
+ * nothing; freeing unloads every module and releases the primary context. Last in the table:
+ * the process's libcuda is the fake from here on. */
+void test_compiled_fake_gpu(void) {
+    fake_api f;
+    fake_stats st;
+    const char *no_nvrtc = getenv("MUGEN_NO_NVRTC");
+    if (no_nvrtc && !strcmp(no_nvrtc, "1")) return;
+    CHECK_MSG(fake_open(&f) == 0, "fake-cuda.so beside the unit runner: %s", dlerror());
+    if (fake_open(&f)) return;
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    mg_program *lora = load_prog("examples/lora.mu");
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_status rc = lora ? mg_compile(ctx, lora, NULL, NULL, &c) : MG_ERR_INVALID;
+    f.stats(&st);
+    if (rc == MG_OK && st.inits == 0) { /* a real driver was loaded before: nothing to test */
+        printf("  (a real CUDA driver is loaded: the fake one is not used)\n");
+        goto done;
+    }
+    CHECK_MSG(rc == MG_OK, "compile through the fake driver: %s", mg_ctx_error(ctx));
+    mg_compiled_info info;
+    CHECK(c && mg_compiled_get_info(c, &info) == MG_OK && strstr(info.device, "sm_90a (H100)"));
+    if (!c) goto done;
+    bufset b;
+    fake_buffers(&b, c);
+    f.set_current(NULL);
+    for (int r = 0; r < 2; r++)
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    f.stats(&st);
+    CHECK_MSG(st.loads == 1 && st.retained == 1 && !st.bad_image, "loads %d, retained %d", st.loads, st.retained);
+    void *primary = f.launch(0) ? f.launch(0)->ctx : NULL;
+    CHECK(primary != NULL && check_launches(&f, 0, primary, (void *)0x5000, &b) == 2 * info.n_launches);
+    CHECK(f.launch(0) && f.launch(0)->pdl == 1);
+    int other_ctx = 0, from = st.launches; /* a second context: the code is loaded there too */
+    f.set_current(&other_ctx);
+    worker w[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        memset(&w[t], 0, sizeof w[t]);
+        w[t].c = c, w[t].reps = 3, w[t].s = b;
+        CHECK(pthread_create(&th[t], NULL, fake_work, &w[t]) == 0); /* no current context: primary */
+    }
+    CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK(w[t].rc == MG_OK);
+    }
+    f.stats(&st);
+    CHECK_MSG(st.loads == 2 && st.launches - from == 13 * info.n_launches, "loads %d, launches %d",
+              st.loads, st.launches - from);
+    b.out[0] = (char *)b.out[0] + 8; /* refused before anything is queued */
+    CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, NULL) == MG_ERR_INVALID);
+    fake_stats st2;
+    f.stats(&st2);
+    CHECK(st2.launches == st.launches);
+    mg_compiled_free(c), c = NULL;
+    f.stats(&st);
+    CHECK_MSG(st.unloads == 2 && st.retained == 0, "unloads %d, retained %d", st.unloads, st.retained);
+    f.set_current(NULL);
+    fake_persistent(&f, lora);
+done:
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+    mg_program_free(lora);
     cache_dir_pop(dir, old);
 }
