@@ -323,7 +323,8 @@ typedef struct mg_compiled_info {
     int n_inputs, n_outputs; /* the program's, in its declared order */
     int n_launches;          /* kernel launches (CUDA) or kernels (C) per mg_launch */
     size_t workspace_bytes;  /* the workspace mg_launch needs (0: none; NULL may be passed) */
-    size_t align;            /* the alignment, in bytes, every buffer passed must have */
+    size_t align;            /* the alignment, in bytes, of every input and output (the
+                              * workspace needs MG_LAUNCH_ALIGN) */
     int cached;              /* 1: the compiled code came from the disk compile cache */
     char device[64];         /* what it was compiled for: "sm_90a (H100)", "C (host)" */
 } mg_compiled_info;

@@ -342,8 +342,40 @@ static void *work(void *arg) {
     return NULL;
 }
 
+typedef struct compiler {
+    const mg_program *prog, *ug;
+    mg_compiled *c;
+} compiler;
+
+static void *compile_work(void *arg) {
+    compiler *w = arg;
+    w->c = compile_c(w->prog, w->ug, "a compile in a thread");
+    return NULL;
+}
+
+/* Three threads compiling the same program at once; each handle gives the lone launch's
+ * outputs. */
+static void concurrent_compiles(const mg_program *prog, const mg_program *ug, const bufset *lone) {
+    compiler w[3] = {{prog, ug, NULL}, {prog, NULL, NULL}, {prog, ug, NULL}};
+    pthread_t th[3];
+    for (int t = 0; t < 3; t++) CHECK(pthread_create(&th[t], NULL, compile_work, &w[t]) == 0);
+    for (int t = 0; t < 3; t++) pthread_join(th[t], NULL);
+    mg_ctx *ctx = mg_ctx_new();
+    for (int t = 0; t < 3; t++) {
+        bufset s;
+        if (!w[t].c || bufset_new(&s, w[t].c, prog, 11)) continue;
+        CHECK(mg_launch(ctx, w[t].c, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL) == MG_OK);
+        if (w[t].ug) CHECK_MSG(same_outputs(lone, &s), "a handle compiled in thread %d differs", t);
+        else compare_ref(&s, "lowered, compiled in a thread");
+        bufset_free(&s);
+        mg_compiled_free(w[t].c);
+    }
+    mg_ctx_free(ctx);
+}
+
 /* One handle, four threads each with its own workspace and outputs and the same inputs,
- * launching at once: every thread's outputs equal a lone launch's, bit for bit. */
+ * launching at once: every thread's outputs equal a lone launch's, bit for bit. Then
+ * compiles in three threads at once. */
 void test_compiled_threads(void) {
     char dir[4096], *old;
     cache_dir_push(dir, sizeof dir, &old);
@@ -369,6 +401,7 @@ void test_compiled_threads(void) {
         CHECK_MSG(same_outputs(&lone, &w[t].s), "thread %d's outputs differ from a lone launch's", t);
         bufset_free(&w[t].s);
     }
+    concurrent_compiles(prog, ug, &lone);
     bufset_free(&lone);
 done:
     mg_compiled_free(c);
