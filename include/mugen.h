@@ -303,7 +303,9 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
  * launch. Thread safety: one mg_compiled may be launched from several threads at once, each
  * with its own workspace and its own mg_ctx (loading the code into a new CUDA context is
  * guarded by the handle's mutex); mg_compile may run in several threads at once (their
- * compiler steps take turns); mg_compiled_free must not race with a launch of the handle. */
+ * compiler steps take turns); mg_compiled_free must not race with a launch of the handle.
+ * The CUDA target initialises CUDA in the calling process: mg_run's GPU backend (a forked
+ * worker, which CUDA then refuses) is not for the same process. */
 typedef struct mg_compiled mg_compiled;
 
 /* Options of mg_compile; zero-initialised means the defaults. */
