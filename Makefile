@@ -23,7 +23,7 @@ TEST_SRC := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps \
         fuzz-build fuzz-short
-all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults
+all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults $(B)/run-program
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -53,8 +53,14 @@ $(B)/libmugen.a: $(LIB_OBJ)
 $(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
-$(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a
+$(B)/unit: $(TEST_SRC:%.c=$(B)/%.o) $(B)/libmugen.a | $(B)/fake-cuda.so
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# A stand-in libcuda beside the unit runner: the library API's CUDA path without a GPU
+# (tests/fakecuda/fake_cuda.h).
+$(B)/fake-cuda.so: tests/fakecuda/fake_cuda.c tests/fakecuda/fake_cuda.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fPIC -shared $< -lpthread -o $@
 
 $(B)/bench/eval.o $(B)/bench/verify.o: CFLAGS += -Isrc
 $(B)/bench-verify: $(B)/bench/verify.o $(B)/libmugen.a
@@ -72,12 +78,17 @@ $(B)/rt-faults: $(B)/tests/gpu/rt_faults.o $(B)/libmugen.a
 $(B)/run-faults: $(B)/tests/gpu/run_faults.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+# The library API's example (examples/c): only include/mugen.h and libmugen.a; libcuda is
+# loaded at run time, so it builds without CUDA (docs/runtime.md).
+$(B)/run-program: $(B)/examples/c/run_program.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
 # GPU checks: run through the device tool (docs/codegen.md); the binaries are built here and
 # carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
-gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults
-	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program
+	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
 
-test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults
+test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program
 	sh tools/gpu_check.sh $(B)
 
 deps:
@@ -88,7 +99,7 @@ SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 # Everything on the CPU: unit tests and the program suite, on this build and under
 # AddressSanitizer + UBSan (build/asan). Ends with "N passed, N failed".
 test: deps
-	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults
+	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-program
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
 	-$(MAKE) fuzz-build
 	sh tests/run_all.sh $(B) build/asan

@@ -313,6 +313,82 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src);
 
+/* ---- the library API: compile once, launch many (docs/runtime.md) ----
+ * mg_compile turns a program (or a μGraph of it) into a handle; mg_launch runs the handle on
+ * buffers the caller owns: device pointers on a CUDA stream in the caller's CUDA context, or
+ * host pointers for the C target. No copies, no synchronisation and no allocation happen per
+ * launch. Thread safety: one mg_compiled may be launched from several threads at once, each
+ * with its own workspace and its own mg_ctx (loading the code into a new CUDA context is
+ * guarded by the handle's mutex); mg_compile may run in several threads at once (their
+ * compiler steps take turns); mg_compiled_free must not race with a launch of the handle.
+ * The CUDA target initialises CUDA in the calling process: mg_run's GPU backend (a forked
+ * worker, which CUDA then refuses) is not for the same process. */
+typedef struct mg_compiled mg_compiled;
+
+/* Options of mg_compile; zero-initialised means the defaults. */
+typedef struct mg_compile_opts {
+    mg_target target;   /* MG_TARGET_CUDA (default): NVRTC, launched on a CUDA stream;
+                         * MG_TARGET_C: a shared object run in the calling thread on host memory */
+    const char *device; /* CUDA: NULL compiles for the device of the calling thread's current
+                         * CUDA context (device 0 when none is current); a device table row
+                         * ("H100", "H200") compiles for it without touching a GPU */
+    mg_run_opts opt;    /* optimizer switches (the no_* ablations, wgmma, persist, cluster,
+                         * no_pdl, plain); backend, seed, reps and specials are ignored */
+} mg_compile_opts;
+
+/* What a compiled handle needs and how it was made (mg_compiled_get_info). */
+typedef struct mg_compiled_info {
+    mg_target target;
+    int n_inputs, n_outputs; /* the program's, in its declared order */
+    int n_launches;          /* kernel launches (CUDA) or kernels (C) per mg_launch */
+    size_t workspace_bytes;  /* the workspace mg_launch needs (0: none; NULL may be passed) */
+    size_t align;            /* the alignment, in bytes, of every input and output (the
+                              * workspace needs MG_LAUNCH_ALIGN) */
+    int cached;              /* 1: the compiled code came from the disk compile cache */
+    char device[64];         /* what it was compiled for: "sm_90a (H100)", "C (host)" */
+} mg_compiled_info;
+
+enum { MG_LAUNCH_ALIGN = 256 }; /* the workspace's alignment; inputs and outputs need 16 */
+
+/* Compiles prog into *out (free with mg_compiled_free). ugraph is a μGraph computing prog
+ * (same inputs and outputs: names, dtypes, shapes; MG_ERR_INVALID naming the difference
+ * otherwise); NULL lowers prog (docs/lower.md) unless o->opt.plain. The handle keeps no
+ * pointer into prog or ugraph, which may be freed after the call. Compiled code goes through
+ * the disk compile cache (a second compile of the same program reports cached = 1).
+ * MG_ERR_NO_DEVICE when the CUDA target has no driver or GPU to describe (pass o->device to
+ * compile without one) or no libnvrtc, or the C target no C compiler; MG_ERR_COMPILE with the
+ * log; MG_ERR_UNSUPPORTED when an output is another output or an input itself; MG_ERR_NOMEM. */
+mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
+                     const mg_compile_opts *o, mg_compiled **out);
+/* Frees the handle, unloading its code from every CUDA context it was loaded in (those
+ * contexts must still exist) and releasing a primary context it retained. NULL is a no-op. */
+void mg_compiled_free(mg_compiled *c);
+/* Fills *info. MG_ERR_INVALID on NULL. */
+mg_status mg_compiled_get_info(const mg_compiled *c, mg_compiled_info *info);
+/* Input / output i (0 <= i < n) in the program's declared order; `name` is owned by the handle
+ * (valid until mg_compiled_free). MG_ERR_INVALID for a bad index or NULL. */
+mg_status mg_compiled_input(const mg_compiled *c, int i, mg_tensor_desc *d);
+mg_status mg_compiled_output(const mg_compiled *c, int i, mg_tensor_desc *d);
+
+/* Runs c once. inputs[0..n_inputs) and outputs[0..n_outputs) are in the program's declared
+ * order, each dense row-major in its dtype (f16, bf16: 2 bytes; f32: 4) and aligned to 16
+ * bytes; inputs are only read. workspace holds at least workspace_bytes (mg_compiled_info),
+ * aligned to MG_LAUNCH_ALIGN; its contents need not survive between launches, and launches
+ * running at the same time need separate workspaces. An output must not overlap an input.
+ * CUDA target: the pointers are device addresses (CUdeviceptr cast to void *) valid in the
+ * calling thread's current CUDA context, stream is a CUstream of it (NULL: its legacy
+ * default stream); the kernels are queued and the call returns without waiting. With no
+ * current context it makes device 0's primary context current on the calling thread (the
+ * handle retains it until freed). A fault shows up in the caller's later synchronisation.
+ * C target: host pointers; the code runs in the calling thread and has finished on return;
+ * stream is ignored. Fails, before launching anything, with MG_ERR_INVALID for NULL or
+ * misaligned pointers, counts other than the program's, or a workspace smaller than needed;
+ * MG_ERR_NO_DEVICE when the CUDA target finds no driver or GPU; MG_ERR_LAUNCH with the CUDA
+ * error when loading the code or queuing a kernel fails. */
+mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inputs,
+                    int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
+                    void *stream);
+
 #ifdef __cplusplus
 }
 #endif

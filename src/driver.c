@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "api_internal.h"
+#include "driver.h"
 #include "codegen/codegen.h"
 #include "eval/eval.h"
 #include "lower/lower.h"
@@ -66,9 +67,7 @@ static op_opts opts_of(const mg_run_opts *o) {
     return oo;
 }
 
-/* g lowered to μGraphs (lower/) into *owned, *use pointing at what runs: g itself when it
- * already holds kernels or mg_run_opts.plain asks for the per-operator path. */
-static mg_status lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
+mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
                        const ir_graph **use) {
     *use = g;
     for (int i = 0; i < g->n_nodes; i++)
@@ -79,8 +78,7 @@ static mg_status lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_
     return rc;
 }
 
-/* plan + emit for device dev */
-static mg_status generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
+mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
@@ -382,7 +380,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
         if (!rc) {
             const rt_gpu_info *in = rt_gpu_get_info(gpu);
             mg_device_detect(in->name, in->cc_major, in->cc_minor, in->n_sm, in->smem_optin, in->mem_bytes, &J->dev);
-            rc = generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg);
+            rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg);
         }
         if (!rc) rc = plant(&J->cg, &c);
         if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
@@ -435,7 +433,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
-    mg_status rc = ugraph ? MG_OK : lower(J.prog, ctx, o, &J.lowered, &J.ug);
+    mg_status rc = ugraph ? MG_OK : dr_lower(J.prog, ctx, o, &J.lowered, &J.ug);
     if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
     if (!rc) rc = reference(&J, ctx, o->seed, o->specials);
@@ -445,7 +443,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
     }
     if (!rc && !on_gpu) {
-        rc = generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
+        rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
         if (!rc) rc = plant(&J.cg, ctx);
         if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
@@ -466,8 +464,8 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     const mg_device *dev = mg_device_default();
     ir_graph *lowered = NULL;
     const ir_graph *g = NULL;
-    mg_status rc = lower(prog->g, ctx, o, &lowered, &g);
-    if (!rc) rc = generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
+    mg_status rc = dr_lower(prog->g, ctx, o, &lowered, &g);
+    if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
     if (!rc) rc = plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;

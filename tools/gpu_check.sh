@@ -2,6 +2,8 @@
 # make test-gpu, run on the GPU machine through the device tool (docs/codegen.md):
 #   1. tests/gpu/rt_faults: planted compile error, too much shared memory, a faulting kernel,
 #      then correct work after the fault, events and CUDA graphs;
+#   1b. examples/c/run_program (the library API: mg_compile, mg_launch on buffers and a stream
+#      it owns, in its own CUDA context) on lowered programs and μGraphs, against the reference;
 #   2. every example program and every μGraph in examples/ugraphs/ through `mugen run
 #      --backend gpu` on fresh random inputs (outputs poisoned before each run), timed;
 #   3. with --torch, PyTorch eager and torch.compile on the six benchmarks (bench/torch_ref.py).
@@ -22,6 +24,21 @@ tail -1 "$log"
 echo "== tests/gpu/run_faults (planted compile error, too much shared memory, fault)" | tee -a "$log"
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "run_faults FAILED" | tee -a "$log"; fi
 tail -1 "$log"
+# the library API through its example program: each run compiles (a second run of the same
+# program must hit the compile cache), launches 100 times on a stream, compares with the reference
+for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
+    "examples/rmsnorm_linear_b8.mu examples/ugraphs/rmsnorm_linear_b8.mu" "examples/gqa_b1.mu" \
+    "examples/gqa_b1.mu examples/ugraphs/gqa_b1.mu" "examples/softmax_attention.mu" "examples/lora.mu"; do
+    echo "== run-program --reps 100 $args" >>"$log"
+    if [ ! -x "$B/run-program" ]; then
+        echo "run-program missing: make $B/run-program" >>"$log"; r=FAIL
+    elif "$B/run-program" --reps 100 $args >>"$log" 2>&1; then r=ok
+    else r=FAIL; fi
+    if [ "$r" = ok ]; then pass=$((pass + 1)); else failn=$((failn + 1)); fi
+    t=$(tail -1 "$log" | sed -n 's/.*time per launch *\([0-9.]*\) us.*/\1/p')
+    printf 'run-program %-60s %-4s %10s us\n' "$args" "$r" "$t" | tee -a "$OUTD/summary.txt"
+done
+grep -q 'from the compile cache' "$log" || { failn=$((failn + 1)); echo "run-program: the second compile of lora did not hit the cache" | tee -a "$log"; }
 seed=$(date +%s)
 for f in examples/*.mu examples/ugraphs/*.mu; do
     # the decode steps (2 GB of weights, 145 inputs, 33 outputs) pass mg_run's limits on

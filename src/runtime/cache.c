@@ -127,28 +127,47 @@ int rt_cache_get(uint64_t key, const char *ext, void **data, size_t *n) {
     return 1;
 }
 
+/* FNV-1a of the first n bytes of fd, read in chunks from its start (no allocation: a shared
+ * object can be megabytes, and an allocation failure must not read as a damaged entry).
+ * Returns 0, or -1 on a read error or a file shorter than n. */
+static int hash_prefix(int fd, size_t n, uint64_t *h) {
+    char chunk[16384];
+    *h = RT_HASH_INIT;
+    if (lseek(fd, 0, SEEK_SET) < 0) return -1;
+    while (n > 0) {
+        ssize_t r = read(fd, chunk, n < sizeof chunk ? n : sizeof chunk);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        *h = rt_hash(*h, chunk, (size_t)r), n -= (size_t)r;
+    }
+    return 0;
+}
+
 int rt_cache_check(const char *path) {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return errno == ENOENT ? 0 : -1;
-    size_t size = 0;
-    char *buf = read_all(fd, &size);
+    struct stat st;
+    trailer t;
+    uint64_t h = 0;
+    size_t size = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+    int ok = size >= sizeof t && lseek(fd, (off_t)(size - sizeof t), SEEK_SET) >= 0 &&
+             read(fd, &t, sizeof t) == (ssize_t)sizeof t &&
+             memcmp(t.magic, TRAILER_MAGIC, sizeof t.magic) == 0 && t.n == size - sizeof t &&
+             hash_prefix(fd, size - sizeof t, &h) == 0 && h == t.hash;
     close(fd);
-    int ok = buf && sealed(buf, size);
-    base_free(buf);
     return ok ? 1 : -1;
 }
 
 int rt_cache_seal(const char *path) {
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
-    size_t size = 0;
-    char *buf = read_all(fd, &size);
+    struct stat st;
     trailer t;
     memcpy(t.magic, TRAILER_MAGIC, sizeof t.magic);
-    t.n = size;
-    t.hash = buf ? rt_hash(RT_HASH_INIT, buf, size) : 0;
-    int bad = !buf || lseek(fd, 0, SEEK_END) < 0 || write_all(fd, &t, sizeof t);
-    base_free(buf);
+    int bad = fstat(fd, &st) != 0 || !S_ISREG(st.st_mode);
+    t.n = bad ? 0 : (uint64_t)st.st_size;
+    bad = bad || hash_prefix(fd, (size_t)t.n, &t.hash) || lseek(fd, 0, SEEK_END) < 0 ||
+          write_all(fd, &t, sizeof t);
     bad |= close(fd) != 0;
     return bad ? -1 : 0;
 }

@@ -31,13 +31,16 @@ enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_EN
  * here, and without it gcc will not if-convert the f16 conversion's subnormal case (no vector
  * loop). -fno-math-errno: sqrtf need not set errno, so a loop calling it vectorises (nTrans
  * b=8 0.138 -> 0.063 ms on one thread). MUGEN_CC's own flags come after these and win
- * (MUGEN_CC="cc -march=x86-64-v3"). */
+ * (MUGEN_CC="cc -march=x86-64-v3"). A serial build (rt_c_build_serial) leaves out -fopenmp:
+ * its pragmas are then ignored. */
 static const char *const FLAGS[] = {"-std=c11",           "-O3",          "-march=native",
                                      "-ffp-contract=off",  "-fno-trapping-math",
                                      "-fno-math-errno",    "-fopenmp",     "-fPIC", "-shared"};
 static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 #define N_LIBS (sizeof LIBS / sizeof LIBS[0])
+/* FLAGS[i] in a build that is serial or not */
+#define USE_FLAG(i, serial) (!(serial) || strcmp(FLAGS[i], "-fopenmp"))
 
 static double now_ms(void) {
     struct timespec t;
@@ -110,14 +113,15 @@ static int is_elf(const char *path) {
 
 /* Compiles work/src.c into work/out.so. */
 static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int n_cc,
-                            strbuf *log) {
+                            int serial, strbuf *log) {
     char src_path[4300], out_path[4300], head[300];
     snprintf(src_path, sizeof src_path, "%s/src.c", work);
     snprintf(out_path, sizeof out_path, "%s/out.so", work);
     const char *argv[MAX_CC_WORDS + N_FLAGS + N_LIBS + 4];
     int k = 0, status = 0;
     argv[k++] = cc[0];
-    for (size_t i = 0; i < N_FLAGS; i++) argv[k++] = FLAGS[i];
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (USE_FLAG(i, serial)) argv[k++] = FLAGS[i];
     for (int i = 1; i < n_cc; i++) argv[k++] = cc[i]; /* after ours: MUGEN_CC="cc -O2" overrides */
     argv[k++] = "-o", argv[k++] = out_path, argv[k++] = src_path;
     for (size_t i = 0; i < N_LIBS; i++) argv[k++] = LIBS[i];
@@ -160,10 +164,11 @@ static uint64_t hash_host_cpu(uint64_t h) {
 
 /* The cache key of a C build: source, compiler words, every flag (each NUL-terminated) and
  * the host CPU (hash_host_cpu). */
-static uint64_t build_key(const char *src, char *const *cc, int n_cc) {
+static uint64_t build_key(const char *src, char *const *cc, int n_cc, int serial) {
     uint64_t h = hash_host_cpu(rt_hash(RT_HASH_INIT, src, strlen(src) + 1));
     for (int i = 0; i < n_cc; i++) h = rt_hash(h, cc[i], strlen(cc[i]) + 1);
-    for (size_t i = 0; i < N_FLAGS; i++) h = rt_hash(h, FLAGS[i], strlen(FLAGS[i]) + 1);
+    for (size_t i = 0; i < N_FLAGS; i++)
+        if (USE_FLAG(i, serial)) h = rt_hash(h, FLAGS[i], strlen(FLAGS[i]) + 1);
     for (size_t i = 0; i < N_LIBS; i++) h = rt_hash(h, LIBS[i], strlen(LIBS[i]) + 1);
     return h;
 }
@@ -183,14 +188,17 @@ static mg_status dup_path(mg_ctx *ctx, const char *path, char **out) {
     return *out ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
 }
 
-mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) {
+/* rt_c_build, serial or with OpenMP. */
+static mg_status build(mg_ctx *ctx, const char *src, int serial, char **so_path, int *hit,
+                       strbuf *log) {
     *so_path = NULL;
     if (!src) return ctx_err(ctx, MG_ERR_INVALID, "rt_c_build: no source");
     char ccbuf[1024], *cc[MAX_CC_WORDS], final[4200], work[4200], path[4300];
     int n_cc = compiler_words(ccbuf, sizeof ccbuf, cc);
-    uint64_t key = build_key(src, cc, n_cc);
+    uint64_t key = build_key(src, cc, n_cc, serial);
     int cached = rt_cache_path(key, "so", final, sizeof final) == 0;
     int have = cached ? rt_cache_check(final) : 0;
+    if (hit) *hit = have > 0;
     if (have > 0) return dup_path(ctx, final, so_path);
     if (have < 0) { /* never loaded: a truncated object crashes the process that maps it */
         fprintf(stderr, "mugen: note: the compile cache entry %s is damaged (its size or checksum "
@@ -203,7 +211,7 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
     if (write_file(path, src))
         rc = ctx_err(ctx, MG_ERR_IO, "cannot write %s: %s", path, strerror(errno));
     else
-        rc = compile_in(ctx, work, cc, n_cc, log);
+        rc = compile_in(ctx, work, cc, n_cc, serial, log);
     unlink(path);
     snprintf(path, sizeof path, "%s/out.so", work);
     if (!rc && cached && rt_cache_seal(path) != 0)
@@ -216,6 +224,15 @@ mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) 
         rmdir(work);
     }
     return rc;
+}
+
+mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) {
+    return build(ctx, src, 0, so_path, NULL, log);
+}
+
+mg_status rt_c_build_serial(mg_ctx *ctx, const char *src, char **so_path, int *cached,
+                            strbuf *log) {
+    return build(ctx, src, 1, so_path, cached, log);
 }
 
 /* What the child reports back in the shared region, ahead of the pointer array, the run

@@ -5,6 +5,7 @@
  * frees host memory. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -63,6 +64,10 @@ typedef struct drv_api {
     CUresult (*primary_retain)(CUcontext *c, CUdevice dev);
     CUresult (*primary_release)(CUdevice dev);
     CUresult (*ctx_set_current)(CUcontext c);
+    CUresult (*ctx_get_current)(CUcontext *c);
+    CUresult (*ctx_get_device)(CUdevice *dev);
+    CUresult (*ctx_push)(CUcontext c);
+    CUresult (*ctx_pop)(CUcontext *c);
     CUresult (*stream_create)(CUstream *s, unsigned flags);
     CUresult (*stream_destroy)(CUstream s);
     CUresult (*stream_sync)(CUstream s);
@@ -83,6 +88,7 @@ typedef struct drv_api {
     CUresult (*htod)(CUdeviceptr dst, const void *src, size_t bytes);
     CUresult (*dtoh)(void *dst, CUdeviceptr src, size_t bytes);
     CUresult (*memset_d8)(CUdeviceptr dst, unsigned char byte, size_t n);
+    CUresult (*memset_d8_async)(CUdeviceptr dst, unsigned char byte, size_t n, CUstream s);
     CUresult (*capture_begin)(CUstream s, int mode);
     CUresult (*capture_end)(CUstream s, CUgraph *graph);
     CUresult (*graph_instantiate)(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
@@ -106,6 +112,10 @@ static const rt_sym drv_syms[] = {
     SYM("cuDevicePrimaryCtxRetain", primary_retain),
     SYM("cuDevicePrimaryCtxRelease_v2", primary_release),
     SYM("cuCtxSetCurrent", ctx_set_current),
+    SYM("cuCtxGetCurrent", ctx_get_current),
+    SYM("cuCtxGetDevice", ctx_get_device),
+    SYM("cuCtxPushCurrent_v2", ctx_push),
+    SYM("cuCtxPopCurrent_v2", ctx_pop),
     SYM("cuStreamCreate", stream_create),
     SYM("cuStreamDestroy_v2", stream_destroy),
     SYM("cuStreamSynchronize", stream_sync),
@@ -124,6 +134,7 @@ static const rt_sym drv_syms[] = {
     SYM("cuMemcpyHtoD_v2", htod),
     SYM("cuMemcpyDtoH_v2", dtoh),
     SYM("cuMemsetD8_v2", memset_d8),
+    SYM("cuMemsetD8Async", memset_d8_async),
     SYM("cuStreamBeginCapture_v2", capture_begin),
     SYM("cuStreamEndCapture", capture_end),
     SYM("cuGraphInstantiateWithFlags", graph_instantiate),
@@ -387,6 +398,30 @@ static mg_status get_function(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *
     return *out = k, MG_OK;
 }
 
+/* Queues f on stream s: a programmatic dependent (pdl) or in a cluster through
+ * cuLaunchKernelEx when the driver has it, else a plain launch (the caller refused clusters
+ * without it). g (may be NULL: the caller's context) is lost on a sticky error. */
+static mg_status launch_fn(rt_gpu *g, mg_ctx *ctx, CUfunction f, const char *name,
+                           const unsigned grid[3], unsigned block, size_t smem, void **params,
+                           int pdl, const unsigned cluster[3], CUstream s) {
+    CUresult r;
+    if ((pdl || cluster) && drv.launch_ex) {
+        CUlaunchAttribute_ at[2];
+        unsigned n_at = 0;
+        memset(at, 0, sizeof at);
+        if (pdl) at[n_at].id = LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, at[n_at++].u.value = 1;
+        if (cluster) {
+            at[n_at].id = LAUNCH_ATTR_CLUSTER_DIMENSION;
+            memcpy(at[n_at++].u.dim, cluster, 3 * sizeof(unsigned));
+        }
+        CUlaunchConfig_ cfg = {grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, s, at, n_at};
+        r = drv.launch_ex(&cfg, f, params, NULL);
+        return r ? fail(g, ctx, r, "cuLaunchKernelEx(%s)", name) : MG_OK;
+    }
+    r = drv.launch(f, grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, s, params, NULL);
+    return r ? fail(g, ctx, r, "cuLaunchKernel(%s)", name) : MG_OK;
+}
+
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
                     const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
                     const unsigned cluster[3]) {
@@ -414,22 +449,8 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
         if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, non-portable cluster size)", name);
         k->nonportable = 1;
     }
-    if ((pdl || clustered) && drv.launch_ex) {
-        CUlaunchAttribute_ at[2];
-        unsigned n_at = 0;
-        memset(at, 0, sizeof at);
-        if (pdl) at[n_at].id = LAUNCH_ATTR_PROGRAMMATIC_STREAM_SERIALIZATION, at[n_at++].u.value = 1;
-        if (clustered) {
-            at[n_at].id = LAUNCH_ATTR_CLUSTER_DIMENSION;
-            memcpy(at[n_at++].u.dim, cluster, 3 * sizeof(unsigned));
-        }
-        CUlaunchConfig_ cfg = {grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream, at, n_at};
-        r = drv.launch_ex(&cfg, k->f, params, NULL);
-        return r ? fail(g, ctx, r, "cuLaunchKernelEx(%s)", name) : MG_OK;
-    }
-    r = drv.launch(k->f, grid[0], grid[1], grid[2], block, 1, 1, (unsigned)smem, g->stream,
-                   params, NULL);
-    return r ? fail(g, ctx, r, "cuLaunchKernel(%s)", name) : MG_OK;
+    return launch_fn(g, ctx, k->f, name, grid, block, smem, params, pdl, clustered ? cluster : NULL,
+                     g->stream);
 }
 
 mg_status rt_sync(rt_gpu *g, mg_ctx *ctx) {
@@ -554,4 +575,187 @@ void rt_graph_free(rt_gpu *g, rt_graph *gr) {
         drv.graph_destroy(gr->graph);
     }
     base_free(gr);
+}
+
+/* ---- the library API (src/compiled.c): launches in the caller's context and stream ----
+ * Unlike rt_gpu, which owns its context and stream, an rt_ext launches in whatever context is
+ * current on the calling thread, on the stream it is given. Its image is loaded once per
+ * context, the first time a thread enters that context, under the handle's mutex. */
+
+/* The image loaded into one context. Immutable once listed (threads read it unlocked). */
+struct rt_ext_mod {
+    CUcontext cu;
+    CUmodule mod;
+    CUfunction *fn; /* kernel i of rt_ext_new's list */
+    struct rt_ext_mod *next;
+};
+
+/* Invariants: every entry of `mods` has a distinct context; `primary` is retained exactly
+ * when `retained`. mu guards mods, primary and retained. */
+struct rt_ext {
+    void *image;
+    size_t size;
+    rt_kernel *k;
+    int n_k;
+    pthread_mutex_t mu;
+    rt_ext_mod *mods;
+    CUdevice dev;
+    CUcontext primary;
+    int retained;
+};
+
+static pthread_mutex_t ext_load_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Loads libcuda and initialises the driver, once, whichever thread comes first. */
+static mg_status ext_driver(mg_ctx *ctx) {
+    static int inited;
+    char err[256];
+    pthread_mutex_lock(&ext_load_mu);
+    mg_status rc = drv_load(ctx);
+    CUresult r = 0;
+    if (!rc && !inited && (r = drv.init(0)) == 0) inited = 1;
+    pthread_mutex_unlock(&ext_load_mu);
+    if (!rc && r) rc = ctx_err(ctx, MG_ERR_NO_DEVICE, "cuInit: %s", describe(r, err, sizeof err));
+    return rc;
+}
+
+mg_status rt_ext_device(mg_ctx *ctx, rt_gpu_info *info) {
+    mg_status rc = ext_driver(ctx);
+    if (rc) return rc;
+    rt_gpu tmp;
+    memset(&tmp, 0, sizeof tmp);
+    CUcontext cur = NULL;
+    const char *what = "cuCtxGetCurrent";
+    char err[256];
+    int n = 0;
+    CUresult r = drv.ctx_get_current(&cur);
+    if (!r && cur) what = "cuCtxGetDevice", r = drv.ctx_get_device(&tmp.dev);
+    else if (!r && (what = "cuDeviceGetCount", r = drv.device_count(&n)) == 0 && n == 0)
+        return ctx_err(ctx, MG_ERR_NO_DEVICE, "no CUDA device");
+    else if (!r) what = "cuDeviceGet", r = drv.device_get(&tmp.dev, 0);
+    if (!r) r = query_info(&tmp, &what);
+    if (r) return ctx_err(ctx, MG_ERR_NO_DEVICE, "%s: %s", what, describe(r, err, sizeof err));
+    *info = tmp.info;
+    return MG_OK;
+}
+
+mg_status rt_ext_new(mg_ctx *ctx, const void *image, size_t size, const rt_kernel *k, int n_k,
+                     rt_ext **out) {
+    *out = NULL;
+    if (!image || !size || n_k < 0) return ctx_err(ctx, MG_ERR_INVALID, "rt_ext_new: no image");
+    rt_ext *e = base_calloc(1, sizeof *e);
+    if (e) e->image = base_alloc(size), e->k = base_calloc((size_t)n_k + 1, sizeof *k);
+    if (!e || !e->image || !e->k) {
+        if (e) base_free(e->image), base_free(e->k);
+        base_free(e);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    memcpy(e->image, image, size);
+    if (n_k) memcpy(e->k, k, (size_t)n_k * sizeof *k);
+    e->size = size, e->n_k = n_k;
+    for (int i = 0; i < n_k; i++) /* a kernel launched twice gets the larger limit */
+        for (int j = 0; j < n_k; j++)
+            if (!strcmp(k[i].name, k[j].name) && k[j].smem > e->k[i].smem_limit)
+                e->k[i].smem_limit = k[j].smem;
+    pthread_mutex_init(&e->mu, NULL);
+    *out = e;
+    return MG_OK;
+}
+
+/* Frees m's host memory, unloading its module first when unload is set. */
+static void ext_mod_free(rt_ext_mod *m, int unload) {
+    if (unload && m->mod) drv.module_unload(m->mod);
+    base_free(m->fn);
+    base_free(m);
+}
+
+/* Loads e's image into the current context cu: the module, each kernel, their attributes. */
+static mg_status ext_load(rt_ext *e, mg_ctx *ctx, CUcontext cu, rt_ext_mod **out) {
+    rt_ext_mod *m = base_calloc(1, sizeof *m);
+    if (m) m->fn = base_calloc((size_t)e->n_k + 1, sizeof *m->fn);
+    if (!m || !m->fn) {
+        if (m) ext_mod_free(m, 0);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    m->cu = cu;
+    CUresult r = drv.module_load(&m->mod, e->image);
+    mg_status rc = r ? fail(NULL, ctx, r, "cuModuleLoadData") : MG_OK;
+    for (int i = 0; i < e->n_k && !rc; i++) {
+        const rt_kernel *k = &e->k[i];
+        if ((r = drv.module_function(&m->fn[i], m->mod, k->name)))
+            rc = fail(NULL, ctx, r, "cuModuleGetFunction(%s)", k->name);
+        else if (k->smem_limit > DEFAULT_SMEM_LIMIT &&
+                 (r = drv.func_set_attribute(m->fn[i], FUNC_ATTR_MAX_DYNAMIC_SMEM, (int)k->smem_limit)))
+            rc = fail(NULL, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", k->name,
+                      k->smem_limit);
+        else if (k->cluster_blocks > 8 &&
+                 (r = drv.func_set_attribute(m->fn[i], FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)))
+            rc = fail(NULL, ctx, r, "cuFuncSetAttribute(%s, non-portable cluster size)", k->name);
+    }
+    if (rc) ext_mod_free(m, m->mod != NULL);
+    else *out = m;
+    return rc;
+}
+
+/* The calling thread's current context; with none, device 0's primary context, retained by
+ * e (once) and made current. */
+static mg_status ext_context(rt_ext *e, mg_ctx *ctx, CUcontext *cu) {
+    CUresult r = drv.ctx_get_current(cu);
+    if (r) return fail(NULL, ctx, r, "cuCtxGetCurrent");
+    if (*cu) return MG_OK;
+    pthread_mutex_lock(&e->mu);
+    if (!e->retained && (r = drv.device_get(&e->dev, 0)) == 0 &&
+        (r = drv.primary_retain(&e->primary, e->dev)) == 0)
+        e->retained = 1;
+    pthread_mutex_unlock(&e->mu);
+    if (!r) r = drv.ctx_set_current(e->primary);
+    *cu = e->primary;
+    return r ? fail(NULL, ctx, r, "no current CUDA context; using device 0's primary one") : MG_OK;
+}
+
+mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out) {
+    *out = NULL;
+    mg_status rc = ext_driver(ctx);
+    CUcontext cu = NULL;
+    if (!rc) rc = ext_context(e, ctx, &cu);
+    if (rc) return rc;
+    pthread_mutex_lock(&e->mu);
+    rt_ext_mod *m = e->mods;
+    while (m && m->cu != cu) m = m->next;
+    if (!m && (rc = ext_load(e, ctx, cu, &m)) == MG_OK) m->next = e->mods, e->mods = m;
+    pthread_mutex_unlock(&e->mu);
+    *out = m;
+    return rc;
+}
+
+mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
+                        const unsigned grid[3], unsigned block, void **params, int pdl,
+                        const unsigned cluster[3], void *stream) {
+    const rt_kernel *k = &e->k[i];
+    int clustered = cluster && cluster[0] * cluster[1] * cluster[2] > 1;
+    if (clustered && !drv.launch_ex)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: thread-block clusters need cuLaunchKernelEx (CUDA 12+)", k->name);
+    return launch_fn(NULL, ctx, m->fn[i], k->name, grid, block, k->smem, params, pdl,
+                     clustered ? cluster : NULL, stream);
+}
+
+mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream) {
+    CUresult r = bytes ? drv.memset_d8_async(p, 0, bytes, stream) : 0;
+    return r ? fail(NULL, ctx, r, "cuMemsetD8Async(%zu bytes)", bytes) : MG_OK;
+}
+
+void rt_ext_free(rt_ext *e) {
+    if (!e) return;
+    for (rt_ext_mod *m = e->mods, *next; m; m = next) {
+        next = m->next;
+        CUcontext was = NULL;
+        int pushed = drv.ctx_push(m->cu) == 0; /* a context destroyed already: only host memory */
+        ext_mod_free(m, pushed);
+        if (pushed) drv.ctx_pop(&was);
+    }
+    if (e->retained) drv.primary_release(e->dev);
+    pthread_mutex_destroy(&e->mu);
+    base_free(e->image);
+    base_free(e->k);
+    base_free(e);
 }

@@ -104,6 +104,38 @@ mg_status rt_capture_end(rt_gpu *g, mg_ctx *ctx, rt_graph **out);
 mg_status rt_graph_launch(rt_gpu *g, mg_ctx *ctx, rt_graph *gr);
 void rt_graph_free(rt_gpu *g, rt_graph *gr);
 
+/* ---- launching in the caller's CUDA context (the library API, src/compiled.c) ---- */
+typedef struct rt_ext rt_ext;         /* a cubin, loaded into each context that launches it */
+typedef struct rt_ext_mod rt_ext_mod; /* it loaded into one context */
+typedef struct rt_kernel {
+    char name[64];
+    size_t smem;             /* dynamic shared memory of this launch, bytes */
+    unsigned cluster_blocks; /* blocks per thread-block cluster (0, 1: no clusters) */
+    size_t smem_limit;       /* set by rt_ext_new: the largest smem of the kernels so named */
+} rt_kernel;
+
+/* Loads libcuda and initialises the driver (once; thread-safe), then describes the device of
+ * the calling thread's current context, or device 0 when none is current (no context is
+ * made). MG_ERR_NO_DEVICE with the reason when there is no driver or GPU. */
+mg_status rt_ext_device(mg_ctx *ctx, rt_gpu_info *info);
+/* A handle on a copy of image whose launches are k[0..n_k) (copied). Touches no GPU. */
+mg_status rt_ext_new(mg_ctx *ctx, const void *image, size_t size, const rt_kernel *k, int n_k,
+                     rt_ext **out);
+/* Unloads e from every context it was loaded in (each must still exist; one that cannot be
+ * made current is skipped) and releases a primary context e retained. NULL is a no-op. */
+void rt_ext_free(rt_ext *e);
+/* The calling thread's current context, loading e into it the first time (under e's
+ * mutex, so threads may race here); with no current context, device 0's primary context is
+ * retained by e and made current on the thread. *out stays valid until rt_ext_free. */
+mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out);
+/* Queues kernel i of e (as m) on `stream` (a CUstream of m's context, NULL: the default
+ * stream); pdl and cluster as in rt_launch. Thread-safe; no allocation. */
+mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
+                        const unsigned grid[3], unsigned block, void **params, int pdl,
+                        const unsigned cluster[3], void *stream);
+/* Queues a zero fill of `bytes` at p on `stream` (cuMemsetD8Async) in the current context. */
+mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream);
+
 /* ---- C backend (crun.c) ---- */
 /* Builds `src` (C11) into a shared object with the system compiler (MUGEN_CC, default cc;
  * -O3 -march=native -ffp-contract=off -fno-trapping-math -fno-math-errno -fopenmp -fPIC
@@ -113,6 +145,12 @@ void rt_graph_free(rt_gpu *g, rt_graph *gr);
  * MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
  * MG_ERR_NO_DEVICE if no C compiler can be run. */
 mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
+/* rt_c_build without OpenMP (its pragmas ignored): an object the caller's own process may
+ * load and run in one thread. A process that used libgomp cannot use it again in a child it
+ * forks (the child hangs), so in-process runs must not start OpenMP's threads. *cached (may be
+ * NULL) = 1 when the object came from the compile cache. */
+mg_status rt_c_build_serial(mg_ctx *ctx, const char *src, char **so_path, int *cached,
+                            strbuf *log);
 /* Runs `void entry(void **bufs)` from so_path in a forked child: n_bufs host buffers
  * bufs[i] of sizes[i] bytes are shared with the child (copied in before, out after), then
  * entry runs `reps` + 1 times (the first a warm-up) and ms_median (if non-NULL) gets the

@@ -10,7 +10,8 @@
 #   - each piece of device code (src/codegen/cuda/lib/*.cuh) compiles with nvcc after the
 #     pieces it needs, and the C target's lib.h with cc;
 #   - planted failures (compile error, fault) come back as errors, and the process goes on;
-#   - --backend gpu without a GPU is a clear error.
+#   - the library API's example (build/run-program --c) runs and matches the reference;
+#   - --backend gpu (and run-program) without a GPU is a clear error.
 # The compile-and-run list runs on two workers (NVRTC is single-threaded: 343 -> 271 s here).
 # Usage: sh tests/codegen/run.sh BUILD_DIR. Ends with "N passed, N failed".
 B=${1:-build}
@@ -153,8 +154,19 @@ else bad "generated source changed (tools/emit_digest.sh; regenerate tests/golde
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >"$T/out" 2>&1; then ok; else bad "run-faults: $(cat "$T/out")"; fi
 if MUGEN_PLANT=compile "$M" emit --compile examples/ugraphs/lora.mu >/dev/null 2>"$T/err"; then bad "planted NVRTC error accepted"
 elif grep -q "NVRTC" "$T/err" && grep -q "planted" "$T/err"; then ok; else bad "planted NVRTC error: $(head -c 400 "$T/err")"; fi
+# the library API's example (examples/c/run_program.c) on the C target: compile, launch on host
+# buffers, compare with the reference; the same program compiled again comes from the cache
+# (make test-gpu runs it on the GPU)
+for args in "examples/lora.mu examples/ugraphs/lora.mu" examples/ntrans_b1.mu examples/ntrans_b1.mu; do
+    if "$B/run-program" --c --reps 2 $args >"$T/out" 2>&1 && grep -q "time per launch" "$T/out"; then ok
+    else bad "run-program --c $args: $(head -c 600 "$T/out")"; fi
+done
+if grep -q "from the compile cache" "$T/out"; then ok; else bad "run-program: a second compile missed the cache: $(cat "$T/out")"; fi
 # asking for the GPU where there is none
 if [ ! -e /dev/nvidia0 ]; then
+    "$B/run-program" examples/lora.mu >"$T/out" 2>&1
+    rc=$?
+    if [ "$rc" -eq 1 ] && grep -qi "no CUDA driver\|no CUDA device\|CUDA error" "$T/out"; then ok; else bad "run-program without a GPU: exit $rc: $(cat "$T/out")"; fi
     "$M" run --backend gpu examples/lora.mu >"$T/out" 2>"$T/err"
     rc=$?
     if [ "$rc" -eq 1 ] && grep -qi "libcuda\|no CUDA device\|no GPU" "$T/err"; then ok; else bad "--backend gpu without a GPU: exit $rc: $(cat "$T/err")"; fi

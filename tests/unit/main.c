@@ -20,7 +20,7 @@ int unit_fails;
     X(test_field_rejects_non_lax) X(test_field_float_agree) X(test_field_silu)        \
     X(test_field_decoder_ops)                                                         \
     X(test_field_draw) X(test_field_factor)                                           \
-    X(test_alloc_failures) X(test_alloc_search)                                       \
+    X(test_alloc_failures) X(test_alloc_search) X(test_alloc_compile)                                       \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \
     X(test_search_finds_fused) X(test_search_split_reduction) X(test_search_screen)   \
     X(test_search_ops) X(test_search_threads_same) X(test_search_compound_rmsnorm)    \
@@ -38,7 +38,9 @@ int unit_fails;
     X(test_runtime_gpu_open)                                                          \
     X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) \
     X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads)      \
-    X(test_lower_examples) X(test_lower_random)
+    X(test_lower_examples) X(test_lower_random)                                       \
+    X(test_compiled_c_programs) X(test_compiled_errors) X(test_compiled_threads) \
+    X(test_compiled_fake_gpu)
 
 #define DECL(t) void t(void);
 TESTS(DECL)

@@ -1,6 +1,6 @@
 /* Failing the N-th host allocation anywhere in parse, print, JSON, partition and both
  * evaluators gives MG_ERR_NOMEM (or success), never a crash or a leak (ASan checks leaks);
- * so does a small search. */
+ * so do a small search and the library API's compile and launch (C target). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,6 +8,7 @@
 
 void test_alloc_failures(void);
 void test_alloc_search(void);
+void test_alloc_compile(void);
 
 static long g_countdown; /* allocations left before one fails; < 0: never fail */
 static long g_failed;
@@ -176,4 +177,68 @@ void test_alloc_search(void) {
     mg_set_allocator(NULL, NULL);
     printf("  (a search of %ld allocations failed at %ld of them: %ld out of memory, the others "
            "succeeded with less)\n", total, runs, nomem);
+}
+
+/* mg_compile (C target; the object comes from the cache after the first run) and one
+ * mg_launch of a small program. Returns its status; *ok = 1 when the launch's output is
+ * right (exp of a row sum: checked element by element). */
+static mg_status run_compile(int *ok) {
+    static const char *src = "input X : f32[4, 32]\nO = exp(sum(X, dim=1) * 0.25)\noutput O\n";
+    mg_ctx ctx = {{0}};
+    mg_program *p = NULL;
+    mg_compiled *c = NULL;
+    mg_compiled_info info = {0};
+    float x[128], o[4] __attribute__((aligned(16)));
+    static float xa[128] __attribute__((aligned(16)));
+    *ok = 0;
+    for (int i = 0; i < 128; i++) x[i] = xa[i] = (float)((i * 37 % 11) - 5) * 0.125f;
+    mg_compile_opts opts = {.target = MG_TARGET_C};
+    mg_status rc = mg_program_parse(&ctx, src, strlen(src), "c.mu", &p);
+    if (!rc) rc = mg_compile(&ctx, p, NULL, &opts, &c);
+    if (!rc) rc = mg_compiled_get_info(c, &info);
+    void *ws = NULL, *in[1] = {xa}, *out[1] = {o};
+    if (!rc && info.workspace_bytes && posix_memalign(&ws, MG_LAUNCH_ALIGN, info.workspace_bytes))
+        rc = MG_ERR_NOMEM;
+    memset(o, 0xFF, sizeof o);
+    if (!rc) rc = mg_launch(&ctx, c, 1, in, 1, out, ws, info.workspace_bytes, NULL);
+    CHECK_MSG(rc == MG_OK || rc == MG_ERR_NOMEM, "compile and launch: %s", ctx.msg);
+    if (!rc) {
+        *ok = 1;
+        for (int r = 0; r < 4; r++) {
+            double sum = 0;
+            for (int k = 0; k < 32; k++) sum += x[r * 32 + k];
+            *ok &= fabs(o[r] - exp(sum * 0.25)) <= 1e-4 * exp(sum * 0.25);
+        }
+    }
+    free(ws);
+    mg_compiled_free(c);
+    mg_program_free(p);
+    return rc;
+}
+
+void test_alloc_compile(void) {
+    char dir[4096], *old = getenv("MUGEN_CACHE_DIR") ? strdup(getenv("MUGEN_CACHE_DIR")) : NULL;
+    snprintf(dir, sizeof dir, "%s/mugen-alloc-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("MUGEN_CACHE_DIR", dir, 1);
+    mg_set_allocator(failing_realloc, NULL);
+    g_countdown = -1, g_calls = 0;
+    int ok = 0;
+    CHECK(run_compile(&ok) == MG_OK && ok); /* builds the cache entry */
+    long total = g_calls, stride = total > 200 ? (total - 200) / 100 + 1 : 1;
+    for (long n = 0; n <= total; n += n < 200 ? 1 : stride) {
+        g_countdown = n, g_failed = 0;
+        mg_status rc = run_compile(&ok);
+        CHECK_MSG(rc != MG_ERR_NOMEM || g_failed, "N = %ld: out of memory with no failed allocation", n);
+        CHECK_MSG(rc == MG_ERR_NOMEM || (rc == MG_OK && ok), "N = %ld: status %d, output %s", n, rc,
+                  ok ? "right" : "wrong");
+    }
+    mg_set_allocator(NULL, NULL);
+    printf("  (%ld allocations in a compile and launch)\n", total);
+    if (old) setenv("MUGEN_CACHE_DIR", old, 1);
+    else unsetenv("MUGEN_CACHE_DIR");
+    free(old);
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
 }

@@ -1,0 +1,302 @@
+/* compiled: the library API of include/mugen.h, "compile once, launch many" (docs/runtime.md).
+ * mg_compile runs the front of the pipeline once (lower/, opt/, codegen/, then NVRTC or the C
+ * compiler through the compile cache) and keeps what a launch needs: the launch list, where
+ * each buffer lives (a caller's input or output, or an offset in the caller's workspace) and
+ * the loaded code. mg_launch only fills kernel parameters and queues the kernels on the
+ * caller's stream (CUDA, runtime/cuda.c's rt_ext) or calls the shared object's mg_entry in
+ * the calling thread (C): no copies, no synchronisation, no allocation. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "driver.h"
+#include "ir/device.h"
+#include "runtime/runtime.h"
+#include "verify/verify.h"
+
+enum { IO_ALIGN = 16, C_STACK_BUFS = 512 };
+
+/* Invariants: buf_in[b] >= 0 (an index into the caller's inputs) or buf_out[b] >= 0 (into
+ * its outputs) or neither (then buffer b lives at buf_off[b] in the workspace, every offset
+ * a multiple of MG_LAUNCH_ALIGN and buf_off[b] + buf_bytes[b] <= ws_bytes); never both.
+ * Exactly one of ext (CUDA) and entry (C) is set. Nothing changes after mg_compile. */
+struct mg_compiled {
+    mg_target target;
+    int n_in, n_out;
+    mg_tensor_desc *in, *out; /* the program's, names owned */
+    int n_bufs;
+    int *buf_in, *buf_out;
+    size_t *buf_off, *buf_bytes, ws_bytes;
+    int sync_buf;             /* a persistent launch's counters (cg_program.sync_buf), or -1 */
+    cg_launch *launches;
+    int n_launches;
+    int pdl, cached;
+    char device[64];
+    rt_ext *ext;              /* CUDA */
+    void *so;                 /* C: the dlopen handle and its entry */
+    void (*entry)(void **bufs);
+};
+
+/* The compilers' first use loads libraries without locks (nvrtc.c): compiles take turns. */
+static pthread_mutex_t compile_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+/* Copies the program's input and output descriptions, names included. */
+static mg_status copy_io(mg_compiled *c, const mg_program *prog, mg_ctx *ctx) {
+    c->n_in = mg_program_n_inputs(prog), c->n_out = mg_program_n_outputs(prog);
+    c->in = base_calloc((size_t)c->n_in + 1, sizeof *c->in);
+    c->out = base_calloc((size_t)c->n_out + 1, sizeof *c->out);
+    if (!c->in || !c->out) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < c->n_in + c->n_out; i++) {
+        mg_tensor_desc *d = i < c->n_in ? &c->in[i] : &c->out[i - c->n_in];
+        if (i < c->n_in) mg_program_input(prog, i, d);
+        else mg_program_output(prog, i - c->n_in, d);
+        d->name = base_strdup(d->name ? d->name : "");
+        if (!d->name) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
+    return MG_OK;
+}
+
+/* Where each of cg's buffers lives: the caller's input io.in[i] / output io.out[k] (ug's
+ * order mapped to the program's), else the next aligned offset of the workspace. */
+static mg_status place_buffers(mg_compiled *c, const cg_program *cg, const vf_io_map *io,
+                               mg_ctx *ctx) {
+    size_t n = (size_t)cg->n_bufs + 1;
+    c->n_bufs = cg->n_bufs, c->sync_buf = cg->sync_buf;
+    c->buf_in = base_alloc(n * sizeof(int)), c->buf_out = base_alloc(n * sizeof(int));
+    c->buf_off = base_calloc(n, sizeof(size_t)), c->buf_bytes = base_calloc(n, sizeof(size_t));
+    if (!c->buf_in || !c->buf_out || !c->buf_off || !c->buf_bytes)
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int b = 0; b < cg->n_bufs; b++) c->buf_in[b] = c->buf_out[b] = -1;
+    for (int i = 0; i < cg->n_in; i++) c->buf_in[cg->in_buf[i]] = io->in[i];
+    for (int k = 0; k < cg->n_out; k++) {
+        int b = cg->out_buf[k];
+        if (c->buf_in[b] >= 0 || c->buf_out[b] >= 0)
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "output '%s' is %s itself: mg_compile needs "
+                           "each output in a buffer of its own", c->out[io->out[k]].name,
+                           c->buf_in[b] >= 0 ? "an input" : "another output");
+        c->buf_out[b] = io->out[k];
+    }
+    for (int b = 0; b < cg->n_bufs; b++) {
+        c->buf_bytes[b] = (size_t)cg->buf_bytes[b];
+        if (c->buf_in[b] >= 0 || c->buf_out[b] >= 0) continue;
+        c->buf_off[b] = c->ws_bytes;
+        c->ws_bytes = align_up(c->ws_bytes + c->buf_bytes[b], MG_LAUNCH_ALIGN);
+    }
+    c->n_launches = cg->n_launches;
+    c->launches = base_alloc(((size_t)cg->n_launches + 1) * sizeof *c->launches);
+    if (!c->launches) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    memcpy(c->launches, cg->launches, (size_t)cg->n_launches * sizeof *c->launches);
+    return MG_OK;
+}
+
+/* The device to plan for: o->device's row, or the one the current CUDA context runs on. */
+static mg_status target_device(const mg_compile_opts *o, mg_ctx *ctx, mg_device *dev) {
+    *dev = *mg_device_default();
+    if (o->target == MG_TARGET_C) return MG_OK;
+    if (o->device) {
+        const mg_device *d = mg_device_lookup(o->device, ctx);
+        if (!d) return MG_ERR_INVALID;
+        *dev = *d;
+        return MG_OK;
+    }
+    rt_gpu_info in;
+    mg_status rc = rt_ext_device(ctx, &in);
+    if (!rc)
+        mg_device_detect(in.name, in.cc_major, in.cc_minor, in.n_sm, in.smem_optin, in.mem_bytes, dev);
+    return rc;
+}
+
+/* NVRTC (through the cache), then a handle that loads the cubin into each context it meets. */
+static mg_status build_cuda(mg_compiled *c, const cg_program *cg, const mg_device *dev,
+                            mg_ctx *ctx) {
+    void *img = NULL;
+    size_t n_img = 0;
+    rt_kernel *k = base_calloc((size_t)cg->n_launches + 1, sizeof *k);
+    if (!k) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int l = 0; l < cg->n_launches; l++) {
+        const cg_launch *L = &cg->launches[l];
+        snprintf(k[l].name, sizeof k[l].name, "%s", L->name);
+        k[l].smem = (size_t)L->smem;
+        k[l].cluster_blocks = L->cluster[0] * L->cluster[1] * L->cluster[2];
+    }
+    pthread_mutex_lock(&compile_mu);
+    mg_status rc = rt_nvrtc_compile(ctx, cg->src, dev->arch, &img, &n_img, &c->cached, NULL);
+    pthread_mutex_unlock(&compile_mu);
+    if (!rc) rc = rt_ext_new(ctx, img, n_img, k, cg->n_launches, &c->ext);
+    snprintf(c->device, sizeof c->device, "%s (%s)", dev->arch, dev->model ? dev->model : dev->name);
+    base_free(img);
+    base_free(k);
+    return rc;
+}
+
+/* The C compiler (serial build, through the cache), loaded into this process. */
+static mg_status build_c(mg_compiled *c, const cg_program *cg, mg_ctx *ctx) {
+    char *so = NULL;
+    pthread_mutex_lock(&compile_mu);
+    mg_status rc = rt_c_build_serial(ctx, cg->src, &so, &c->cached, NULL);
+    pthread_mutex_unlock(&compile_mu);
+    void *p = NULL;
+    if (!rc && !(c->so = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
+        rc = ctx_err(ctx, MG_ERR_LAUNCH, "cannot load %s: %s", so, dlerror());
+    else if (!rc && !(p = dlsym(c->so, "mg_entry")))
+        rc = ctx_err(ctx, MG_ERR_LAUNCH, "no function mg_entry in %s", so);
+    if (!rc) memcpy(&c->entry, &p, sizeof p); /* object -> function pointer */
+    snprintf(c->device, sizeof c->device, "C (host)");
+    base_free(so);
+    return rc;
+}
+
+mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
+                     const mg_compile_opts *o, mg_compiled **out) {
+    if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_compile: NULL argument");
+    *out = NULL;
+    mg_compile_opts def = {0};
+    if (!o) o = &def;
+    if (o->target != MG_TARGET_CUDA && o->target != MG_TARGET_C)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_compile: unknown target %d", (int)o->target);
+    ir_graph *lowered = NULL;
+    const ir_graph *ug = ugraph ? ugraph->g : prog->g;
+    op_plan *plan = NULL;
+    cg_program cg = {0};
+    vf_io_map io;
+    mg_device dev;
+    mg_compiled *c = base_calloc(1, sizeof *c);
+    if (!c) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    c->target = o->target, c->pdl = !o->opt.no_pdl, c->sync_buf = -1;
+    mg_status rc = target_device(o, ctx, &dev);
+    if (!rc && !ugraph) rc = dr_lower(prog->g, ctx, &o->opt, &lowered, &ug);
+    if (!rc) rc = vf_match_io(prog->g, ug, ctx, &io);
+    if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
+                              &plan, &cg);
+    if (!rc) rc = copy_io(c, prog, ctx);
+    if (!rc) rc = place_buffers(c, &cg, &io, ctx);
+    if (!rc) rc = o->target == MG_TARGET_C ? build_c(c, &cg, ctx) : build_cuda(c, &cg, &dev, ctx);
+    cg_program_free(&cg);
+    op_plan_free(plan);
+    ir_graph_free(lowered);
+    if (rc) mg_compiled_free(c);
+    else *out = c;
+    return rc;
+}
+
+void mg_compiled_free(mg_compiled *c) {
+    if (!c) return;
+    rt_ext_free(c->ext);
+    if (c->so) dlclose(c->so);
+    for (int i = 0; c->in && i < c->n_in; i++) base_free((void *)c->in[i].name);
+    for (int i = 0; c->out && i < c->n_out; i++) base_free((void *)c->out[i].name);
+    base_free(c->in), base_free(c->out);
+    base_free(c->buf_in), base_free(c->buf_out), base_free(c->buf_off), base_free(c->buf_bytes);
+    base_free(c->launches);
+    base_free(c);
+}
+
+mg_status mg_compiled_get_info(const mg_compiled *c, mg_compiled_info *info) {
+    if (!c || !info) return MG_ERR_INVALID;
+    memset(info, 0, sizeof *info);
+    info->target = c->target;
+    info->n_inputs = c->n_in, info->n_outputs = c->n_out, info->n_launches = c->n_launches;
+    info->workspace_bytes = c->ws_bytes, info->align = IO_ALIGN;
+    info->cached = c->cached;
+    snprintf(info->device, sizeof info->device, "%s", c->device);
+    return MG_OK;
+}
+
+mg_status mg_compiled_input(const mg_compiled *c, int i, mg_tensor_desc *d) {
+    if (!c || !d || i < 0 || i >= c->n_in) return MG_ERR_INVALID;
+    *d = c->in[i];
+    return MG_OK;
+}
+
+mg_status mg_compiled_output(const mg_compiled *c, int i, mg_tensor_desc *d) {
+    if (!c || !d || i < 0 || i >= c->n_out) return MG_ERR_INVALID;
+    *d = c->out[i];
+    return MG_OK;
+}
+
+/* ---- launching ---- */
+
+/* Refuses, naming the first problem, what mg_launch cannot run on. */
+static mg_status check_launch(mg_ctx *ctx, const mg_compiled *c, int n_in, void *const *in,
+                              int n_out, void *const *out, const void *ws, size_t ws_bytes) {
+    if (!c) return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: no compiled program");
+    if (n_in != c->n_in || n_out != c->n_out)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: %d inputs and %d outputs given; the "
+                       "program has %d and %d", n_in, n_out, c->n_in, c->n_out);
+    if ((n_in && !in) || (n_out && !out))
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: NULL %s array", n_in && !in ? "input" : "output");
+    for (int i = 0; i < n_in + n_out; i++) {
+        const void *p = i < n_in ? in[i] : out[i - n_in];
+        const char *what = i < n_in ? "input" : "output";
+        const mg_tensor_desc *d = i < n_in ? &c->in[i] : &c->out[i - n_in];
+        if (!p) return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: %s '%s' is NULL", what, d->name);
+        if ((uintptr_t)p % IO_ALIGN)
+            return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: %s '%s' at %p is not aligned to %d "
+                           "bytes", what, d->name, p, IO_ALIGN);
+    }
+    if (ws_bytes < c->ws_bytes)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: a workspace of %zu bytes is too small: "
+                       "the program needs %zu", ws_bytes, c->ws_bytes);
+    if (c->ws_bytes && !ws) return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: NULL workspace");
+    if (c->ws_bytes && (uintptr_t)ws % MG_LAUNCH_ALIGN)
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_launch: the workspace at %p is not aligned to "
+                       "%d bytes", ws, MG_LAUNCH_ALIGN);
+    return MG_OK;
+}
+
+/* The address of buffer b for this launch. */
+static uintptr_t buf_addr(const mg_compiled *c, int b, void *const *in, void *const *out,
+                          void *ws) {
+    if (c->buf_in[b] >= 0) return (uintptr_t)in[c->buf_in[b]];
+    if (c->buf_out[b] >= 0) return (uintptr_t)out[c->buf_out[b]];
+    return (uintptr_t)ws + c->buf_off[b];
+}
+
+/* Queues the zeroing of the counters (persistent launches), then every kernel, on stream. */
+static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
+                             void *const *out, void *ws, void *stream) {
+    const rt_ext_mod *m = NULL;
+    mg_status rc = rt_ext_enter(c->ext, ctx, &m);
+    if (!rc && c->sync_buf >= 0)
+        rc = rt_ext_zero(ctx, buf_addr(c, c->sync_buf, in, out, ws), c->buf_bytes[c->sync_buf], stream);
+    for (int l = 0; l < c->n_launches && !rc; l++) {
+        const cg_launch *L = &c->launches[l];
+        rt_dptr val[CG_MAX_ARGS];
+        void *params[CG_MAX_ARGS + 1]; /* NULL-terminated: the driver reads the kernel's own
+                                        * count; the tests' fake driver stops at the NULL */
+        for (int a = 0; a < L->n_args; a++)
+            val[a] = buf_addr(c, L->args[a], in, out, ws), params[a] = &val[a];
+        params[L->n_args] = NULL;
+        rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params, c->pdl && L->pdl,
+                           L->cluster, stream);
+    }
+    return rc;
+}
+
+/* Runs mg_entry in this thread over the buffers' addresses (on the stack up to
+ * C_STACK_BUFS buffers, the rare larger plan allocates them). */
+static mg_status launch_c(mg_ctx *ctx, const mg_compiled *c, void *const *in, void *const *out,
+                          void *ws) {
+    void *stack[C_STACK_BUFS], **bufs = stack;
+    if (c->n_bufs > C_STACK_BUFS && !(bufs = base_alloc((size_t)c->n_bufs * sizeof *bufs)))
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int b = 0; b < c->n_bufs; b++) bufs[b] = (void *)buf_addr(c, b, in, out, ws);
+    c->entry(bufs);
+    if (bufs != stack) base_free(bufs);
+    return MG_OK;
+}
+
+mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inputs,
+                    int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
+                    void *stream) {
+    mg_status rc = check_launch(ctx, c, n_inputs, inputs, n_outputs, outputs, workspace,
+                                workspace_bytes);
+    if (rc) return rc;
+    if (c->target == MG_TARGET_C) return launch_c(ctx, c, inputs, outputs, workspace);
+    return launch_cuda(ctx, c, inputs, outputs, workspace, stream);
+}

@@ -1,0 +1,17 @@
+/* driver: the pipeline steps that both mg_run (driver.c) and the library API (compiled.c)
+ * take, from a kernel graph to generated source. */
+#ifndef MG_DRIVER_H
+#define MG_DRIVER_H
+
+#include "codegen/codegen.h"
+
+/* g lowered to μGraphs (lower/) into *owned (the caller frees it), *use pointing at what
+ * runs: g itself when it already holds kernels or o->plain asks for the per-operator path. */
+mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
+                   const ir_graph **use);
+/* Plans g for device dev with o's optimizer switches (opt/) and emits it for target t
+ * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
+mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
+                      const mg_device *dev, op_plan **plan, cg_program *cg);
+
+#endif

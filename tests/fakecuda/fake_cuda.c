@@ -1,0 +1,157 @@
+/* fake_cuda: the driver API entry points mugen's runtime resolves (src/runtime/cuda.c), faked
+ * for the unit tests (fake_cuda.h): nothing runs, the launches are recorded. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fake_cuda.h"
+
+typedef int CUresult;
+enum { MAX_LAUNCHES = 4096, MAX_FN = 64 };
+
+typedef struct fake_module {
+    void *ctx;
+    int n_fn;
+    char fn[MAX_FN][64]; /* a CUfunction is a pointer to its name here */
+} fake_module;
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static fake_stats st;
+static fake_launch rec[MAX_LAUNCHES];
+static int primary; /* its address is the primary context */
+static _Thread_local void *cur, *pushed[8];
+static _Thread_local int depth;
+
+/* ---- the inspection interface (fake_cuda.h) ---- */
+void fake_cuda_stats(fake_stats *s);
+const fake_launch *fake_cuda_launch(int i);
+void fake_cuda_set_current(void *ctx);
+void fake_cuda_stats(fake_stats *s) {
+    pthread_mutex_lock(&mu);
+    *s = st;
+    pthread_mutex_unlock(&mu);
+}
+const fake_launch *fake_cuda_launch(int i) { return i >= 0 && i < st.launches && i < MAX_LAUNCHES ? &rec[i] : NULL; }
+void fake_cuda_set_current(void *ctx) { cur = ctx; }
+
+/* ---- the driver API ---- */
+#define API(name, ...) CUresult name(__VA_ARGS__); CUresult name(__VA_ARGS__)
+API(cuInit, unsigned f) { (void)f; pthread_mutex_lock(&mu); st.inits++; pthread_mutex_unlock(&mu); return 0; }
+API(cuDeviceGetCount, int *n) { *n = 1; return 0; }
+API(cuDeviceGet, int *d, int i) { *d = i; return i == 0 ? 0 : 101; }
+API(cuDeviceGetName, char *s, int n, int d) { (void)d; strncpy(s, "mugen fake NVIDIA H100", (size_t)n); return 0; }
+API(cuDeviceGetAttribute, int *v, int a, int d) {
+    (void)d;
+    *v = a == 16 ? 132 : a == 75 ? 9 : a == 76 ? 0 : a == 97 ? 232448 : 0;
+    return 0;
+}
+API(cuDeviceTotalMem_v2, size_t *b, int d) { (void)d; *b = (size_t)80 << 30; return 0; }
+API(cuDevicePrimaryCtxRetain, void **c, int d) {
+    (void)d;
+    pthread_mutex_lock(&mu); st.retained++; pthread_mutex_unlock(&mu);
+    *c = &primary;
+    return 0;
+}
+API(cuDevicePrimaryCtxRelease_v2, int d) { (void)d; pthread_mutex_lock(&mu); st.retained--; pthread_mutex_unlock(&mu); return 0; }
+API(cuCtxSetCurrent, void *c) { cur = c; return 0; }
+API(cuCtxGetCurrent, void **c) { *c = cur; return 0; }
+API(cuCtxGetDevice, int *d) { *d = 0; return cur ? 0 : 201; }
+API(cuCtxPushCurrent_v2, void *c) { if (depth == 8) return 1; pushed[depth++] = cur; cur = c; return 0; }
+API(cuCtxPopCurrent_v2, void **c) { if (!depth) return 1; *c = cur; cur = pushed[--depth]; return 0; }
+API(cuModuleLoadData, void **m, const void *image) {
+    fake_module *fm = calloc(1, sizeof *fm);
+    if (!fm) return 2;
+    fm->ctx = cur;
+    pthread_mutex_lock(&mu);
+    st.loads++;
+    st.bad_image += !image || memcmp(image, "\177ELF", 4) != 0;
+    pthread_mutex_unlock(&mu);
+    *m = fm;
+    return cur ? 0 : 201;
+}
+API(cuModuleUnload, void *m) { pthread_mutex_lock(&mu); st.unloads++; pthread_mutex_unlock(&mu); free(m); return 0; }
+API(cuModuleGetFunction, void **f, void *m, const char *name) {
+    fake_module *fm = m;
+    if (fm->n_fn == MAX_FN) return 2;
+    strncpy(fm->fn[fm->n_fn], name, 63);
+    *f = fm->fn[fm->n_fn++];
+    return 0;
+}
+API(cuFuncSetAttribute, void *f, int a, int v) { (void)f, (void)a, (void)v; return 0; }
+
+/* Records a launch of f; params end with NULL (mugen's library API leaves one there). */
+static CUresult record(void *f, const unsigned g[3], unsigned block, unsigned smem, void *s,
+                       void **params, int pdl) {
+    pthread_mutex_lock(&mu);
+    if (st.launches < MAX_LAUNCHES) {
+        fake_launch *L = &rec[st.launches];
+        memset(L, 0, sizeof *L);
+        L->ctx = cur, L->stream = s, L->block = block, L->smem = smem, L->pdl = pdl;
+        memcpy(L->grid, g, sizeof L->grid);
+        strncpy(L->name, f, 63);
+        for (L->n_args = 0; L->n_args < FAKE_MAX_ARGS && params[L->n_args]; L->n_args++)
+            memcpy(&L->args[L->n_args], params[L->n_args], 8);
+    }
+    st.launches++;
+    pthread_mutex_unlock(&mu);
+    return cur ? 0 : 201;
+}
+
+API(cuLaunchKernel, void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+    unsigned bz, unsigned smem, void *s, void **params, void **extra) {
+    (void)by, (void)bz, (void)extra;
+    unsigned g[3] = {gx, gy, gz};
+    return record(f, g, bx, smem, s, params, 0);
+}
+
+typedef struct {
+    int id;
+    char pad[4];
+    union {
+        char pad[64];
+        int value;
+        unsigned dim[3];
+    } u;
+} attr_;
+typedef struct {
+    unsigned gx, gy, gz, bx, by, bz, smem;
+    void *stream;
+    attr_ *attrs;
+    unsigned n_attrs;
+} config_;
+API(cuLaunchKernelEx, const config_ *c, void *f, void **params, void **extra) {
+    (void)extra;
+    unsigned g[3] = {c->gx, c->gy, c->gz};
+    int pdl = 0;
+    for (unsigned i = 0; i < c->n_attrs; i++) pdl |= c->attrs[i].id == 6 && c->attrs[i].u.value;
+    return record(f, g, c->bx, c->smem, c->stream, params, pdl);
+}
+API(cuMemsetD8Async, uint64_t p, unsigned char b, size_t n, void *s) {
+    (void)b, (void)s;
+    pthread_mutex_lock(&mu);
+    st.memsets++, st.memset_ptr = p, st.memset_bytes = n;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+API(cuGetErrorName, CUresult r, const char **s) { *s = r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_FAKE"; return 0; }
+API(cuGetErrorString, CUresult r, const char **s) { (void)r; *s = "fake driver error"; return 0; }
+/* the rest: present, unused by the library API */
+API(cuStreamCreate, void **s, unsigned f) { (void)f; *s = &primary; return 0; }
+API(cuStreamDestroy_v2, void *s) { (void)s; return 0; }
+API(cuStreamSynchronize, void *s) { (void)s; return 0; }
+API(cuEventCreate, void **e, unsigned f) { (void)f; *e = &primary; return 0; }
+API(cuEventDestroy_v2, void *e) { (void)e; return 0; }
+API(cuEventRecord, void *e, void *s) { (void)e, (void)s; return 0; }
+API(cuEventSynchronize, void *e) { (void)e; return 0; }
+API(cuEventElapsedTime, float *ms, void *a, void *b) { (void)a, (void)b; *ms = 0; return 0; }
+API(cuMemAlloc_v2, uint64_t *p, size_t n) { (void)n; *p = 0; return 2; }
+API(cuMemFree_v2, uint64_t p) { (void)p; return 0; }
+API(cuMemcpyHtoD_v2, uint64_t d, const void *s, size_t n) { (void)d, (void)s, (void)n; return 1; }
+API(cuMemcpyDtoH_v2, void *d, uint64_t s, size_t n) { (void)d, (void)s, (void)n; return 1; }
+API(cuMemsetD8_v2, uint64_t d, unsigned char b, size_t n) { (void)d, (void)b, (void)n; return 1; }
+API(cuStreamBeginCapture_v2, void *s, int m) { (void)s, (void)m; return 1; }
+API(cuStreamEndCapture, void *s, void **g) { (void)s, (void)g; return 1; }
+API(cuGraphInstantiateWithFlags, void **e, void *g, unsigned long long f) { (void)e, (void)g, (void)f; return 1; }
+API(cuGraphLaunch, void *e, void *s) { (void)e, (void)s; return 1; }
+API(cuGraphExecDestroy, void *e) { (void)e; return 0; }
+API(cuGraphDestroy, void *g) { (void)g; return 0; }

@@ -1,0 +1,580 @@
+/* The library API (src/compiled.c, docs/runtime.md): mg_compile + mg_launch through the C
+ * target on host memory, against the float reference on fresh random inputs with every output
+ * and the workspace poisoned first; programs lowered and with their μGraphs; the compile
+ * cache's second hit; every refusal; four threads launching one handle at once. Each test
+ * uses its own temporary MUGEN_CACHE_DIR and restores the caller's afterwards. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../fakecuda/fake_cuda.h"
+#include "mugen.h"
+#include "unit.h"
+
+void test_compiled_c_programs(void);
+void test_compiled_errors(void);
+void test_compiled_threads(void);
+void test_compiled_fake_gpu(void);
+
+enum { MAX_IO = 16 };
+
+/* One set of buffers for a compiled program: host storage of each input and output (16-byte
+ * aligned, as mg_launch wants), the workspace (256-byte aligned), the inputs as doubles and
+ * the reference outputs. */
+typedef struct bufset {
+    int n_in, n_out;
+    mg_tensor_desc in_d[MAX_IO], out_d[MAX_IO];
+    void *in[MAX_IO], *out[MAX_IO], *ws;
+    size_t ws_bytes;
+    double *x[MAX_IO], *ref[MAX_IO];
+} bufset;
+
+static size_t elem_bytes(mg_dtype t) { return t == MG_F32 ? 4 : 2; }
+
+static void *aligned(size_t a, size_t n) {
+    void *p = NULL;
+    return posix_memalign(&p, a, n ? n : 1) ? NULL : p;
+}
+
+static void store(mg_dtype t, void *dst, int64_t i, double v) {
+    if (t == MG_F32) ((float *)dst)[i] = (float)v;
+    else ((uint16_t *)dst)[i] = t == MG_F16 ? base_f32_to_f16((float)v) : base_f32_to_bf16((float)v);
+}
+
+static double load(mg_dtype t, const void *src, int64_t i) {
+    if (t == MG_F32) return ((const float *)src)[i];
+    uint16_t h = ((const uint16_t *)src)[i];
+    return t == MG_F16 ? base_f16_to_f32(h) : base_bf16_to_f32(h);
+}
+
+/* Allocates s for c, draws inputs uniform in [-1, 1) (rounded to their dtype) and, when
+ * prog is given, evaluates its f32 reference. Outputs and workspace start poisoned. */
+static int bufset_new(bufset *s, const mg_compiled *c, const mg_program *prog, uint64_t seed) {
+    mg_compiled_info info;
+    memset(s, 0, sizeof *s);
+    if (mg_compiled_get_info(c, &info) || info.n_inputs > MAX_IO || info.n_outputs > MAX_IO) return -1;
+    s->n_in = info.n_inputs, s->n_out = info.n_outputs, s->ws_bytes = info.workspace_bytes;
+    rng r = {seed};
+    for (int i = 0; i < s->n_in; i++) {
+        mg_compiled_input(c, i, &s->in_d[i]);
+        int64_t n = s->in_d[i].numel;
+        s->in[i] = aligned(16, (size_t)n * elem_bytes(s->in_d[i].dtype));
+        s->x[i] = malloc((size_t)n * sizeof(double));
+        for (int64_t t = 0; t < n; t++) {
+            s->x[i][t] = base_round_dtype(rng_uniform(&r) * 2 - 1, s->in_d[i].dtype);
+            store(s->in_d[i].dtype, s->in[i], t, s->x[i][t]);
+        }
+    }
+    for (int k = 0; k < s->n_out; k++) {
+        mg_compiled_output(c, k, &s->out_d[k]);
+        size_t n = (size_t)s->out_d[k].numel;
+        s->out[k] = aligned(16, n * elem_bytes(s->out_d[k].dtype));
+        memset(s->out[k], 0xFF, n * elem_bytes(s->out_d[k].dtype));
+        s->ref[k] = malloc(n * sizeof(double));
+    }
+    s->ws = aligned(MG_LAUNCH_ALIGN, s->ws_bytes);
+    memset(s->ws, 0xFF, s->ws_bytes ? s->ws_bytes : 1);
+    if (!prog) return 0;
+    mg_ctx *ctx = mg_ctx_new();
+    mg_status rc = mg_eval_float(ctx, prog, 0, (const double *const *)s->x, s->ref);
+    CHECK_MSG(rc == MG_OK, "reference: %s", mg_ctx_error(ctx));
+    mg_ctx_free(ctx);
+    return rc ? -1 : 0;
+}
+
+static void bufset_free(bufset *s) {
+    for (int i = 0; i < MAX_IO; i++) free(s->in[i]), free(s->out[i]), free(s->x[i]), free(s->ref[i]);
+    free(s->ws);
+}
+
+static void poison_outputs(bufset *s) {
+    for (int k = 0; k < s->n_out; k++)
+        memset(s->out[k], 0xFF, (size_t)s->out_d[k].numel * elem_bytes(s->out_d[k].dtype));
+}
+
+/* Each output's relative L2 error against the reference within its dtype's tolerance, and
+ * no NaN (the poison) left. */
+static void compare_ref(const bufset *s, const char *what) {
+    for (int k = 0; k < s->n_out; k++) {
+        const mg_tensor_desc *d = &s->out_d[k];
+        double num = 0, den = 0, tol = d->dtype == MG_F16 ? 1e-2 : d->dtype == MG_BF16 ? 2e-2 : 1e-4;
+        int64_t bad = 0;
+        for (int64_t t = 0; t < d->numel; t++) {
+            double v = load(d->dtype, s->out[k], t), e = v - s->ref[k][t];
+            if (v != v) bad++;
+            else num += e * e, den += s->ref[k][t] * s->ref[k][t];
+        }
+        double rel = den > 0 ? sqrt(num / den) : sqrt(num);
+        CHECK_MSG(bad == 0 && rel <= tol, "%s: output %s: %lld NaN, rel err %.3g (tol %.0e)", what,
+                  d->name, (long long)bad, rel, tol);
+    }
+}
+
+static int same_outputs(const bufset *a, const bufset *b) {
+    for (int k = 0; k < a->n_out; k++)
+        if (memcmp(a->out[k], b->out[k], (size_t)a->out_d[k].numel * elem_bytes(a->out_d[k].dtype)))
+            return 0;
+    return 1;
+}
+
+/* A fresh MUGEN_CACHE_DIR under $TMPDIR; *old gets the caller's (malloc'd, may be NULL). */
+static void cache_dir_push(char *dir, size_t n, char **old) {
+    const char *e = getenv("MUGEN_CACHE_DIR"), *tmp = getenv("TMPDIR");
+    *old = e ? strdup(e) : NULL;
+    snprintf(dir, n, "%s/mugen-api-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    CHECK(mkdtemp(dir) != NULL);
+    setenv("MUGEN_CACHE_DIR", dir, 1);
+}
+
+static void cache_dir_pop(const char *dir, char *old) {
+    char cmd[4200];
+    if (old) setenv("MUGEN_CACHE_DIR", old, 1);
+    else unsetenv("MUGEN_CACHE_DIR");
+    free(old);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CHECK(system(cmd) == 0);
+}
+
+/* A program from a file, or from text when `path` holds a newline. */
+static mg_program *load_prog(const char *path) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    mg_status rc = strchr(path, '\n') ? mg_program_parse(ctx, path, strlen(path), "<test>", &p)
+                                      : mg_program_load(ctx, path, &p);
+    CHECK_MSG(rc == MG_OK, "%s: %s", path, mg_ctx_error(ctx));
+    mg_ctx_free(ctx);
+    return p;
+}
+
+static mg_compiled *compile_c(const mg_program *prog, const mg_program *ug, const char *what) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compile_opts o = {.target = MG_TARGET_C};
+    mg_compiled *c = NULL;
+    mg_status rc = mg_compile(ctx, prog, ug, &o, &c);
+    CHECK_MSG(rc == MG_OK && c, "%s: mg_compile: %s", what, mg_ctx_error(ctx));
+    mg_ctx_free(ctx);
+    return c;
+}
+
+/* Compiles (prog, ug) for C, launches twice (outputs poisoned before each) and compares with
+ * the reference; the second launch must repeat the first bit for bit (inputs untouched, no
+ * state kept in the workspace), and a second compile must come from the cache. */
+static void run_one(const char *prog_path, const char *ug_path, uint64_t seed) {
+    mg_program *prog = load_prog(prog_path), *ug = ug_path ? load_prog(ug_path) : NULL;
+    const char *what = ug_path ? ug_path : strchr(prog_path, '\n') ? "(inline program)" : prog_path;
+    mg_compiled *c = prog && (ug || !ug_path) ? compile_c(prog, ug, what) : NULL;
+    bufset s, s2;
+    if (!c || bufset_new(&s, c, prog, seed)) goto done;
+    mg_ctx *ctx = mg_ctx_new();
+    mg_status rc = mg_launch(ctx, c, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL);
+    CHECK_MSG(rc == MG_OK, "%s: mg_launch: %s", what, mg_ctx_error(ctx));
+    compare_ref(&s, what);
+    bufset_new(&s2, c, NULL, seed);
+    rc = mg_launch(ctx, c, s2.n_in, s2.in, s2.n_out, s2.out, s2.ws, s2.ws_bytes, NULL);
+    CHECK_MSG(rc == MG_OK && same_outputs(&s, &s2), "%s: a second launch differs", what);
+    mg_compiled *c2 = compile_c(prog, ug, what);
+    mg_compiled_info info;
+    CHECK_MSG(c2 && mg_compiled_get_info(c2, &info) == MG_OK && info.cached == 1,
+              "%s: the second compile missed the cache", what);
+    CHECK(mg_compiled_get_info(c, &info) == MG_OK && info.cached == 0);
+    CHECK(info.target == MG_TARGET_C && info.n_launches > 0 && info.align == 16);
+    mg_compiled_free(c2);
+    mg_ctx_free(ctx);
+    bufset_free(&s2);
+    bufset_free(&s);
+done:
+    mg_compiled_free(c);
+    mg_program_free(ug);
+    mg_program_free(prog);
+}
+
+/* Three dtypes, three outputs (a matmul with an epilogue, a row sum, an elementwise one),
+ * inputs declared in an order the kernels do not read them in. */
+static const char MIXED[] = "input H : f16[64, 48]\ninput A : f32[64, 96]\ninput B : bf16[96, 48]\n"
+                            "O = matmul(A, B) + H\nR = sum(exp(H) * 0.5, dim=1)\nQ = B * 2\n"
+                            "output R, O, Q\n";
+
+/* The examples whose generated C runs in a second or less (the C target's blocks run one
+ * after another here), lowered and with their μGraphs, and MIXED lowered. */
+void test_compiled_c_programs(void) {
+    static const char *const progs[][2] = {
+        {"examples/lora.mu", NULL},
+        {"examples/lora.mu", "examples/ugraphs/lora.mu"},
+        {"examples/ntrans_b1.mu", NULL},
+        {"examples/ntrans_b1.mu", "examples/ugraphs/ntrans_b1.mu"},
+        {"examples/rmsnorm_linear_b1.mu", NULL},
+        {MIXED, NULL},
+    };
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++)
+        run_one(progs[i][0], progs[i][1], 0x6170690000ull + i);
+    cache_dir_pop(dir, old);
+}
+
+/* mg_launch's refusals on c (a compiled lora, s its good buffers): each names the problem. */
+static void launch_refusals(mg_compiled *c, bufset *s) {
+    mg_ctx *ctx = mg_ctx_new();
+    void *bad_in[MAX_IO], *bad_out[MAX_IO];
+    memcpy(bad_in, s->in, sizeof bad_in), memcpy(bad_out, s->out, sizeof bad_out);
+    static const struct {
+        const char *needle;
+    } want[] = {{"3 inputs"}, {"outputs given"}, {"NULL input array"}, {"is NULL"},
+                {"not aligned to 16"}, {"too small"}, {"not aligned to 256"}, {"no compiled"}};
+    for (int t = 0; t < 8; t++) {
+        mg_status rc;
+        void *ws = s->ws;
+        size_t ws_bytes = s->ws_bytes;
+        memcpy(bad_in, s->in, sizeof bad_in);
+        if (t == 3) bad_in[1] = NULL;
+        if (t == 4) bad_out[0] = (char *)s->out[0] + 2;
+        if (t == 5) ws_bytes = s->ws_bytes ? s->ws_bytes - 1 : 0, ws = ws_bytes ? ws : NULL;
+        if (t == 6) ws = (char *)s->ws + 16;
+        if (t == 0) rc = mg_launch(ctx, c, s->n_in - 1, bad_in, s->n_out, s->out, ws, ws_bytes, NULL);
+        else if (t == 1) rc = mg_launch(ctx, c, s->n_in, bad_in, s->n_out + 1, s->out, ws, ws_bytes, NULL);
+        else if (t == 2) rc = mg_launch(ctx, c, s->n_in, NULL, s->n_out, s->out, ws, ws_bytes, NULL);
+        else if (t == 7) rc = mg_launch(ctx, NULL, s->n_in, bad_in, s->n_out, s->out, ws, ws_bytes, NULL);
+        else rc = mg_launch(ctx, c, s->n_in, bad_in, s->n_out, t == 4 ? bad_out : s->out, ws, ws_bytes, NULL);
+        if (t == 0) CHECK(strstr(mg_ctx_error(ctx), "has 4") != NULL); /* the program's count */
+        CHECK_MSG(rc == MG_ERR_INVALID && strstr(mg_ctx_error(ctx), want[t].needle),
+                  "refusal %d: status %d, '%s'", t, rc, mg_ctx_error(ctx));
+        bad_out[0] = s->out[0];
+    }
+    mg_ctx_free(ctx);
+}
+
+/* Compile-time refusals and the queries' bounds. */
+static void compile_refusals(const mg_program *lora, const mg_program *other) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_compile_opts o = {.target = MG_TARGET_C};
+    CHECK(mg_compile(ctx, NULL, NULL, &o, &c) == MG_ERR_INVALID && !c);
+    CHECK(mg_compile(ctx, lora, NULL, &o, NULL) == MG_ERR_INVALID);
+    mg_status rc = mg_compile(ctx, lora, other, &o, &c); /* not lora's μGraph */
+    CHECK_MSG(rc == MG_ERR_INVALID && !c, "mismatched μGraph: %d, %s", rc, mg_ctx_error(ctx));
+    mg_program *pass = load_prog("input X : f16[2, 4]\ninput Z : f16[2, 4]\nY = exp(X)\noutput Y, Z\n");
+    rc = pass ? mg_compile(ctx, pass, NULL, &o, &c) : MG_OK; /* Z: an input handed back */
+    CHECK_MSG(rc == MG_ERR_UNSUPPORTED && !c && strstr(mg_ctx_error(ctx), "output 'Z' is an input"),
+              "an input as output: %d, %s", rc, mg_ctx_error(ctx));
+    mg_program_free(pass);
+    o.target = (mg_target)7;
+    CHECK(mg_compile(ctx, lora, NULL, &o, &c) == MG_ERR_INVALID && strstr(mg_ctx_error(ctx), "target"));
+    o.target = MG_TARGET_CUDA, o.device = "no-such-gpu";
+    CHECK(mg_compile(ctx, lora, NULL, &o, &c) == MG_ERR_INVALID && !c);
+    mg_tensor_desc d;
+    mg_compiled_info info;
+    CHECK(mg_compiled_input(NULL, 0, &d) == MG_ERR_INVALID);
+    CHECK(mg_compiled_get_info(NULL, &info) == MG_ERR_INVALID);
+    mg_compiled_free(NULL);
+    mg_ctx_free(ctx);
+}
+
+/* The CUDA target here: compiling for a named device needs only NVRTC; launching needs a
+ * driver and a GPU, and without them is MG_ERR_NO_DEVICE, not a crash. */
+static void cuda_without_gpu(const mg_program *lora) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_compile_opts o = {.target = MG_TARGET_CUDA, .device = "H100"};
+    mg_status rc = mg_compile(ctx, lora, NULL, &o, &c);
+    const char *no_nvrtc = getenv("MUGEN_NO_NVRTC");
+    if (rc == MG_ERR_NO_DEVICE && no_nvrtc && !strcmp(no_nvrtc, "1")) goto done;
+    CHECK_MSG(rc == MG_OK, "CUDA compile for H100: %s", mg_ctx_error(ctx));
+    mg_compiled_info info;
+    CHECK(c && mg_compiled_get_info(c, &info) == MG_OK && strstr(info.device, "sm_90a"));
+    bufset s;
+    if (c && !bufset_new(&s, c, NULL, 1)) {
+        rc = mg_launch(ctx, c, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL);
+        /* host pointers on a real GPU would fault: run only where there is none */
+        CHECK_MSG(rc == MG_ERR_NO_DEVICE || rc == MG_OK, "launch: %d %s", rc, mg_ctx_error(ctx));
+        bufset_free(&s);
+    }
+done:
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+}
+
+void test_compiled_errors(void) {
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    mg_program *lora = load_prog("examples/lora.mu"), *other = load_prog("examples/gated_mlp.mu");
+    mg_compiled *c = lora ? compile_c(lora, NULL, "lora") : NULL;
+    bufset s;
+    if (c && !bufset_new(&s, c, NULL, 7)) {
+        launch_refusals(c, &s);
+        bufset_free(&s);
+    }
+    if (lora && other) compile_refusals(lora, other);
+    /* only where no GPU could take the host pointers (the CPU test machine) */
+    mg_ctx *probe = mg_ctx_new();
+    mg_compiled *pc = NULL;
+    mg_compile_opts po = {.target = MG_TARGET_CUDA};
+    mg_status prc = lora ? mg_compile(probe, lora, NULL, &po, &pc) : MG_OK;
+    if (lora && prc == MG_ERR_NO_DEVICE) cuda_without_gpu(lora);
+    mg_compiled_free(pc);
+    mg_ctx_free(probe);
+    mg_compiled_free(c);
+    mg_program_free(other);
+    mg_program_free(lora);
+    cache_dir_pop(dir, old);
+}
+
+typedef struct worker {
+    mg_compiled *c;
+    bufset s;
+    int reps;
+    mg_status rc;
+    char msg[256];
+} worker;
+
+static void *work(void *arg) {
+    worker *w = arg;
+    mg_ctx *ctx = mg_ctx_new();
+    for (int i = 0; i < w->reps && !w->rc; i++) {
+        poison_outputs(&w->s);
+        w->rc = mg_launch(ctx, w->c, w->s.n_in, w->s.in, w->s.n_out, w->s.out, w->s.ws,
+                          w->s.ws_bytes, NULL);
+    }
+    snprintf(w->msg, sizeof w->msg, "%s", mg_ctx_error(ctx));
+    mg_ctx_free(ctx);
+    return NULL;
+}
+
+typedef struct compiler {
+    const mg_program *prog, *ug;
+    mg_compiled *c;
+} compiler;
+
+static void *compile_work(void *arg) {
+    compiler *w = arg;
+    w->c = compile_c(w->prog, w->ug, "a compile in a thread");
+    return NULL;
+}
+
+/* Three threads compiling the same program at once; each handle gives the lone launch's
+ * outputs. */
+static void concurrent_compiles(const mg_program *prog, const mg_program *ug, const bufset *lone) {
+    compiler w[3] = {{prog, ug, NULL}, {prog, NULL, NULL}, {prog, ug, NULL}};
+    pthread_t th[3];
+    for (int t = 0; t < 3; t++) CHECK(pthread_create(&th[t], NULL, compile_work, &w[t]) == 0);
+    for (int t = 0; t < 3; t++) pthread_join(th[t], NULL);
+    mg_ctx *ctx = mg_ctx_new();
+    for (int t = 0; t < 3; t++) {
+        bufset s;
+        if (!w[t].c || bufset_new(&s, w[t].c, prog, 11)) continue;
+        CHECK(mg_launch(ctx, w[t].c, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL) == MG_OK);
+        if (w[t].ug) CHECK_MSG(same_outputs(lone, &s), "a handle compiled in thread %d differs", t);
+        else compare_ref(&s, "lowered, compiled in a thread");
+        bufset_free(&s);
+        mg_compiled_free(w[t].c);
+    }
+    mg_ctx_free(ctx);
+}
+
+/* One handle, four threads each with its own workspace and outputs and the same inputs,
+ * launching at once: every thread's outputs equal a lone launch's, bit for bit. Then
+ * compiles in three threads at once. */
+void test_compiled_threads(void) {
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    mg_program *prog = load_prog("examples/lora.mu"), *ug = load_prog("examples/ugraphs/lora.mu");
+    mg_compiled *c = prog && ug ? compile_c(prog, ug, "lora") : NULL;
+    worker w[4];
+    bufset lone;
+    if (!c || bufset_new(&lone, c, prog, 11)) goto done;
+    mg_ctx *ctx = mg_ctx_new();
+    CHECK(mg_launch(ctx, c, lone.n_in, lone.in, lone.n_out, lone.out, lone.ws, lone.ws_bytes, NULL) == MG_OK);
+    compare_ref(&lone, "lone launch");
+    mg_ctx_free(ctx);
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        memset(&w[t], 0, sizeof w[t]);
+        w[t].c = c, w[t].reps = 3;
+        bufset_new(&w[t].s, c, NULL, 11); /* the same seed: the same inputs */
+        CHECK(pthread_create(&th[t], NULL, work, &w[t]) == 0);
+    }
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK_MSG(w[t].rc == MG_OK, "thread %d: %s", t, w[t].msg);
+        CHECK_MSG(same_outputs(&lone, &w[t].s), "thread %d's outputs differ from a lone launch's", t);
+        bufset_free(&w[t].s);
+    }
+    concurrent_compiles(prog, ug, &lone);
+    bufset_free(&lone);
+done:
+    mg_compiled_free(c);
+    mg_program_free(ug);
+    mg_program_free(prog);
+    cache_dir_pop(dir, old);
+}
+
+/* ---- the CUDA path against a fake driver (tests/fakecuda) ---- */
+
+typedef struct fake_api {
+    fake_stats_fn stats;
+    fake_launch_fn launch;
+    fake_set_current_fn set_current;
+} fake_api;
+
+/* Points MUGEN_LIBCUDA at fake-cuda.so beside this runner and resolves its inspection
+ * functions. 0, or -1 when it is missing (make builds it with the runner). */
+static int fake_open(fake_api *f) {
+    char exe[4096], path[4200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return -1;
+    exe[n] = 0;
+    char *slash = strrchr(exe, '/');
+    if (slash) *slash = 0;
+    snprintf(path, sizeof path, "%s/fake-cuda.so", exe);
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL); /* the same handle the runtime gets */
+    if (!h) return -1;
+    setenv("MUGEN_LIBCUDA", path, 1);
+    void *a = dlsym(h, "fake_cuda_stats"), *b = dlsym(h, "fake_cuda_launch"), *c = dlsym(h, "fake_cuda_set_current");
+    memcpy(&f->stats, &a, sizeof a), memcpy(&f->launch, &b, sizeof b), memcpy(&f->set_current, &c, sizeof c);
+    return a && b && c ? 0 : -1;
+}
+
+/* Launches since `from` in context cu on stream s: each argument is one of the caller's
+ * buffers or inside the workspace; every input is read and every output written by some
+ * launch. Returns how many launches there were. */
+static int check_launches(const fake_api *f, int from, void *cu, void *s, const bufset *b) {
+    fake_stats st;
+    f->stats(&st);
+    int seen[2 * MAX_IO] = {0};
+    for (int i = from; i < st.launches; i++) {
+        const fake_launch *L = f->launch(i);
+        CHECK_MSG(L && L->ctx == cu && L->stream == s && L->n_args > 0, "launch %d: context or stream", i);
+        for (int a = 0; L && a < L->n_args; a++) {
+            uint64_t v = L->args[a];
+            int which = -1;
+            for (int k = 0; k < b->n_in + b->n_out; k++)
+                if (v == (uintptr_t)(k < b->n_in ? b->in[k] : b->out[k - b->n_in])) which = k;
+            if (which >= 0) seen[which] = 1;
+            CHECK_MSG(which >= 0 || (v >= (uintptr_t)b->ws && v < (uintptr_t)b->ws + b->ws_bytes),
+                      "%s argument %d: 0x%llx is no buffer of the caller", L->name, a, (unsigned long long)v);
+        }
+    }
+    for (int k = 0; k < b->n_in + b->n_out; k++) CHECK_MSG(seen[k], "buffer %d never passed to a kernel", k);
+    return st.launches - from;
+}
+
+static void *fake_work(void *arg) {
+    worker *w = arg;
+    mg_ctx *ctx = mg_ctx_new();
+    for (int i = 0; i < w->reps && !w->rc; i++)
+        w->rc = mg_launch(ctx, w->c, w->s.n_in, w->s.in, w->s.n_out, w->s.out, w->s.ws, w->s.ws_bytes,
+                          (void *)0x5000);
+    mg_ctx_free(ctx);
+    return NULL;
+}
+
+/* Buffers at made-up device addresses (the fake never reads them): input i at 1 GiB + i MiB,
+ * output k at 2 GiB + k MiB, the workspace at 3 GiB. */
+static void fake_buffers(bufset *b, const mg_compiled *c) {
+    mg_compiled_info info;
+    memset(b, 0, sizeof *b);
+    mg_compiled_get_info(c, &info);
+    b->n_in = info.n_inputs, b->n_out = info.n_outputs, b->ws_bytes = info.workspace_bytes;
+    for (int i = 0; i < b->n_in; i++) b->in[i] = (void *)(uintptr_t)((1ull << 30) + ((uint64_t)i << 20));
+    for (int k = 0; k < b->n_out; k++) b->out[k] = (void *)(uintptr_t)((2ull << 30) + ((uint64_t)k << 20));
+    b->ws = (void *)(uintptr_t)(3ull << 30);
+}
+
+/* The lowered lora as a persistent launch: its counters zeroed on the stream before every
+ * launch, inside the workspace. */
+static void fake_persistent(const fake_api *f, const mg_program *lora) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_compile_opts o = {.target = MG_TARGET_CUDA};
+    o.opt.persist = 1;
+    mg_status rc = mg_compile(ctx, lora, NULL, &o, &c);
+    CHECK_MSG(rc == MG_OK, "persistent compile: %s", mg_ctx_error(ctx));
+    bufset b;
+    fake_stats st0, st;
+    if (!c) goto done;
+    fake_buffers(&b, c);
+    f->stats(&st0);
+    for (int r = 0; r < 2; r++)
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    f->stats(&st);
+    CHECK_MSG(st.memsets == st0.memsets + 2 && st.memset_bytes > 0 && st.memset_ptr >= (uintptr_t)b.ws &&
+                  st.memset_ptr + st.memset_bytes <= (uintptr_t)b.ws + b.ws_bytes,
+              "counters: %d memsets, at 0x%llx", st.memsets - st0.memsets, (unsigned long long)st.memset_ptr);
+done:
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+}
+
+/* mg_compile for the current context's device and mg_launch on made-up device pointers and a
+ * stream, through the fake driver: with no current context the primary one is retained and
+ * used; the cubin is loaded once per context, also with four threads launching at once; every
+ * kernel argument is a caller's buffer or inside the workspace; a refused launch queues
+ * nothing; freeing unloads every module and releases the primary context. Last in the table:
+ * the process's libcuda is the fake from here on. */
+void test_compiled_fake_gpu(void) {
+    fake_api f;
+    fake_stats st;
+    const char *no_nvrtc = getenv("MUGEN_NO_NVRTC");
+    if (no_nvrtc && !strcmp(no_nvrtc, "1")) return;
+    CHECK_MSG(fake_open(&f) == 0, "fake-cuda.so beside the unit runner: %s", dlerror());
+    if (fake_open(&f)) return;
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    mg_program *lora = load_prog("examples/lora.mu");
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL;
+    mg_status rc = lora ? mg_compile(ctx, lora, NULL, NULL, &c) : MG_ERR_INVALID;
+    f.stats(&st);
+    if (rc == MG_OK && st.inits == 0) { /* a real driver was loaded before: nothing to test */
+        printf("  (a real CUDA driver is loaded: the fake one is not used)\n");
+        goto done;
+    }
+    CHECK_MSG(rc == MG_OK, "compile through the fake driver: %s", mg_ctx_error(ctx));
+    mg_compiled_info info;
+    CHECK(c && mg_compiled_get_info(c, &info) == MG_OK && strstr(info.device, "sm_90a (H100)"));
+    if (!c) goto done;
+    bufset b;
+    fake_buffers(&b, c);
+    f.set_current(NULL);
+    for (int r = 0; r < 2; r++)
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    f.stats(&st);
+    CHECK_MSG(st.loads == 1 && st.retained == 1 && !st.bad_image, "loads %d, retained %d", st.loads, st.retained);
+    void *primary = f.launch(0) ? f.launch(0)->ctx : NULL;
+    CHECK(primary != NULL && check_launches(&f, 0, primary, (void *)0x5000, &b) == 2 * info.n_launches);
+    CHECK(f.launch(0) && f.launch(0)->pdl == 1);
+    int other_ctx = 0, from = st.launches; /* a second context: the code is loaded there too */
+    f.set_current(&other_ctx);
+    worker w[4];
+    pthread_t th[4];
+    for (int t = 0; t < 4; t++) {
+        memset(&w[t], 0, sizeof w[t]);
+        w[t].c = c, w[t].reps = 3, w[t].s = b;
+        CHECK(pthread_create(&th[t], NULL, fake_work, &w[t]) == 0); /* no current context: primary */
+    }
+    CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+    for (int t = 0; t < 4; t++) {
+        pthread_join(th[t], NULL);
+        CHECK(w[t].rc == MG_OK);
+    }
+    f.stats(&st);
+    CHECK_MSG(st.loads == 2 && st.launches - from == 13 * info.n_launches, "loads %d, launches %d",
+              st.loads, st.launches - from);
+    b.out[0] = (char *)b.out[0] + 8; /* refused before anything is queued */
+    CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, NULL) == MG_ERR_INVALID);
+    fake_stats st2;
+    f.stats(&st2);
+    CHECK(st2.launches == st.launches);
+    mg_compiled_free(c), c = NULL;
+    f.stats(&st);
+    CHECK_MSG(st.unloads == 2 && st.retained == 0, "unloads %d, retained %d", st.unloads, st.retained);
+    f.set_current(NULL);
+    fake_persistent(&f, lora);
+done:
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+    mg_program_free(lora);
+    cache_dir_pop(dir, old);
+}
