@@ -54,6 +54,7 @@ typedef struct lw {
      * kin_p), its grid dim gk taking split blocks; b then adds them and runs the epilogue */
     int split, gk, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
+    int no_kernels; /* the program does not fit the device: every node stays kernel-level */
 } lw;
 
 static int is_ew(ir_op op) {
@@ -434,7 +435,7 @@ static mg_status build(lw *L, int root) {
     group G = {0};
     L->root = root, L->b = NULL, L->stamp++;
     const ir_node *r = &L->g->nodes[root];
-    if (!is_ew(r->op) && !is_anchor(r->op)) return MG_OK;
+    if ((!is_ew(r->op) && !is_anchor(r->op)) || L->no_kernels) return MG_OK;
     G.ref = r->shape;
     scan(L, root, &G, 0, 0);
     if (G.other || (G.n_mm && G.n_red)) return MG_OK;
@@ -588,7 +589,13 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_grap
     lw L = {.g = g, .ctx = ctx, .dev = dev, .n = g->n_nodes};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
-    if (!rc) rc = absorb(&L, &stats->fused);
+    /* a program whose tensors do not fit the device's memory gets no kernel (ir_add_kernel
+     * would refuse one): it stays the per-operator program, whose run says what is too big */
+    int64_t bytes = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
+    L.no_kernels = bytes > dev->dmem;
+    if (!rc && !L.no_kernels) rc = absorb(&L, &stats->fused);
     if (!rc && !(o = ir_graph_new())) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) rc = assemble(&L, o, stats);
     if (!rc) *out = o, o = NULL;
