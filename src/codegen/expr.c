@@ -191,6 +191,10 @@ void cg_compute_reduce(em *E, const ir_node *n, coord c) {
     /* u partials only when u * lanes divides the group: each round then reads u whole
      * strides (a row of 1025 over 128 lanes takes u = 1, the loop's bound ending it) */
     int u = n->group % (4 * lanes) == 0 ? 4 : n->group % (2 * lanes) == 0 ? 2 : 1;
+    /* C (one lane): 16 partials (8), one AVX-512 vector of them, so the compiler's SLP
+     * vectoriser fills a whole register (softmax attention's max and sum over 4096,
+     * docs/notes/2026-11-26-cpu-backend.md) */
+    if (E->tg == CG_C && lanes == 1 && n->group % 8 == 0) u = n->group % 16 == 0 ? 16 : 8;
     /* lanes sharing a row of a 2-byte tile each read four neighbours (one 8-byte load when
      * the compiler merges them: nTrans's norms 0.50 -> 0.45 us); elsewhere lane l_ reads
      * every lanes-th element, conflict-free element by element */
@@ -214,7 +218,9 @@ void cg_compute_reduce(em *E, const ir_node *n, coord c) {
     }
     sb_puts(E->sb, "        }\n");
     const char *op = is_max ? "mg_max" : "mg_add";
-    if (u == 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
+    for (int w = u / 2; u > 4 && w >= 4; w /= 2) /* C's 16 or 8: pairwise down to 4 */
+        for (int q = 0; q < w; q++) sb_printf(E->sb, "        v%d_ = %s(v%d_, v%d_);\n", q, op, q, q + w);
+    if (u >= 4) sb_printf(E->sb, "        float v = %s(%s(v0_, v1_), %s(v2_, v3_));\n", op, op, op);
     else if (u == 2) sb_printf(E->sb, "        float v = %s(v0_, v1_);\n", op);
     else sb_puts(E->sb, "        float v = v0_;\n");
     for (int o = (lanes < 32 ? lanes : 32) / 2; o >= 1; o /= 2)
