@@ -55,6 +55,7 @@ typedef struct lw {
     int split, gk, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
+    int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
 } lw;
 
 static int is_ew(ir_op op) {
@@ -438,7 +439,10 @@ static mg_status build(lw *L, int root) {
     if ((!is_ew(r->op) && !is_anchor(r->op)) || L->no_kernels) return MG_OK;
     G.ref = r->shape;
     scan(L, root, &G, 0, 0);
-    if (G.other || (G.n_mm && G.n_red)) return MG_OK;
+    /* a product on the tensor cores (16-bit operands, computed ones in bf16: docs/lower.md)
+     * is about 1e-3 off, within an f16 output's tolerance but not an f32 one's (1e-4): a
+     * matmul that reaches an f32 output stays the per-operator f32 dot product */
+    if (G.other || (G.n_mm && G.n_red) || (G.n_mm && L->to_f32[root])) return MG_OK;
     form f = G.n_mm ? F_MM : G.n_red ? F_ROW : F_EW;
     for (int t = 0; t < 3; t++) {
         mg_status st = build_try(L, &G, f, t);
@@ -460,11 +464,12 @@ static mg_status setup(lw *L) {
     L->mat = base_calloc(nn, sizeof *L->mat), L->is_out = base_calloc(nn, sizeof *L->is_out);
     L->depth = base_calloc(nn, sizeof *L->depth), L->cstart = base_calloc(nn, sizeof *L->cstart);
     L->seen = base_calloc(nn, sizeof *L->seen);
+    L->to_f32 = base_calloc(nn, sizeof *L->to_f32);
     L->memo = base_alloc(nn * N_SP * sizeof *L->memo);
     int64_t edges = 0;
     for (int i = 0; i < n; i++) edges += L->g->nodes[i].n_in;
     L->cons = base_calloc((size_t)edges + 1, sizeof *L->cons);
-    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons)
+    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons || !L->to_f32)
         return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int k = 0; k < L->g->n_outputs; k++) L->is_out[L->g->outputs[k]] = 1;
     for (int i = 0; i < n; i++)
@@ -472,6 +477,10 @@ static mg_status setup(lw *L) {
     for (int i = 0; i < n; i++) L->cstart[i + 2] += L->cstart[i + 1];
     for (int i = 0; i < n; i++)
         for (int k = 0; k < L->g->nodes[i].n_in; k++) L->cons[L->cstart[L->g->nodes[i].in[k] + 1]++] = i;
+    for (int i = n - 1; i >= 0; i--) {
+        L->to_f32[i] = L->is_out[i] && L->g->nodes[i].dtype == MG_F32;
+        for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) L->to_f32[i] |= L->to_f32[L->cons[c]];
+    }
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &L->g->nodes[i];
         L->mat[i] = nd->op != IR_OP_CONST && (!is_ew(nd->op) || L->is_out[i]);
@@ -601,6 +610,6 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_grap
     if (!rc) *out = o, o = NULL;
     ir_graph_free(o);
     base_free(L.mat), base_free(L.is_out), base_free(L.depth), base_free(L.cstart);
-    base_free(L.seen), base_free(L.memo), base_free(L.cons);
+    base_free(L.seen), base_free(L.memo), base_free(L.cons), base_free(L.to_f32);
     return rc;
 }
