@@ -27,8 +27,7 @@ uint64_t rt_hash(uint64_t h, const void *p, size_t n) {
     return h;
 }
 
-/* mkdir -p: creates every missing component of path (modified in place, restored). */
-static int mkdir_p(char *path) {
+int rt_mkdir_p(char *path) {
     for (char *s = path + 1; *s; s++) {
         if (*s != '/') continue;
         *s = 0;
@@ -57,7 +56,7 @@ const char *rt_cache_dir(void) {
     }
     if (n <= 0 || (size_t)n >= sizeof dir) return NULL;
     while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
-    return mkdir_p(dir) == 0 ? dir : NULL;
+    return rt_mkdir_p(dir) == 0 ? dir : NULL;
 }
 
 int rt_cache_path(uint64_t key, const char *ext, char *buf, size_t n) {

@@ -17,6 +17,9 @@
 /* ---- compile cache (cache.c) ---- */
 /* 64-bit FNV-1a over n bytes, chained from h (start with RT_HASH_INIT). */
 #define RT_HASH_INIT 0xcbf29ce484222325ull
+/* mkdir -p of path (modified in place, restored): 0 once it is a directory this process can
+ * write and enter, else -1. */
+int rt_mkdir_p(char *path);
 uint64_t rt_hash(uint64_t h, const void *p, size_t n);
 /* The cache folder: MUGEN_CACHE_DIR, else $XDG_CACHE_HOME/mugen, else $HOME/.cache/mugen,
  * created on demand. NULL when caching is off (MUGEN_CACHE_DIR=off) or no folder can be made.

@@ -24,31 +24,16 @@
 #include <unistd.h>
 
 #include "../ir/canon.h"
+#include "../runtime/runtime.h"
 #include "search_int.h"
 
 /* Bumped whenever the entry's layout or the key's text changes. */
 enum { SCACHE_FORMAT = 1 };
 #define SCACHE_DEFAULT_MB 256.0
 
-static uint64_t hash_bytes(const char *p, size_t n) {
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ (uint8_t)p[i]) * 1099511628211ull;
-    return h;
-}
-
-/* mkdir -p of path (modified in place and restored). 0, or -1 if it cannot be made or used. */
-static int mkdir_p(char *path) {
-    for (char *s = path + 1; *s; s++) {
-        if (*s != '/') continue;
-        *s = 0;
-        int bad = mkdir(path, 0755) != 0 && errno != EEXIST;
-        *s = '/';
-        if (bad) return -1;
-    }
-    if (mkdir(path, 0755) != 0 && errno != EEXIST) return -1;
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && access(path, W_OK | X_OK) == 0 ? 0 : -1;
-}
+/* FNV-1a (rt_hash) from this cache's own starting value: entry names and seals stay what
+ * they were when it had its own copy of the loop */
+static uint64_t hash_bytes(const char *p, size_t n) { return rt_hash(1469598103934665603ull, p, n); }
 
 const char *sr_cache_dir(void) {
     static _Thread_local char dir[4096];
@@ -66,7 +51,7 @@ const char *sr_cache_dir(void) {
     }
     if (n <= 0 || (size_t)n >= sizeof dir) return NULL;
     while (n > 1 && dir[n - 1] == '/') dir[--n] = 0;
-    return mkdir_p(dir) == 0 ? dir : NULL;
+    return rt_mkdir_p(dir) == 0 ? dir : NULL;
 }
 
 /* ---- the key ---- */
