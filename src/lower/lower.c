@@ -10,6 +10,7 @@ enum {
     MAX_MM = 8,                  /* matmuls in one MM kernel */
     N_SP = 1 + 2 * MAX_MM,       /* tile spaces: the output's, then each matmul's A and B */
     MAX_DEPTH = 40,              /* operators recomputed along one path inside a kernel */
+    MAX_LEAVES = 4,              /* stored tensors one recomputed elementwise value reads */
     THREADS = 128,
 };
 typedef enum { F_MM, F_ROW, F_EW } form;
@@ -52,7 +53,7 @@ typedef struct lw {
     int grid[3];
     /* MM split along the depth (split-K): a kernel of partial products first (bp, reading
      * kin_p), its grid dim gk taking split blocks; b then adds them and runs the epilogue */
-    int split, gk, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
+    int split, gk, sdim, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
@@ -173,9 +174,9 @@ static void mm_spaces(lw *L, const ir_node *n, int j) {
 static int emit_partial(lw *L, int j) {
     if (L->n_kin == IR_MAX_IN) return -(int)ctx_err(L->ctx, MG_ERR_LIMIT, "kernel inputs");
     const space *O = &L->sp[0];
-    ir_shape ps = {.ndim = O->ref.ndim + 1};
+    ir_shape ps = {.ndim = O->ref.ndim + L->sdim};
+    for (int d = 0; d < O->ref.ndim; d++) ps.d[d + L->sdim] = O->ref.d[d];
     ps.d[0] = L->split;
-    for (int d = 0; d < O->ref.ndim; d++) ps.d[d + 1] = O->ref.d[d];
     const ir_node *mm = &L->g->nodes[L->mm_node[j]];
     char nm[32];
     snprintf(nm, sizeof nm, "p%d", L->mm_node[j]);
@@ -184,13 +185,14 @@ static int emit_partial(lw *L, int j) {
     L->kin[L->n_kin++] = -(j + 1);
     ir_node p = proto(IR_OP_ITER, 0, 0);
     p.index = r, p.fmap = 0;
-    for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 && O->gdim[g] >= 0 ? O->gdim[g] + 1 : -1;
-    int it = ir_add_node(L->b, L->ctx, &p);
-    if (it < 0) return it;
+    for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 && O->gdim[g] >= 0 ? O->gdim[g] + L->sdim : -1;
+    int it = ir_add_node(L->b, L->ctx, &p), rs = it;
+    if (it < 0 || !L->sdim) goto accum; /* the split took a dim of 1: the tile has the shape */
     p = proto(IR_OP_RESHAPE, it, 0);
     p.n_ints = O->ref.ndim;
     for (int d = 0; d < O->ref.ndim; d++) p.ints[d] = L->b->nodes[it].shape.d[d + 1];
-    int rs = ir_add_node(L->b, L->ctx, &p);
+    rs = ir_add_node(L->b, L->ctx, &p);
+accum:
     if (rs < 0) return rs;
     p = proto(IR_OP_ACCUM, rs, 0);
     return ir_add_node(L->b, L->ctx, &p);
@@ -315,10 +317,15 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
     for (int g = L->gk; g >= 0 && g < 3; g++) /* the split takes the first grid dim left free */
         if (L->grid[g] > 1) L->gk = -1;
-    if (L->gk >= 0 && r <= 3)
-        while (L->split < LW_SPLIT_MAX && blocks * L->split < sms / LW_SPLIT_DIV && f % (2 * L->split) == 0 &&
-               f / (2 * L->split) >= 4 && 32 * L->split * m * n <= 4 * m * k + 2 * k * n)
-            L->split *= 2;
+    /* the partials' split dim: a new leading one, or a leading dim of 1 of a 4-dim output */
+    L->sdim = r <= 3 ? 1 : o->d[0] == 1 ? 0 : -1;
+    while (L->gk >= 0 && L->sdim >= 0 && blocks * L->split < sms / LW_SPLIT_DIV) {
+        int64_t rest = f / L->split, p = 2; /* the split grows by the smallest factor left */
+        while (p * p <= rest && rest % p) p++;
+        if (rest % p) p = rest;
+        if (L->split * p > LW_SPLIT_MAX || rest / p < 4 || 32 * L->split * p * m * n > 4 * m * k + 2 * k * n) break;
+        L->split *= (int)p;
+    }
     if (L->split == 1)
         while (blocks < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
     L->tile[r - 1] = bn;
@@ -351,11 +358,11 @@ static mg_status build_partial(lw *L) {
         p = proto(IR_OP_RESHAPE, v, 0);
         p.n_ints = n->shape.ndim + 1, p.ints[0] = 1;
         for (int d = 0; d < n->shape.ndim && v >= 0; d++) p.ints[d + 1] = L->b->nodes[v].shape.d[d];
-        if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+        if (v >= 0 && L->sdim) v = ir_add_node(L->b, L->ctx, &p);
         p = proto(IR_OP_SAVE, v, 0);
         p.index = L->b->n_outputs;
         for (int g = 0; g < 3; g++)
-            p.map[g] = g == L->gk ? 0 : grid[g] > 1 ? L->sp[0].gdim[g] + 1 : -1;
+            p.map[g] = g == L->gk ? 0 : grid[g] > 1 ? L->sp[0].gdim[g] + L->sdim : -1;
         if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
         if (v >= 0) v = ir_add_output(L->b, L->ctx, v);
     }
@@ -454,7 +461,8 @@ static mg_status build(lw *L, int root) {
 /* ---- which tensors reach device memory ---- */
 
 /* Consumers, outputs, and mat[]: inputs, outputs and every operator but the elementwise ones
- * and constants; an elementwise chain deeper than MAX_DEPTH / 2 is cut by storing a node; an
+ * and constants; an elementwise chain deeper than MAX_DEPTH / 2, or reading more than
+ * MAX_LEAVES stored tensors, is cut by storing a node; an
  * elementwise operator of a matmul's result that a matmul reads is stored (it is the
  * epilogue of an MM kernel, as silu(X W1) * (X W3) before W2, not a prologue that would need
  * a matmul inside another's operand). */
@@ -481,6 +489,8 @@ static mg_status setup(lw *L) {
         L->to_f32[i] = L->is_out[i] && L->g->nodes[i].dtype == MG_F32;
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) L->to_f32[i] |= L->to_f32[L->cons[c]];
     }
+    int *leaves = base_calloc(nn, sizeof *leaves);
+    if (!leaves) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &L->g->nodes[i];
         L->mat[i] = nd->op != IR_OP_CONST && (!is_ew(nd->op) || L->is_out[i]);
@@ -488,11 +498,19 @@ static mg_status setup(lw *L) {
         for (int k = 0; k < nd->n_in; k++)
             if (!L->mat[nd->in[k]] && L->depth[nd->in[k]] + 1 > L->depth[i]) L->depth[i] = L->depth[nd->in[k]] + 1;
         if (L->depth[i] >= MAX_DEPTH / 2) L->mat[i] = 1, L->depth[i] = 0;
+        /* stored tensors it reads, counted per path (a residual stream x + d1 + d2 + ...
+         * would otherwise reach past a kernel's inputs within a few layers) */
+        for (int k = 0; k < nd->n_in; k++) {
+            const ir_node *a = &L->g->nodes[nd->in[k]];
+            leaves[i] += a->op == IR_OP_CONST ? 0 : L->mat[nd->in[k]] ? 1 : leaves[nd->in[k]];
+        }
+        if (leaves[i] > MAX_LEAVES) L->mat[i] = 1, L->depth[i] = 0;
         int mm_in = 0, mm_out = 0;
         for (int k = 0; k < nd->n_in; k++) mm_in |= L->g->nodes[nd->in[k]].op == IR_OP_MATMUL;
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) mm_out |= L->g->nodes[L->cons[c]].op == IR_OP_MATMUL;
         if (mm_in && mm_out) L->mat[i] = 1, L->depth[i] = 0;
     }
+    base_free(leaves);
     return MG_OK;
 }
 

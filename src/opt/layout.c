@@ -78,11 +78,31 @@ static void bf16_tiles(const ir_graph *b, const op_kernel *k, const int *mm, int
     }
 }
 
+/* f16[i]: is computed node i an f16 value that no exponentiation inside the block feeds?
+ * Its program declares it f16, so its range is f16's (PyTorch stores such a value in f16
+ * too); below an exp the block may hold values past that range (scores not shifted by
+ * their maximum) that only a later division brings back. */
+static void f16_values(const ir_graph *b, int *f16) {
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *n = &b->nodes[i];
+        int ex = ir_ops[n->op].n_exp > 0;
+        for (int a = 0; a < n->n_in; a++) ex |= !f16[n->in[a]] && b->nodes[n->in[a]].op != IR_OP_ITER && b->nodes[n->in[a]].op != IR_OP_CONST;
+        f16[i] = n->dtype == MG_F16 && !ex;
+    }
+}
+
+int op_mm_bf16(const op_tensor *a, const op_tensor *b) {
+    return !((a->store == MG_F16 || (a->store == MG_F32 && a->tc.f16)) &&
+             (b->store == MG_F16 || (b->store == MG_F32 && b->tc.f16)));
+}
+
 /* Iterator tiles keep their source's type, and so do concatenations, reshapes and
  * repeats of tiles that all have it (they move values, exactly); computed values stay
- * f32 like the reference's (an exp can pass f16's range before a sum brings it back). */
+ * f32 like the reference's (an exp can pass f16's range before a sum brings it back), or
+ * when tensor-core matmuls read them, f16 for f16 values no exp feeds (f16_values) and
+ * bf16 for the others. */
 static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const mg_dtype *kin_store, int on,
-                           const int *bf) {
+                           const int *bf, const int *f16) {
     const ir_node *n = &b->nodes[i];
     /* (an accumulator is stored bf16 only when a matmul's epilogue writes it whole) */
     int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && k->t[i].fuse.mm >= 0);
@@ -93,7 +113,7 @@ static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const m
         return st;
     }
     if (n->op == IR_OP_ITER) return kin_store[n->index];
-    return on && acc_ok && bf[i] ? MG_BF16 : MG_F32;
+    return !on || !acc_ok || !bf[i] ? MG_F32 : f16[i] ? MG_F16 : MG_BF16;
 }
 
 /* The layout pass (opt_internal.h); kernel inputs' tiles follow their buffers' storage types
@@ -108,7 +128,7 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         kin_store[a] = p->store[x];
         kin_col[a] = p->kst[x][2] == 1 && p->kst[x][3] > 1;
     }
-    int *tab = base_calloc((size_t)b->n_nodes * 3 + 1, sizeof *tab), *some_mm = tab, *cr, *bf;
+    int *tab = base_calloc((size_t)b->n_nodes * 4 + 1, sizeof *tab), *some_mm = tab, *cr, *bf, *f16;
     if (!tab) { /* out of memory: plain row-major f32 tiles, correct if slower */
         for (int i = 0; i < b->n_nodes; i++) {
             op_pad4(&b->nodes[i].shape, k->t[i].dim);
@@ -117,7 +137,8 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         }
         return;
     }
-    cr = tab + b->n_nodes, bf = tab + 2 * b->n_nodes;
+    cr = tab + b->n_nodes, bf = tab + 2 * b->n_nodes, f16 = tab + 3 * b->n_nodes;
+    f16_values(b, f16);
     op_matmul_readers(b, some_mm);
     column_reduced(b, k, cr);
     bf16_tiles(b, k, some_mm, bf);
@@ -127,7 +148,8 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         op_pad4(&n->shape, t->dim);
         if (!t->mat) continue;
         int mm = some_mm[i];
-        t->store = store_type(b, k, i, kin_store, on, bf);
+        t->store = store_type(b, k, i, kin_store, on, bf, f16);
+        t->tc.f16 = f16[i];
         /* iterator tiles follow their source so their loads from device memory stay
          * contiguous: row-major, or column-major from a buffer whose next-to-last dim is the
          * contiguous one (a split-K partial laid out splits outermost), read by no matmul

@@ -93,6 +93,9 @@ typedef struct op_tensor {
     /* The forms of a tile that tensor-core matmuls read, instead of padded rows and f16
      * fragments converted in every warp. */
     struct {
+        int f16;       /* (layout.c) its values are an f16 program value that no exp inside the
+                        * block feeds, so a tensor-core product may take them in f16 even from
+                        * an f32 tile (op_mm_bf16) */
         int cvt;       /* (schedule.c) an f16 iterator tile that only bf16 tensor-core matmuls
                         * read, with store bf16: copied as f16, converted in place before its
                         * first reader's barrier interval (see op_convert_tiles) */
@@ -199,5 +202,10 @@ void op_pad4(const ir_shape *s, int64_t d[4]);
 /* 1 if block-graph node i is computed inside its consumers instead of stored (thread graph,
  * Mirage §4.2): one consumer, or with `recompute` a few cheap recomputations (inline.c). */
 int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int recompute);
+
+/* Does a tensor-core product of tiles a and b run in bf16 (else f16)? In f16 when both are
+ * f16 values: stored f16, or f32 tiles of f16 program values (tc.f16); a bf16 or other
+ * f32 tile needs bf16's range. (layout.c) */
+int op_mm_bf16(const op_tensor *a, const op_tensor *b);
 
 #endif

@@ -148,7 +148,7 @@ static int bf16_readers(const ir_graph *b, const op_kernel *k, int i) {
                 other = b->nodes[other].in[0];
             /* a chain's scores are bf16 fragments in registers */
             int chained = other >= 0 && k->t[other].chain.mm >= 0;
-            if (other < 0 || m->dtype == MG_F32 || (!chained && (!k->t[other].mat || k->t[other].store == MG_F16)))
+            if (other < 0 || m->dtype == MG_F32 || (!chained && (!k->t[other].mat || !op_mm_bf16(&k->t[other], &k->t[other]))))
                 return 0;
             /* warps that load each element: the product's 16-row tiles for a B operand, its
              * 32-column tiles for an A; with one, converting in place only adds a pass */

@@ -57,7 +57,7 @@ static int step_matmul_tc(em *E, int j, int out) {
     if (!tc_matmul(E, j)) return 0;
     int ia = stored_as(E, n->in[0]), ib = stored_as(E, n->in[1]);
     const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16), acc = E->k->t[j].fuse.regacc, la, lb;
+    int bf = op_mm_bf16(a, b), acc = E->k->t[j].fuse.regacc, la, lb;
     frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
     if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
@@ -160,7 +160,7 @@ static void step_chain(em *E, int e) {
     const op_tensor *a = &E->k->t[stored_as(E, m1->in[0])], *b = &E->k->t[stored_as(E, m1->in[1])];
     const op_tensor *v = &E->k->t[stored_as(E, m2->in[1])], *o = &E->k->t[h->chain.mm];
     const op_tensor *w = &E->k->t[h->chain.mw], *r = &E->k->t[h->chain.sw];
-    int bf = !(a->store == MG_F16 && b->store == MG_F16), la, lb, lv, dummy;
+    int bf = op_mm_bf16(a, b), la, lb, lv, dummy;
     int64_t M = h->dim[2], N1 = h->dim[3], K1 = a->dim[3], N2 = o->dim[3];
     frag_modes(a, b, bf, K1, N1, &la, &lb);
     frag_modes(NULL, v, 1, N1, N2, &dummy, &lv);
