@@ -73,6 +73,16 @@ static const char *HELP_SEARCH =
     "version: the same search again, or the same program under other names, reads it back\n"
     "instead of searching (summary.txt then says \"from the search cache\").\n";
 
+static const char *HELP_WHOLE =
+    "optimize of a whole program:\n"
+    "  --whole           piece by piece even when PROGRAM is Lax (a program that is not Lax\n"
+    "                    always is): cut at its non-Lax operators, each Lax piece of at most 16\n"
+    "                    operators and 3 matmuls or reductions searched once per form (up to\n"
+    "                    --time-limit, default 60 s, each), its best μGraph kept where it runs\n"
+    "                    faster than the piece lowered, the rest lowered (docs/lower.md); the\n"
+    "                    whole μGraph is run against the program (DIR/best.mu with --out)\n"
+    "A program that is not Lax is optimized this way (issue #25).\n";
+
 static volatile int stop_flag; /* set by Ctrl-C (on_sigint) */
 
 static void on_sigint(int sig) {
@@ -191,6 +201,8 @@ typedef struct cli_opts {
     const char *file, *out, *backend;
     int top, reps, sms, grid_given;
     int no_cache; /* --no-cache: search even on a hit (the new result replaces the entry) */
+    int whole;    /* --whole: optimize piece by piece even a Lax program */
+    int time_set; /* --time-limit was given */
     const char *device;
 } cli_opts;
 
@@ -238,7 +250,7 @@ static int parse_valued(cli_opts *c, const char *a, const char *val) {
     } else if (!strcmp(a, "--time-limit")) {
         double t = strtod(val, &end);
         if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
-        o->time_limit = t;
+        o->time_limit = t, c->time_set = 1;
     } else if (!strcmp(a, "--slack")) {
         double t = strtod(val, &end);
         if (end == val || *end || !(t == 0 || t >= 1) || t > 1e6)
@@ -261,12 +273,13 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(HELP_SEARCH, stdout);
+            fputs(HELP_SEARCH, stdout), fputs(HELP_WHOLE, stdout);
             return 0;
         }
         if (!strcmp(a, "--no-prune")) c->o.prune = 0;
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
+        else if (!strcmp(a, "--whole") && c->optimize) c->whole = 1;
         else if (a[0] == '-' && a[1] && a[1] == '-') {
             if (!val) return bad("%s needs a value", a);
             i++;
@@ -460,6 +473,38 @@ static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const m
     return 0;
 }
 
+/* optimize of a whole program (not Lax, or --whole): piece by piece (mg_optimize_program).
+ * The exit status as optimize's. */
+static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
+    mg_optimize_opts o;
+    mg_optimize_defaults(&o);
+    double per_piece = o.search.time_limit;
+    o.search = c->o, o.search.ckpt_dir = NULL, o.search.progress = 0;
+    if (!c->time_set) o.search.time_limit = per_piece;
+    o.run.seed = (uint64_t)time(NULL), o.run.reps = c->reps, o.progress = 1;
+    if (c->backend && !strcmp(c->backend, "gpu")) o.run.backend = MG_BACKEND_GPU;
+    else if (c->backend && !strcmp(c->backend, "c")) o.run.backend = MG_BACKEND_C;
+    else if (c->backend && strcmp(c->backend, "auto")) return bad("--backend takes gpu, c or auto, not '%s'", c->backend);
+    printf("optimize: %s piece by piece (each Lax piece searched for up to %g s)\n", c->file, o.search.time_limit);
+    mg_optimize_report rep;
+    mg_status st = mg_optimize_program(ctx, p, &o, &rep);
+    if (rep.log) fputs(rep.log, stdout);
+    if (st) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        mg_optimize_report_free(&rep);
+        return 1;
+    }
+    printf("optimize: %d pieces (%d Lax), %d forms searched (%d from the search cache), %d pieces kept a "
+           "μGraph; %.2f s before compiling (%.2f s searching)\n", rep.parts, rep.lax_parts, rep.unique,
+           rep.from_cache, rep.kept, rep.seconds_before_compile, rep.search_seconds);
+    fputs(rep.run.text, stdout);
+    if (c->out) write_text(c->out, "best.mu", rep.ugraph_text);
+    if (c->out) printf("optimize: the whole program's μGraph is %s/best.mu (mugen run %s %s/best.mu)\n", c->out, c->file, c->out);
+    int ok = rep.run.ok;
+    mg_optimize_report_free(&rep);
+    return ok ? 0 : 1;
+}
+
 int cli_search(int argc, char **argv) {
     cli_opts c = {.optimize = !strcmp(argv[1], "optimize"), .top = 4};
     mg_search_defaults(&c.o);
@@ -483,8 +528,13 @@ int cli_search(int argc, char **argv) {
         goto done;
     }
     signal(SIGINT, on_sigint);
-    st = mg_search_cached(ctx, p, &c.o, c.no_cache ? MG_CACHE_REFRESH : 0, &r);
+    if (c.optimize && c.whole) st = MG_ERR_UNSUPPORTED;
+    else st = mg_search_cached(ctx, p, &c.o, c.no_cache ? MG_CACHE_REFRESH : 0, &r);
     signal(SIGINT, SIG_DFL);
+    if (st == MG_ERR_UNSUPPORTED && c.optimize) { /* not Lax (or --whole): piece by piece */
+        rc = optimize_whole(ctx, &c, p);
+        goto done;
+    }
     if (st) { /* refused (not Lax, ...) or failed: a folder made for it goes if still empty */
         fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
         if (c.out) unmake_out(c.out, made);

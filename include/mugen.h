@@ -307,6 +307,36 @@ typedef struct mg_run_report {
  * interfaces. */
 mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
                  mg_run_report *r);
+
+/* ---- whole programs (docs/lower.md, "Whole programs") ---- */
+typedef struct mg_optimize_opts {
+    mg_search_opts search; /* each piece's search; time_limit is per piece (default 60 s) */
+    mg_run_opts run;       /* how a piece's μGraph and its lowering are timed, and the result
+                            * run (run.reps < 0: the result is built, not run) */
+    int max_piece_ops;     /* a Lax piece with more operators is lowered unsearched (16) */
+    int max_piece_heavy;   /* ... or with more matmuls and reductions (3) */
+    int progress;          /* a line on stderr as each piece's search starts */
+} mg_optimize_opts;
+typedef struct mg_optimize_report {
+    int parts, lax_parts;  /* the partition (mugen partition) */
+    int unique, searched, from_cache, kept; /* searched forms; searches run or read; pieces
+                                             * that kept a μGraph (its form's included) */
+    double search_seconds, seconds_before_compile;
+    char *ugraph_text;     /* the whole program's μGraph (.mu text; mg_optimize_report_free) */
+    char *log;             /* a line per piece: searched or not and why, what was kept */
+    mg_run_report run;     /* the result run against the program's reference */
+} mg_optimize_report;
+/* Fills *o with the defaults. */
+void mg_optimize_defaults(mg_optimize_opts *o);
+/* Optimizes a whole program (any operators): cut at its non-Lax operators; each Lax piece
+ * within max_piece_* searched through the search cache once per canonical form, its best
+ * μGraph kept where it runs faster than the piece lowered (both on o->run's backend); the
+ * rest lowered (docs/lower.md); the stitched μGraph run against prog's reference. MG_OK with
+ * *rep filled (mg_optimize_report_free; rep->run.ok says whether it matched); an error of a
+ * stage with its message. */
+mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_optimize_opts *o,
+                              mg_optimize_report *rep);
+void mg_optimize_report_free(mg_optimize_report *rep);
 /* Writes the source mugen generates for prog (CUDA for NVRTC, or C) into *src (mg_free). With
  * compile != 0 it also compiles it (NVRTC for sm_90a, or the C compiler) and fails with
  * MG_ERR_COMPILE and the log when that fails. */

@@ -228,6 +228,13 @@ int64_t ir_block_smem(const ir_graph *b);
 int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n_in,
                   const char *const *names, int line, int col);
 
+/* A deep copy of block graph b (its kin, nodes, names and outputs), or NULL with ctx set. */
+ir_graph *ir_block_clone(const ir_graph *b, mg_ctx *ctx);
+/* Adds to g a copy of the graph-defined kernel whose output nodes in graph `from` start at
+ * node i (its index-0 node), reading g's nodes in[0..from->nodes[i].n_in); names as
+ * ir_add_kernel. The index of the first new node, or -rc. */
+int ir_copy_kernel(ir_graph *g, mg_ctx *ctx, const ir_graph *from, int i, const int *in, const char *const *names);
+
 /* ---- Lax (lax.c) ---- */
 /* 1 if g is Lax (Mirage Definition 5.1), 0 with a reason in why, -1 if out of memory. */
 int ir_is_lax(const ir_graph *g, char *why, size_t n);

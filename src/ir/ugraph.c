@@ -300,3 +300,24 @@ int ir_add_kernel(ir_graph *g, mg_ctx *ctx, ir_graph *body, const int *in, int n
     }
     return rc ? -(int)rc : first;
 }
+
+ir_graph *ir_block_clone(const ir_graph *b, mg_ctx *ctx) {
+    ir_graph *c = ir_block_new(b->grid, b->threads, b->forloop);
+    int r = c ? 0 : -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < b->n_kin && r >= 0; k++) r = ir_block_add_kin(c, ctx, b->kin_name[k], b->kin_dtype[k], &b->kin_shape[k]);
+    for (int i = 0; i < b->n_nodes && r >= 0; i++) {
+        ir_node n = b->nodes[i];
+        n.name = NULL, n.body = NULL;
+        r = n.op == IR_OP_CONST ? ir_add_const(c, ctx, n.lit, n.line, n.col) : ir_add_node(c, ctx, &n);
+        if (r >= 0 && b->nodes[i].name) r = ir_set_name(c, ctx, r, b->nodes[i].name);
+    }
+    for (int k = 0; k < b->n_outputs && r >= 0; k++) r = ir_add_output(c, ctx, b->outputs[k]);
+    if (r < 0) ir_graph_free(c), c = NULL;
+    return c;
+}
+
+int ir_copy_kernel(ir_graph *g, mg_ctx *ctx, const ir_graph *from, int i, const int *in, const char *const *names) {
+    ir_graph *body = ir_block_clone(from->nodes[i].body, ctx);
+    if (!body) return -(int)MG_ERR_NOMEM;
+    return ir_add_kernel(g, ctx, body, in, from->nodes[i].n_in, names, 0, 0);
+}

@@ -323,7 +323,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
         int64_t rest = f / L->split, p = 2; /* the split grows by the smallest factor left */
         while (p * p <= rest && rest % p) p++;
         if (rest % p) p = rest;
-        if (L->split * p > LW_SPLIT_MAX || rest / p < 4 || 32 * L->split * p * m * n > 4 * m * k + 2 * k * n) break;
+        if (L->split * p > LW_SPLIT_MAX || rest / p < 4 || 32 * L->split * m * n > 4 * m * k + 2 * k * n) break;
         L->split *= (int)p;
     }
     if (L->split == 1)
@@ -510,6 +510,10 @@ static mg_status setup(lw *L) {
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) mm_out |= L->g->nodes[L->cons[c]].op == IR_OP_MATMUL;
         if (mm_in && mm_out) L->mat[i] = 1, L->depth[i] = 0;
     }
+    for (int i = 0; i < n; i++) /* what a kernel the program has reads is stored */
+        if (L->g->nodes[i].op == IR_OP_KERNEL)
+            for (int k = 0; k < L->g->nodes[i].n_in; k++)
+                L->mat[L->g->nodes[i].in[k]] |= L->g->nodes[L->g->nodes[i].in[k]].op != IR_OP_CONST;
     base_free(leaves);
     return MG_OK;
 }
@@ -579,7 +583,16 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
         const ir_node *n = &L->g->nodes[i];
         int r = 0;
         if (n->op == IR_OP_INPUT) r = newi[i] = ir_add_input(out, L->ctx, n->name, n->dtype, &n->shape);
-        else if (!L->mat[i] || (L->cstart[i] == L->cstart[i + 1] && !L->is_out[i])) continue;
+        else if (n->op == IR_OP_KERNEL) { /* a kernel the program has (a searched piece's): copied */
+            if (n->index) continue;
+            int in[IR_MAX_IN], nb = 0;
+            const char *names[IR_MAX_IN] = {0};
+            for (int k = 0; k < n->n_in; k++) in[k] = copy_plain(L, out, n->in[k], newi);
+            for (int j = i; j < L->n && L->g->nodes[j].body == n->body; j++) names[nb++] = L->g->nodes[j].name;
+            r = ir_copy_kernel(out, L->ctx, L->g, i, in, names);
+            for (int q = 0; q < nb && r >= 0; q++) newi[i + q] = r + q;
+            if (r >= 0) st->kernels++;
+        } else if (!L->mat[i] || (L->cstart[i] == L->cstart[i + 1] && !L->is_out[i])) continue;
         else if ((rc = build(L, i))) break;
         else if (L->b) {
             int in[IR_MAX_IN], part = 0;
@@ -610,9 +623,6 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_grap
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     *out = NULL;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == IR_OP_KERNEL)
-            return ctx_err(ctx, MG_ERR_INVALID, "lower: the program already holds kernels");
     lw L = {.g = g, .ctx = ctx, .dev = dev, .n = g->n_nodes};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
