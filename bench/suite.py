@@ -144,7 +144,8 @@ def write_table(rows, out, say, seed, final):
     def f(v, w=8, p=2):
         return f"{v:{w}.{p}f}" if isinstance(v, float) else f"{'-':>{w}}"
     head = (f"| {'program':<18} | {'mugen us':>8} | {'kernels':>7} | {'plain us':>8} | {'eager us':>8} | "
-            f"{'compile us':>10} | {'floor us':>8} | {'eager/mugen':>11} | {'compile/mugen':>13} | mugen err |")
+            f"{'compile us':>10} | {'floor us':>8} | {'eager/mugen':>11} | {'compile/mugen':>13} | mugen err | "
+            f"eager err | compile err |")
     lines = [head, "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"]
     for r in rows:
         m = r.get("mugen")
@@ -152,7 +153,9 @@ def write_table(rows, out, say, seed, final):
                      f"{f(r.get('eager'))} | {f(r.get('compile'), 10)} | {f(r['floor'])} | "
                      f"{f(r.get('eager') / m if m and r.get('eager') else None, 11)} | "
                      f"{f(r.get('compile') / m if m and r.get('compile') else None, 13)} | "
-                     f"{r.get('mugen_err') if r.get('mugen_err') is not None else '-'} |")
+                     f"{r.get('mugen_err') if r.get('mugen_err') is not None else '-'} | "
+                     + " | ".join(f"{r[k]:.3g}" if isinstance(r.get(k), float) else "-" for k in ("eager_err", "compile_err"))
+                     + " |")
     ge = geo([r["eager"] / r["mugen"] for r in rows if r.get("mugen") and r.get("eager")])
     gc = geo([r["compile"] / r["mugen"] for r in rows if r.get("mugen") and r.get("compile")])
     behind = [r["case"] for r in rows if not (r.get("mugen") and r.get("eager") and r["mugen"] <= r["eager"])]

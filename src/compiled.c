@@ -21,15 +21,16 @@ enum { IO_ALIGN = 16, C_STACK_BUFS = 512 };
 
 /* Invariants: buf_in[b] >= 0 (an index into the caller's inputs) or buf_out[b] >= 0 (into
  * its outputs) or neither (then buffer b lives at buf_off[b] in the workspace, every offset
- * a multiple of MG_LAUNCH_ALIGN and buf_off[b] + buf_bytes[b] <= ws_bytes); never both.
+ * a multiple of MG_LAUNCH_ALIGN and buf_off[b] + buf_bytes[b] <= ws_bytes); never both; or
+ * buf_alias[b] >= 0: a view, buf_voff[b] bytes into that buffer (cg_program.buf_alias).
  * Exactly one of ext (CUDA) and entry (C) is set. Nothing changes after mg_compile. */
 struct mg_compiled {
     mg_target target;
     int n_in, n_out;
     mg_tensor_desc *in, *out; /* the program's, names owned */
     int n_bufs;
-    int *buf_in, *buf_out;
-    size_t *buf_off, *buf_bytes, ws_bytes;
+    int *buf_in, *buf_out, *buf_alias;
+    size_t *buf_off, *buf_bytes, *buf_voff, ws_bytes;
     int sync_buf;             /* a persistent launch's counters (cg_program.sync_buf), or -1 */
     cg_launch *launches;
     int n_launches;
@@ -69,9 +70,11 @@ static mg_status place_buffers(mg_compiled *c, const cg_program *cg, const vf_io
     c->n_bufs = cg->n_bufs, c->sync_buf = cg->sync_buf;
     c->buf_in = base_alloc(n * sizeof(int)), c->buf_out = base_alloc(n * sizeof(int));
     c->buf_off = base_calloc(n, sizeof(size_t)), c->buf_bytes = base_calloc(n, sizeof(size_t));
-    if (!c->buf_in || !c->buf_out || !c->buf_off || !c->buf_bytes)
+    c->buf_alias = base_alloc(n * sizeof(int)), c->buf_voff = base_calloc(n, sizeof(size_t));
+    if (!c->buf_in || !c->buf_out || !c->buf_off || !c->buf_bytes || !c->buf_alias || !c->buf_voff)
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    for (int b = 0; b < cg->n_bufs; b++) c->buf_in[b] = c->buf_out[b] = -1;
+    for (int b = 0; b < cg->n_bufs; b++)
+        c->buf_in[b] = c->buf_out[b] = -1, c->buf_alias[b] = cg->buf_alias[b], c->buf_voff[b] = (size_t)cg->buf_off[b];
     for (int i = 0; i < cg->n_in; i++) c->buf_in[cg->in_buf[i]] = io->in[i];
     for (int k = 0; k < cg->n_out; k++) {
         int b = cg->out_buf[k];
@@ -83,7 +86,7 @@ static mg_status place_buffers(mg_compiled *c, const cg_program *cg, const vf_io
     }
     for (int b = 0; b < cg->n_bufs; b++) {
         c->buf_bytes[b] = (size_t)cg->buf_bytes[b];
-        if (c->buf_in[b] >= 0 || c->buf_out[b] >= 0) continue;
+        if (c->buf_in[b] >= 0 || c->buf_out[b] >= 0 || c->buf_alias[b] >= 0) continue;
         c->buf_off[b] = c->ws_bytes;
         c->ws_bytes = align_up(c->ws_bytes + c->buf_bytes[b], MG_LAUNCH_ALIGN);
     }
@@ -192,6 +195,7 @@ void mg_compiled_free(mg_compiled *c) {
     for (int i = 0; c->out && i < c->n_out; i++) base_free((void *)c->out[i].name);
     base_free(c->in), base_free(c->out);
     base_free(c->buf_in), base_free(c->buf_out), base_free(c->buf_off), base_free(c->buf_bytes);
+    base_free(c->buf_alias), base_free(c->buf_voff);
     base_free(c->launches);
     base_free(c);
 }
@@ -252,6 +256,7 @@ static mg_status check_launch(mg_ctx *ctx, const mg_compiled *c, int n_in, void 
 /* The address of buffer b for this launch. */
 static uintptr_t buf_addr(const mg_compiled *c, int b, void *const *in, void *const *out,
                           void *ws) {
+    if (c->buf_alias[b] >= 0) return buf_addr(c, c->buf_alias[b], in, out, ws) + (uintptr_t)c->buf_voff[b];
     if (c->buf_in[b] >= 0) return (uintptr_t)in[c->buf_in[b]];
     if (c->buf_out[b] >= 0) return (uintptr_t)out[c->buf_out[b]];
     return (uintptr_t)ws + c->buf_off[b];

@@ -129,7 +129,7 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
 static mg_status host_buffers(job *J, mg_ctx *ctx, void **bufs) {
     const cg_program *cg = &J->cg;
     for (int b = 0; b < cg->n_bufs; b++) {
-        if (!(bufs[b] = base_alloc((size_t)cg->buf_bytes[b]))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        if (!(bufs[b] = base_alloc((size_t)cg->buf_bytes[b] + 1))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         memset(bufs[b], b == cg->sync_buf ? 0 : 0xFF, (size_t)cg->buf_bytes[b]);
     }
     int ni = 0;
@@ -264,6 +264,10 @@ static mg_status gpu_buffers(gpu_run *G, job *J, mg_ctx *ctx, void **host) {
     mg_status rc = MG_OK;
     for (int s = 0; s < G->n_sets && !rc; s++)
         for (int b = 0; b < cg->n_bufs && !rc; b++) {
+            if (cg->buf_alias[b] >= 0) { /* a view: inside a buffer allocated before it */
+                G->dev[s][b] = G->dev[s][cg->buf_alias[b]] + (rt_dptr)cg->buf_off[b];
+                continue;
+            }
             if (s > 0 && !is_input_buf(cg, b)) {
                 G->dev[s][b] = G->dev[0][b];
                 continue;
@@ -376,7 +380,7 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     if (!rc && prof && *prof && strcmp(prof, "0")) rc = gpu_profile(&G, J, ctx);
     for (int s = 0; s < G.n_sets; s++)
         for (int b = 0; b < cg->n_bufs; b++)
-            if (s == 0 || is_input_buf(cg, b)) rt_free_dev(gpu, G.dev[s][b]);
+            if ((s == 0 || is_input_buf(cg, b)) && cg->buf_alias[b] < 0) rt_free_dev(gpu, G.dev[s][b]);
     for (int b = 0; host && b < cg->n_bufs; b++) base_free(host[b]);
     for (int s = 0; s < MAX_SETS; s++) base_free(G.dev[s]);
     base_free(host);

@@ -41,6 +41,10 @@ typedef struct cg_program {
     int n_launches;
     int n_bufs;
     int64_t *buf_bytes;
+    int *buf_alias;    /* -1, or the buffer b lies in (a view: op_plan.view): b is then no
+                        * allocation of its own (buf_bytes 0) but buf_alias[b]'s address plus
+                        * buf_off[b] bytes; an alias is always a lower, non-alias buffer */
+    int64_t *buf_off;
     int *in_buf, *out_buf;
     int n_in, n_out;
     int sync_buf;      /* a persistent launch's counters (emit.c): a buffer the runtime zeroes

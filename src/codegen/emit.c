@@ -88,13 +88,21 @@ static void write_lib(strbuf *sb, cg_target t, unsigned used) {
 static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
     const ir_graph *g = p->g;
     out->buf_bytes = base_calloc((size_t)p->n_bufs + 1, sizeof *out->buf_bytes);
+    out->buf_alias = base_calloc((size_t)p->n_bufs + 1, sizeof *out->buf_alias);
+    out->buf_off = base_calloc((size_t)p->n_bufs + 1, sizeof *out->buf_off);
     out->in_buf = base_calloc((size_t)g->n_nodes + 1, sizeof(int));
     out->out_buf = base_calloc((size_t)g->n_outputs + 1, sizeof(int));
-    if (!out->buf_bytes || !out->in_buf || !out->out_buf) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!out->buf_bytes || !out->buf_alias || !out->buf_off || !out->in_buf || !out->out_buf)
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     out->n_bufs = p->n_bufs;
     for (int i = 0; i < g->n_nodes; i++) {
-        if (p->buf[i] >= 0)
-            out->buf_bytes[p->buf[i]] = ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(p->store[i]);
+        int b = p->buf[i];
+        if (b >= 0) out->buf_alias[b] = -1;
+        if (b >= 0 && p->view[i] >= 0) { /* a view: an address inside its root's buffer */
+            out->buf_alias[b] = p->buf[p->view[i]];
+            out->buf_off[b] = p->voff[i] * (int64_t)base_dtype_size(p->store[i]);
+        } else if (b >= 0)
+            out->buf_bytes[b] = ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(p->store[i]);
         if (g->nodes[i].op == IR_OP_INPUT) out->in_buf[out->n_in++] = p->buf[i];
     }
     for (int k = 0; k < g->n_outputs; k++) out->out_buf[out->n_out++] = p->buf[g->outputs[k]];
@@ -118,7 +126,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
-        if (n->op == IR_OP_INPUT || p->inl[i] || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
+        if (n->op == IR_OP_INPUT || p->inl[i] || p->view[i] >= 0 || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
         if (n->op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
         else emit_op_kernel(&E, i, out);
     }
@@ -139,7 +147,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
 
 void cg_program_free(cg_program *c) {
     if (!c) return;
-    base_free(c->src), base_free(c->launches), base_free(c->buf_bytes);
+    base_free(c->src), base_free(c->launches), base_free(c->buf_bytes), base_free(c->buf_alias), base_free(c->buf_off);
     base_free(c->in_buf), base_free(c->out_buf);
     memset(c, 0, sizeof *c);
 }

@@ -489,7 +489,9 @@ static mg_status setup(lw *L) {
         L->to_f32[i] = L->is_out[i] && L->g->nodes[i].dtype == MG_F32;
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) L->to_f32[i] |= L->to_f32[L->cons[c]];
     }
-    int *leaves = base_calloc(nn, sizeof *leaves);
+    /* leaves[i * (MAX_LEAVES + 1)]: how many distinct stored tensors node i's recomputed
+     * value reads, then their nodes */
+    int *leaves = base_calloc(nn * (MAX_LEAVES + 1), sizeof *leaves);
     if (!leaves) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &L->g->nodes[i];
@@ -498,13 +500,22 @@ static mg_status setup(lw *L) {
         for (int k = 0; k < nd->n_in; k++)
             if (!L->mat[nd->in[k]] && L->depth[nd->in[k]] + 1 > L->depth[i]) L->depth[i] = L->depth[nd->in[k]] + 1;
         if (L->depth[i] >= MAX_DEPTH / 2) L->mat[i] = 1, L->depth[i] = 0;
-        /* stored tensors it reads, counted per path (a residual stream x + d1 + d2 + ...
-         * would otherwise reach past a kernel's inputs within a few layers) */
-        for (int k = 0; k < nd->n_in; k++) {
-            const ir_node *a = &L->g->nodes[nd->in[k]];
-            leaves[i] += a->op == IR_OP_CONST ? 0 : L->mat[nd->in[k]] ? 1 : leaves[nd->in[k]];
+        /* the distinct stored tensors it reads (a residual stream x + d1 + d2 + ... would
+         * otherwise reach past a kernel's inputs within a few layers) */
+        int *li = &leaves[(size_t)i * (MAX_LEAVES + 1)], over = 0;
+        for (int k = 0; k < nd->n_in && !over; k++) {
+            int a = nd->in[k], one[2] = {1, a};
+            if (L->g->nodes[a].op == IR_OP_CONST) continue;
+            const int *la = L->mat[a] ? one : &leaves[(size_t)a * (MAX_LEAVES + 1)];
+            for (int q = 1; q <= la[0] && !over; q++) {
+                int seen = 0;
+                for (int r = 1; r <= li[0]; r++) seen |= li[r] == la[q];
+                if (seen) continue;
+                if (li[0] == MAX_LEAVES) over = 1;
+                else li[++li[0]] = la[q];
+            }
         }
-        if (leaves[i] > MAX_LEAVES) L->mat[i] = 1, L->depth[i] = 0;
+        if (over) L->mat[i] = 1, L->depth[i] = 0, li[0] = 0;
         int mm_in = 0, mm_out = 0;
         for (int k = 0; k < nd->n_in; k++) mm_in |= L->g->nodes[nd->in[k]].op == IR_OP_MATMUL;
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) mm_out |= L->g->nodes[L->cons[c]].op == IR_OP_MATMUL;

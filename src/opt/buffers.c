@@ -1,6 +1,8 @@
 /* opt/buffers: the kernel level. Which kernel-graph nodes get a device buffer (the others are
  * constants or elementwise operators inlined into their one consumer), each buffer's storage
  * type, and its dim order. */
+#include <string.h>
+
 #include "opt_internal.h"
 
 /* Strides of node i's buffer (kst): row-major; for a kernel's intermediate output (free),
@@ -33,6 +35,41 @@ static void buffer_layout(op_plan *p, int i, int free_layout) {
     for (int q = 3; q >= 0; q--) st[order[q]] = d[order[q]] == 1 ? 0 : s, s *= d[order[q]];
 }
 
+/* A reshape, transpose or slice of a stored tensor, itself no output, becomes a view of its
+ * operand's buffer instead of a copy: its strides are the operand's reindexed (a reshape
+ * only of a row-major operand), its first element an offset that keeps 16-byte alignment
+ * (the vector copies of a tile assume it). */
+static void make_view(op_plan *p, int i) {
+    const ir_node *n = &p->g->nodes[i];
+    int a = n->in[0];
+    if ((n->op != IR_OP_RESHAPE && n->op != IR_OP_TRANSPOSE && n->op != IR_OP_SLICE) || p->buf[a] < 0) return;
+    const ir_shape *as = &p->g->nodes[a].shape;
+    int64_t ad[4], d[4], st[4], off = p->voff[a];
+    const int64_t *ast = p->kst[a];
+    int pa = 4 - as->ndim, pn = 4 - n->shape.ndim;
+    op_pad4(as, ad), op_pad4(&n->shape, d);
+    if (n->op == IR_OP_RESHAPE) { /* only of a row-major operand: the same flat index */
+        int64_t s1 = 1;
+        for (int q = 3; q >= 0; q--) {
+            if (ad[q] > 1 && ast[q] != s1) return;
+            s1 *= ad[q];
+        }
+        s1 = 1;
+        for (int q = 3; q >= 0; q--) st[q] = d[q] == 1 ? 0 : s1, s1 *= d[q];
+    } else if (n->op == IR_OP_TRANSPOSE) {
+        for (int q = 0; q < 4; q++) st[q] = q < pn ? 0 : ast[pa + (int)n->ints[q - pn]];
+    } else {
+        for (int q = 0; q < 4; q++) st[q] = d[q] == 1 ? 0 : ast[q];
+        off += n->ints[0] * ast[pa + n->dim];
+    }
+    for (int q = 0; q < 4; q++) /* a dim of one moves nowhere */
+        if (d[q] == 1) st[q] = 0;
+    if (off * (int64_t)base_dtype_size(p->store[a]) % 16) return;
+    p->store[i] = p->store[a];
+    memcpy(p->kst[i], st, sizeof st);
+    p->view[i] = p->view[a] >= 0 ? p->view[a] : a, p->voff[i] = off;
+}
+
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
  * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
  * it element by element (another elementwise operator or a reduction), it is no output and
@@ -59,5 +96,7 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
         if (n->op != IR_OP_INPUT && !is_out) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
+        p->view[i] = -1, p->voff[i] = 0;
+        if (!is_out && p->buf[i] >= 0 && p->opts.views) make_view(p, i);
     }
 }

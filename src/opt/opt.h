@@ -41,6 +41,8 @@ typedef struct op_opts {
     int swizzle;  /* with layout: tiles read only as ldmatrix B operands are swizzled
                    * (op_tensor.tc.swz) rather than padded. Tensor-core code only: the C target
                    * plans with it off (its loads follow the strides). */
+    int views;    /* a reshape, transpose or slice of a stored tensor is a view of its buffer,
+                   * not a copy kernel (op_plan.view) */
     int persist;  /* a kernel graph of several graph-defined kernels runs as one launch: each
                    * block takes the next task (a block of one of the kernels, in order) and a
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
@@ -167,6 +169,10 @@ typedef struct op_plan {
                         * kernel writes in tiles spread over a dim inside unsplit ones: its
                         * grid-split dims go outermost, so each block's tile is contiguous */
     int *kern;         /* per node: index into kernels[] for the KERNEL node owning a body, or -1 */
+    int *view;         /* per node: the stored node whose buffer this one's aliases, or -1: a
+                        * reshape, transpose or slice that only reindexes a stored intermediate
+                        * or input (buffers.c); its buffer is no copy, kst[] its strides there */
+    int64_t *voff;     /* per node: a view's first element in that buffer (elements) */
     op_kernel *kernels;
     int n_kernels;
     int fused;         /* opts.persist applied: every launch is one of kernels[] (n_kernels >= 2),

@@ -17,6 +17,7 @@ const op_opts op_opts_default = {
     .regacc = 1,
     .threads = 1,
     .chain = 1,
+    .views = 1,
     .wgmma = 0,
     .colmajor = 1,
     .swizzle = 1,
@@ -128,10 +129,12 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
     p->inl = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->kern = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->kst = arena_alloc(&p->mem, (size_t)n * sizeof *p->kst + 1);
+    p->view = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
+    p->voff = arena_alloc(&p->mem, (size_t)n * sizeof(int64_t) + 1);
     p->store = arena_alloc(&p->mem, (size_t)n * sizeof(mg_dtype) + 1);
     p->kernels = arena_alloc(&p->mem, (size_t)n * sizeof(op_kernel) + 1);
     mg_status rc = MG_OK;
-    if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels || !p->kst)
+    if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels || !p->kst || !p->view || !p->voff)
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) {
         op_count_uses(g, uses, uses + n);

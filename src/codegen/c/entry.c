@@ -72,6 +72,9 @@ void cg_c_store_regacc(em *E, int acc) {
 void cg_c_entry(em *E, const cg_program *out) {
     sb_puts(E->sb, "/* runs every kernel in order; bufs[i] is buffer i (mugen's runtime) */\n"
                    "void mg_entry(void **bufs);\nvoid mg_entry(void **bufs) {\n");
+    for (int b = 0; b < out->n_bufs; b++) /* a view: an address inside another buffer */
+        if (out->buf_alias[b] >= 0)
+            sb_printf(E->sb, "    bufs[%d] = (char *)bufs[%d] + %" PRId64 ";\n", b, out->buf_alias[b], out->buf_off[b]);
     for (int l = 0; l < out->n_launches; l++) {
         const cg_launch *L = &out->launches[l];
         sb_printf(E->sb, "    %s(", L->name);

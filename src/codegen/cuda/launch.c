@@ -148,7 +148,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
     cg_launch *l = &out->launches[out->n_launches - 1];
     out->sync_buf = out->n_bufs++;
-    out->buf_bytes[out->sync_buf] = 4 * (nk + 2);
+    out->buf_bytes[out->sync_buf] = 4 * (nk + 2), out->buf_alias[out->sync_buf] = -1;
     l->args[l->n_args++] = out->sync_buf;
 }
 

@@ -59,6 +59,8 @@ static int step_matmul_tc(em *E, int j, int out) {
     const op_tensor *a = &E->k->t[ia], *b = &E->k->t[ib], *c = &E->k->t[out];
     int bf = op_mm_bf16(a, b), acc = E->k->t[j].fuse.regacc, la, lb;
     frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
+    /* two f32 tiles of f16 values (scores of intermediates): each split in f16 halves */
+    if (!bf && a->store == MG_F32 && b->store == MG_F32) la = lb = 8;
     if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
     int SK;

@@ -88,12 +88,57 @@ MG_DI void mg_frags(unsigned (&af)[4], unsigned (&bf)[2][4], const TA *a_, const
     mg_bfrag<BF, LB>(bf[0], b_, k0, ni * 32, N, K, sbk, sbn);
     mg_bfrag<BF, LB>(bf[1], b_, k0, ni * 32 + 16, N, K, sbk, sbn);
 }
+/* LA = LB = 8: a product of two f32 tiles of f16 values whose precision matters (scores
+ * before an exp: a score of 500 rounded to f16 is 0.25 off, and exp turns that into 25%):
+ * each operand as hi + lo, hi its f16 rounding and lo the f16 rounding of the rest, and
+ * a b as hi hi + lo hi + hi lo (22 bits of each operand, about f32's product), read element
+ * by element (these are small matmuls). */
+MG_DI void mg_split2(unsigned &hi, unsigned &lo, float x0, float x1) {
+    hi = mg_pack<false>(x0, x1);
+    const mg_h h0 = {(unsigned short)(hi & 0xffffu)}, h1 = {(unsigned short)(hi >> 16)};
+    lo = mg_pack<false>(x0 - mg_ldh(h0), x1 - mg_ldh(h1));
+}
+template <typename TA, typename TB>
+MG_DI void mg_mm_tile_split(float (&acc)[4][4], const TA *a_, const TB *b_, int mi, int ni, int M, int N, int K,
+                            int sam, int sak, int sbk, int sbn) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        unsigned ah[4], al[4], bh[2][4], bl[2][4];
+#pragma unroll
+        for (int r = 0; r < 4; r++) { /* a: rows g, g+8; columns 2t, 2t+8 (+1) */
+            const int m = mi * 16 + g + 8 * (r & 1), k = k0 + 2 * t + 8 * (r >> 1);
+            mg_split2(ah[r], al[r], m < M && k < K ? mg_f(a_[m * sam + k * sak]) : 0.0f,
+                      m < M && k + 1 < K ? mg_f(a_[m * sam + (k + 1) * sak]) : 0.0f);
+        }
+#pragma unroll
+        for (int h = 0; h < 4; h++) { /* b: rows 2t, 2t+8 (+1); column g, two 16-column halves */
+            const int n = ni * 32 + (h >> 1) * 16 + (h & 1) * 8 + g;
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int k = k0 + 2 * t + 8 * r;
+                mg_split2(bh[h >> 1][(h & 1) * 2 + r], bl[h >> 1][(h & 1) * 2 + r],
+                          n < N && k < K ? mg_f(b_[k * sbk + n * sbn]) : 0.0f,
+                          n < N && k + 1 < K ? mg_f(b_[(k + 1) * sbk + n * sbn]) : 0.0f);
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 4; h++) {
+            mg_mma<false>(acc[h], al, bh[h >> 1] + (h & 1) * 2);
+            mg_mma<false>(acc[h], ah, bl[h >> 1] + (h & 1) * 2);
+            mg_mma<false>(acc[h], ah, bh[h >> 1] + (h & 1) * 2);
+        }
+    }
+}
 /* Loads one k-step ahead: k-step k + 1's fragments are requested before k-step k's
  * products issue, so a warp waits for shared memory once, not once a step (the products
  * and their order are unchanged). */
 template <bool BF, int LA, int LB, typename TA, typename TB>
 MG_DI void mg_mm_tile(float (&acc)[4][4], const TA *a_, const TB *b_, int mi, int ni, int M, int N, int K,
                       int sam, int sak, int sbk, int sbn) {
+    if (LA == 8) { /* f32 operands split in two f16 halves (above) */
+        mg_mm_tile_split(acc, a_, b_, mi, ni, M, N, K, sam, sak, sbk, sbn);
+        return;
+    }
     unsigned a0[4], b0[2][4], a1[4], b1[2][4];
     if (K > 0) mg_frags<BF, LA, LB>(a0, b0, a_, b_, mi, ni, 0, M, N, K, sam, sak, sbk, sbn);
     for (int k0 = 0; k0 < K; k0 += 32) { /* two k-steps an iteration, one register set each */
