@@ -61,6 +61,8 @@ static int step_matmul_tc(em *E, int j, int out) {
     frag_modes(a, b, bf, a->dim[3], c->dim[3], &la, &lb);
     /* two f32 tiles of f16 values (scores of intermediates): each split in f16 halves */
     if (!bf && a->store == MG_F32 && b->store == MG_F32) la = lb = 8;
+    /* a bf16 product's f32 B (V beside a softmax's P): split in bf16 halves */
+    else if (bf && b->store == MG_F32 && a->store != MG_F32 && la >= 0) lb = 10;
     if (lb < 0 && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: a swizzled tile read without ldmatrix");
     int64_t T;
     int SK;

@@ -129,6 +129,38 @@ MG_DI void mg_mm_tile_split(float (&acc)[4][4], const TA *a_, const TB *b_, int 
         }
     }
 }
+/* LB = 10: a bf16 product (A bf16 or f16, read in mode LA) whose B is an f32 tile (a
+ * softmax's P times V stored f32): B as hi + lo, each its bf16 rounding, a b as a hi + a lo
+ * (16 bits of V instead of 8, whose 2^-9 errors otherwise add up over a model's layers). */
+MG_DI void mg_split2b(unsigned &hi, unsigned &lo, float x0, float x1) {
+    hi = mg_pack<true>(x0, x1);
+    lo = mg_pack<true>(x0 - __uint_as_float(hi << 16), x1 - __uint_as_float(hi & 0xffff0000u));
+}
+template <int LA, typename TA, typename TB>
+MG_DI void mg_mm_tile_split_b(float (&acc)[4][4], const TA *a_, const TB *b_, int mi, int ni, int M, int N, int K,
+                              int sam, int sak, int sbk, int sbn) {
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    for (int k0 = 0; k0 < K; k0 += 16) {
+        unsigned af[4], bh[2][4], bl[2][4];
+        mg_afrag<true, LA>(af, a_, mi, k0, M, K, sam, sak);
+#pragma unroll
+        for (int h = 0; h < 4; h++) { /* b: rows 2t, 2t+8 (+1); column g, two 16-column halves */
+            const int n = ni * 32 + (h >> 1) * 16 + (h & 1) * 8 + g;
+#pragma unroll
+            for (int r = 0; r < 2; r++) {
+                const int k = k0 + 2 * t + 8 * r;
+                mg_split2b(bh[h >> 1][(h & 1) * 2 + r], bl[h >> 1][(h & 1) * 2 + r],
+                           n < N && k < K ? mg_f(b_[k * sbk + n * sbn]) : 0.0f,
+                           n < N && k + 1 < K ? mg_f(b_[(k + 1) * sbk + n * sbn]) : 0.0f);
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < 4; h++) {
+            mg_mma<true>(acc[h], af, bl[h >> 1] + (h & 1) * 2);
+            mg_mma<true>(acc[h], af, bh[h >> 1] + (h & 1) * 2);
+        }
+    }
+}
 /* Loads one k-step ahead: k-step k + 1's fragments are requested before k-step k's
  * products issue, so a warp waits for shared memory once, not once a step (the products
  * and their order are unchanged). */
@@ -137,6 +169,10 @@ MG_DI void mg_mm_tile(float (&acc)[4][4], const TA *a_, const TB *b_, int mi, in
                       int sam, int sak, int sbk, int sbn) {
     if (LA == 8) { /* f32 operands split in two f16 halves (above) */
         mg_mm_tile_split(acc, a_, b_, mi, ni, M, N, K, sam, sak, sbk, sbn);
+        return;
+    }
+    if (LB == 10) { /* a bf16 product's f32 B split in two bf16 halves */
+        mg_mm_tile_split_b<LA>(acc, a_, b_, mi, ni, M, N, K, sam, sak, sbk, sbn);
         return;
     }
     unsigned a0[4], b0[2][4], a1[4], b1[2][4];
