@@ -495,8 +495,9 @@ static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
         return 1;
     }
     printf("optimize: %d pieces (%d Lax), %d forms searched (%d from the search cache), %d pieces kept a "
-           "μGraph; %.2f s before compiling (%.2f s searching)\n", rep.parts, rep.lax_parts, rep.unique,
-           rep.from_cache, rep.kept, rep.seconds_before_compile, rep.search_seconds);
+           "μGraph; %.2f s before compiling (%.2f s searching), %.2f s timing searched pieces\n", rep.parts,
+           rep.lax_parts, rep.unique, rep.from_cache, rep.kept, rep.seconds_before_compile, rep.search_seconds,
+           rep.piece_run_seconds);
     fputs(rep.run.text, stdout);
     if (c->out) write_text(c->out, "best.mu", rep.ugraph_text);
     if (c->out) printf("optimize: the whole program's μGraph is %s/best.mu (mugen run %s %s/best.mu)\n", c->out, c->file, c->out);

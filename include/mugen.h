@@ -321,7 +321,10 @@ typedef struct mg_optimize_report {
     int parts, lax_parts;  /* the partition (mugen partition) */
     int unique, searched, from_cache, kept; /* searched forms; searches run or read; pieces
                                              * that kept a μGraph (its form's included) */
-    double search_seconds, seconds_before_compile;
+    double search_seconds;         /* in the searches (or reading them from the cache) */
+    double piece_run_seconds;      /* compiling and timing searched pieces against their lowering */
+    double seconds_before_compile; /* everything before the first compile: partition, pieces,
+                                    * searches, stitching and lowering (piece runs excluded) */
     char *ugraph_text;     /* the whole program's μGraph (.mu text; mg_optimize_report_free) */
     char *log;             /* a line per piece: searched or not and why, what was kept */
     mg_run_report run;     /* the result run against the program's reference */
