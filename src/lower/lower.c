@@ -53,7 +53,7 @@ typedef struct lw {
     int grid[3];
     /* MM split along the depth (split-K): a kernel of partial products first (bp, reading
      * kin_p), its grid dim gk taking split blocks; b then adds them and runs the epilogue */
-    int split, gk, sdim, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
+    int split, gk, sdim, fdim, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
@@ -176,7 +176,7 @@ static int emit_partial(lw *L, int j) {
     const space *O = &L->sp[0];
     ir_shape ps = {.ndim = O->ref.ndim + L->sdim};
     for (int d = 0; d < O->ref.ndim; d++) ps.d[d + L->sdim] = O->ref.d[d];
-    ps.d[0] = L->split;
+    ps.d[L->fdim] = L->sdim ? L->split : ps.d[L->fdim] * L->split;
     const ir_node *mm = &L->g->nodes[L->mm_node[j]];
     char nm[32];
     snprintf(nm, sizeof nm, "p%d", L->mm_node[j]);
@@ -184,10 +184,10 @@ static int emit_partial(lw *L, int j) {
     if (r < 0) return r;
     L->kin[L->n_kin++] = -(j + 1);
     ir_node p = proto(IR_OP_ITER, 0, 0);
-    p.index = r, p.fmap = 0;
+    p.index = r, p.fmap = L->fdim;
     for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 && O->gdim[g] >= 0 ? O->gdim[g] + L->sdim : -1;
     int it = ir_add_node(L->b, L->ctx, &p), rs = it;
-    if (it < 0 || !L->sdim) goto accum; /* the split took a dim of 1: the tile has the shape */
+    if (it < 0 || !L->sdim) goto accum; /* the split folded into a dim: the tile has the shape */
     p = proto(IR_OP_RESHAPE, it, 0);
     p.n_ints = O->ref.ndim;
     for (int d = 0; d < O->ref.ndim; d++) p.ints[d] = L->b->nodes[it].shape.d[d + 1];
@@ -317,8 +317,11 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
     for (int g = L->gk; g >= 0 && g < 3; g++) /* the split takes the first grid dim left free */
         if (L->grid[g] > 1) L->gk = -1;
-    /* the partials' split dim: a new leading one, or a leading dim of 1 of a 4-dim output */
-    L->sdim = r <= 3 ? 1 : o->d[0] == 1 ? 0 : -1;
+    /* the partials' split: a new leading dim (sdim 1), or folded into a dim of a 4-dim
+     * output (sdim 0): its leading dim of 1, or its rows when one tile holds them all (split
+     * s's rows at s * m: P V of a decode step at b = 8, [8, 8, 4, 64]) */
+    L->sdim = r <= 3 || o->d[0] == 1 || L->tile[r - 2] == m ? r <= 3 : -1;
+    L->fdim = r <= 3 || o->d[0] == 1 ? 0 : r - 2;
     while (L->gk >= 0 && L->sdim >= 0 && blocks * L->split < sms / LW_SPLIT_DIV) {
         int64_t rest = f / L->split, p = 2; /* the split grows by the smallest factor left */
         while (p * p <= rest && rest % p) p++;
@@ -362,7 +365,7 @@ static mg_status build_partial(lw *L) {
         p = proto(IR_OP_SAVE, v, 0);
         p.index = L->b->n_outputs;
         for (int g = 0; g < 3; g++)
-            p.map[g] = g == L->gk ? 0 : grid[g] > 1 ? L->sp[0].gdim[g] + L->sdim : -1;
+            p.map[g] = g == L->gk ? L->fdim : grid[g] > 1 ? L->sp[0].gdim[g] + L->sdim : -1;
         if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
         if (v >= 0) v = ir_add_output(L->b, L->ctx, v);
     }
