@@ -13,5 +13,10 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_grap
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
                       const mg_device *dev, op_plan **plan, cg_program *cg);
+/* Is one of a (the reference) and b an infinity and the other finite, of its sign and within
+ * dtype t's tolerance (1e-2 f16, 2e-2 bf16, 1e-4 f32) of t's largest finite value? Then they
+ * are one value on either side of t's overflow (a sum of 65,400 computed 0.2% high rounds to
+ * f16's infinity), and mg_run's comparison counts them equal. */
+int dr_near_overflow(double a, double b, mg_dtype t);
 
 #endif

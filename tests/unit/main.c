@@ -34,7 +34,7 @@ int unit_fails;
     X(test_ugraph_smem_peak) X(test_verify_verdicts) X(test_property_regrid)          \
     X(test_verify_adversaries) X(test_verify_expform)                                 \
     X(test_runtime_cache) X(test_runtime_c_build_run) X(test_runtime_c_compile_error) \
-    X(test_runtime_c_crash) X(test_runtime_c_budget) X(test_runtime_nvrtc)           \
+    X(test_runtime_c_crash) X(test_runtime_c_budget) X(test_near_overflow) X(test_runtime_nvrtc)           \
     X(test_runtime_gpu_open)                                                          \
     X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) \
     X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads)      \

@@ -3,12 +3,14 @@
  * GPU (MG_ERR_NO_DEVICE with a reason on machines without one). No GPU needed. Every test
  * uses its own temporary MUGEN_CACHE_DIR and restores the caller's afterwards. */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "runtime/runtime.h"
 #include "unit.h"
 
@@ -17,6 +19,7 @@ void test_runtime_c_build_run(void);
 void test_runtime_c_compile_error(void);
 void test_runtime_c_crash(void);
 void test_runtime_c_budget(void);
+void test_near_overflow(void);
 void test_runtime_nvrtc(void);
 void test_runtime_gpu_open(void);
 
@@ -411,4 +414,18 @@ void test_runtime_gpu_open(void) {
     rt_module_free(NULL, NULL);
     rt_graph_free(NULL, NULL);
     rt_free_dev(NULL, 0);
+}
+
+/* mg_run's comparison: an infinity beside a finite value within tolerance of the dtype's
+ * largest is one value either side of the overflow; anything else still differs. */
+void test_near_overflow(void) {
+    double inf = INFINITY;
+    CHECK(dr_near_overflow(65400, inf, MG_F16) && dr_near_overflow(inf, 65000, MG_F16));
+    CHECK(dr_near_overflow(-65400, -inf, MG_F16) && dr_near_overflow(-inf, -64900, MG_F16));
+    CHECK(!dr_near_overflow(60000, inf, MG_F16) && !dr_near_overflow(inf, 64800, MG_F16)); /* 1.1% below */
+    CHECK(!dr_near_overflow(-65400, inf, MG_F16) && !dr_near_overflow(65400, -inf, MG_F16)); /* sign */
+    CHECK(!dr_near_overflow(NAN, inf, MG_F16) && !dr_near_overflow(inf, NAN, MG_F16));
+    CHECK(!dr_near_overflow(65400, 65000, MG_F16) && !dr_near_overflow(inf, inf, MG_F16));
+    CHECK(dr_near_overflow(3.4028e38, inf, MG_F32) && !dr_near_overflow(3.4e38, inf, MG_F32));
+    CHECK(dr_near_overflow(3.35e38, inf, MG_BF16) && !dr_near_overflow(3.3e38, inf, MG_BF16));
 }
