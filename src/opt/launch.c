@@ -148,3 +148,78 @@ void op_plan_cluster(op_plan *p, const mg_device *dev) {
     }
     base_free(fill);
 }
+
+/* 1 if kernel-graph node i is a launch of its own: a kernel-level operator or the first
+ * KERNEL node of a block graph (codegen's order: node order). */
+static int is_launch(const op_plan *p, int i) {
+    const ir_node *n = &p->g->nodes[i];
+    if (n->op == IR_OP_INPUT || p->inl[i] || p->view[i] >= 0) return 0;
+    return n->op != IR_OP_KERNEL || n->index == 0;
+}
+
+/* The group map of a fixup of KERNEL node r into KERNEL node k along grid dim g: for each
+ * group of k's blocks (alike but along g, numbered by their other coordinates in order) the
+ * one block of r that reads what it wrote, into map[]; 0 when some block of r reads from two
+ * groups or none, or two blocks of r share a group. */
+static int fix_groups(const op_plan *p, int k, int r, int g, int *map) {
+    const int *g1 = p->g->nodes[k].body->grid, *g2 = p->g->nodes[r].body->grid;
+    int n1 = g1[0] * g1[1] * g1[2], n2 = g2[0] * g2[1] * g2[2];
+    for (int c = 0; c < n2; c++) map[c] = -1;
+    for (int j = 0; j < n2; j++) {
+        int b2[3], b1[3], c = -1;
+        block_coord(g2, j, b2);
+        for (int i = 0; i < n1; i++) {
+            block_coord(g1, i, b1);
+            if (!depends(p, k, r, b1, b2)) continue;
+            int ci = 0, w = 1; /* the group: the coordinates but g's, in order */
+            for (int d = 0; d < 3; d++)
+                if (d != g) ci += b1[d] * w, w *= g1[d];
+            if (c >= 0 && c != ci) return 0;
+            c = ci;
+        }
+        if (c < 0 || map[c] >= 0) return 0;
+        map[c] = j;
+    }
+    return 1;
+}
+
+/* Fixups (opts.fixup): a KERNEL node r that is the launch right after KERNEL node k, where
+ * k's blocks fall into groups along one grid dim (2 or more blocks each) and each block of r
+ * reads only what one group wrote, one block of r a group: r runs inside k's launch, by the
+ * group's last block to finish (counted in a counter of the plan's, codegen's mg_fix_last).
+ * What it saves is r's launch and the wait for all of k: the split-K's adding kernel of the
+ * plain lowering (docs/lower.md) starts as its group's partial products are done. r is
+ * planned again at k's threads; a pair where that fails, or whose shared memory plus the 16
+ * bytes of the group's flag does not fit, launches as before. At most 2^22 block pairs are
+ * compared (the tiles each block reads and writes, as op_plan_cluster). */
+void op_plan_fixup(op_plan *p, const mg_device *dev) {
+    const ir_graph *kg = p->g;
+    for (int k = 0; k < kg->n_nodes; k++) {
+        if (kg->nodes[k].op != IR_OP_KERNEL || kg->nodes[k].index != 0) continue;
+        op_kernel *K = &p->kernels[p->kern[k]];
+        if (K->fix.prev >= 0) continue; /* already the second of a pair */
+        int r = k + 1;
+        while (r < kg->n_nodes && !is_launch(p, r)) r++;
+        if (r >= kg->n_nodes || kg->nodes[r].op != IR_OP_KERNEL) continue;
+        const int *g1 = kg->nodes[k].body->grid, *g2 = kg->nodes[r].body->grid;
+        int64_t n1 = (int64_t)g1[0] * g1[1] * g1[2], n2 = (int64_t)g2[0] * g2[1] * g2[2];
+        if (n1 * n2 > (1 << 22)) continue;
+        int *map = arena_alloc(&p->mem, (size_t)n2 * sizeof(int)), g = 0;
+        if (!map) return; /* a plan without fixups is still whole */
+        for (; g < 3; g++)
+            if (g1[g] >= 2 && n1 == n2 * g1[g] && fix_groups(p, k, r, g, map)) break;
+        if (g == 3) continue;
+        op_kernel R = p->kernels[p->kern[r]];
+        if (R.threads != K->threads) {
+            mg_ctx c = {{0}}; /* a failed try is no error: r launches on its own */
+            memset(&R, 0, sizeof R);
+            if (op_plan_kernel(p, &c, dev, r, &R, K->threads) || R.threads != K->threads) continue;
+        }
+        int64_t smem = K->smem > R.smem ? K->smem : R.smem;
+        if ((smem + 15) / 16 * 16 + 16 > dev->smem_per_block) continue;
+        R.fix.prev = k, R.fix.next = -1;
+        p->kernels[p->kern[r]] = R;
+        K->fix.next = r, K->fix.dim = g, K->fix.map = map, K->fix.ctr = p->n_ctr;
+        p->n_ctr += n2;
+    }
+}
