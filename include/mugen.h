@@ -269,8 +269,6 @@ typedef struct mg_run_opts {
     int persist;        /* several kernels as one persistent launch (opt-in: slower so far) */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */
-    int no_fixup;       /* a split's adding kernel launched on its own, not run by the last
-                         * block of each split group inside the launch before it */
     int plain;          /* a program given without μGraph runs one per-element kernel per
                          * operator (the path before docs/lower.md), not lowered */
     int specials;       /* every third input element NaN, +inf, -inf, -0 or +0 in turn: outputs

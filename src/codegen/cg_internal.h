@@ -135,9 +135,6 @@ int cg_cuda_elementwise4(em *E, int j);
 void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps);
 void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a);
 void cg_cuda_emit_clustered(em *KE, cg_program *out, arena *a);
-/* The launch of KERNEL node k1 with the kernel it fixes up (op_kernel.fix.next >= 0): one
- * kernel, its counters in out->sync_buf (set up by cg_emit). */
-void cg_cuda_emit_fixup(em *KE, int k1, cg_program *out, arena *a);
 
 /* ---- c/entry.c: the C target ---- */
 /* The body of block kernel knode as a C function's: the blocks over OpenMP threads. */

@@ -124,17 +124,10 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     out->sync_buf = -1;
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
-    if (!E.rc && !one && t == CG_CUDA && p->n_ctr > 0) { /* the fixups' counters */
-        out->sync_buf = out->n_bufs++;
-        out->buf_bytes[out->sync_buf] = 4 * p->n_ctr, out->buf_alias[out->sync_buf] = -1;
-    }
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         if (n->op == IR_OP_INPUT || p->inl[i] || p->view[i] >= 0 || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
-        const op_kernel *k = n->op == IR_OP_KERNEL ? &p->kernels[p->kern[i]] : NULL;
-        if (k && t == CG_CUDA && k->fix.prev >= 0) continue; /* run inside the launch before it */
-        if (k && t == CG_CUDA && k->fix.next >= 0) cg_cuda_emit_fixup(&E, i, out, &a);
-        else if (n->op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
+        if (n->op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
         else emit_op_kernel(&E, i, out);
     }
     if (!E.rc && t == CG_C) cg_c_entry(&E, out);

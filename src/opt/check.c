@@ -272,27 +272,6 @@ static mg_status check_launches(const op_plan *p, mg_ctx *ctx) {
     if (p->fused && (p->clustered || p->n_kernels < 2))
         return ctx_err(ctx, MG_ERR_INVALID, "plan check: a persistent launch of %d kernels",
                        p->n_kernels);
-    int64_t ctr = 0;
-    for (int i = 0; i < p->g->n_nodes; i++) { /* fixups: pairs, their groups, their counters */
-        if (p->kern[i] < 0 || p->g->nodes[i].index != 0 || p->kernels[p->kern[i]].fix.next < 0) continue;
-        const op_kernel *k = &p->kernels[p->kern[i]];
-        int r = k->fix.next, gd = k->fix.dim;
-        const op_kernel *R = r < p->g->n_nodes && p->kern[r] >= 0 ? &p->kernels[p->kern[r]] : NULL;
-        const int *g1 = k->body->grid, *g2 = R ? R->body->grid : NULL;
-        int n2 = R ? g2[0] * g2[1] * g2[2] : 0;
-        if (!R || R->fix.prev != i || R->threads != k->threads || gd < 0 || gd > 2 || g1[gd] < 2 ||
-            g1[0] * g1[1] * g1[2] != n2 * g1[gd] || k->fix.ctr != ctr || !k->fix.map || p->fused || p->clustered)
-            return ctx_err(ctx, MG_ERR_INVALID, "plan check: the fixup of node %d into node %d", r, i);
-        for (int c = 0; c < n2; c++) {
-            int ok = k->fix.map[c] >= 0 && k->fix.map[c] < n2;
-            for (int d = 0; d < c && ok; d++) ok = k->fix.map[d] != k->fix.map[c];
-            if (!ok)
-                return ctx_err(ctx, MG_ERR_INVALID, "plan check: fixup of node %d: map[%d] = %d", r, c, k->fix.map[c]);
-        }
-        ctr += n2;
-    }
-    if (ctr != p->n_ctr)
-        return ctx_err(ctx, MG_ERR_INVALID, "plan check: %" PRId64 " fixup counters of %" PRId64, ctr, p->n_ctr);
     if (!p->clustered) return MG_OK;
     const int *cl = p->cluster, *g0 = p->kernels[0].body->grid;
     int wide = (cl[0] > 1) + (cl[1] > 1) + (cl[2] > 1), blocks = g0[0] * g0[1] * g0[2];

@@ -54,11 +54,6 @@ typedef struct op_opts {
                    * block runs one block of the second (op_plan.clustered). Off by default: the
                    * H100 keeps 15 clusters of 8 one-block-a-multiprocessor blocks resident, the
                    * b=8 attention grids need 16 (docs/notes §23); `mugen run --cluster`. CUDA only. */
-    int fixup;    /* a kernel R launched right after kernel P, each of whose blocks reads only
-                   * what one group of P's blocks wrote (the blocks alike but along one grid
-                   * dim: a split-K's partial products and the kernel adding them), runs inside
-                   * P's launch: the group's last block to finish runs R's block (op_kernel.fix,
-                   * launch.c). Off: R is a launch of its own (`mugen run --no-fixup`). CUDA only. */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -155,17 +150,6 @@ typedef struct op_kernel {
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
                         * accumulators (op_regacc_split, SK > 1) put their sums side by side
                         * before one pass adds them; -1: none (the groups add one at a time) */
-    /* opts.fixup (launch.c): with fix.next >= 0 this kernel's launch also runs kernel-graph
-     * KERNEL node fix.next (R, at this kernel's threads, the next launch in node order):
-     * this kernel's blocks form groups of grid[fix.dim] blocks, alike but along fix.dim,
-     * numbered by their other coordinates in order; the last of group c to finish runs R's
-     * block fix.map[c] (linear), R reading only what group c wrote. Its group's counter is
-     * counter fix.ctr + c of the plan's n_ctr. fix.prev >= 0 on R: P's KERNEL node. */
-    struct {
-        int next, prev, dim;
-        int *map;
-        int64_t ctr;
-    } fix;
 } op_kernel;
 
 /* The plan of a kernel graph. Every node is one of: a program input (a buffer), a constant
@@ -200,8 +184,6 @@ typedef struct op_plan {
     int clustered;
     int cluster[3];
     int *cluster_map;
-    int64_t n_ctr; /* counters the fixups use (op_kernel.fix), zero before the first launch;
-                    * each group's last block leaves its counter zero again */
     op_opts opts;
 } op_plan;
 

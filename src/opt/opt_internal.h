@@ -110,8 +110,5 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
 /* Several kernels as one launch: persistent (opts.persist) or cluster fusion (opts.cluster). */
 void op_plan_fused(op_plan *p, const mg_device *dev);
 void op_plan_cluster(op_plan *p, const mg_device *dev);
-/* opts.fixup: each kernel R that can run inside the launch of the kernel before it
- * (op_kernel.fix) planned again at that kernel's threads and paired with it. */
-void op_plan_fixup(op_plan *p, const mg_device *dev);
 
 #endif

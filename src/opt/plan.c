@@ -23,7 +23,6 @@ const op_opts op_opts_default = {
     .swizzle = 1,
     .persist = 0,
     .cluster = 0,
-    .fixup = 1,
 };
 
 /* k's arrays, per node of its body b, in p's arena; 0 when out of memory. */
@@ -34,7 +33,6 @@ static int kernel_alloc(op_plan *p, op_kernel *k, const ir_graph *b) {
     k->step = arena_alloc(&p->mem, n * sizeof(int));
     k->sync = arena_alloc(&p->mem, n * sizeof(int));
     k->load = arena_alloc(&p->mem, n * sizeof(int));
-    k->fix.next = k->fix.prev = k->fix.dim = -1, k->fix.map = NULL, k->fix.ctr = 0;
     return k->t && k->step && k->sync && k->load;
 }
 
@@ -149,7 +147,6 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
         }
     if (!rc && p->opts.cluster) op_plan_cluster(p, dev);
     if (!rc && p->opts.persist && !p->clustered) op_plan_fused(p, dev);
-    if (!rc && p->opts.fixup && !p->clustered && !p->fused) op_plan_fixup(p, dev);
     base_free(uses);
     if (rc) {
         op_plan_free(p);

@@ -21,25 +21,25 @@ static void arg_list(em *E, const params *ps) {
     for (int i = 0; i < ps->n; i++) sb_printf(E->sb, "%s, ", E->names[ps->node[i]]);
 }
 
-/* The parameters of one kernel running the block kernels of KERNEL nodes kn[0..nk-1]: their
- * outputs, then what they read besides. */
-static void union_params(const op_plan *p, const int *kn, int nk, params *ps) {
-    for (int pass = 0; pass < 2; pass++) {
-        for (int q = 0; q < nk; q++) {
+/* The parameters of one kernel running several block kernels: every kernel's outputs, then
+ * what they read besides; *first, *last: the first and last KERNEL node, *nk their number. */
+static void union_params(const op_plan *p, params *ps, int *first, int *last, int *nk) {
+    const ir_graph *kg = p->g;
+    *first = *last = -1, *nk = 0;
+    for (int i = 0; i < kg->n_nodes; i++)
+        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
             params one = {0};
-            cg_block_params(p, kn[q], &one);
-            for (int i = pass ? one.n_out : 0; i < (pass ? one.n : one.n_out); i++) cg_add_param(ps, one.node[i]);
+            cg_block_params(p, i, &one);
+            for (int q = 0; q < one.n_out; q++) cg_add_param(ps, one.node[q]);
+            *first = *first < 0 ? i : *first, *last = i, ++*nk;
         }
-        if (!pass) ps->n_out = ps->n;
-    }
-}
-
-/* The plan's first-of-their-body KERNEL nodes, in order, into kn[] (at most max); their number. */
-static int kernel_nodes(const op_plan *p, int *kn, int max) {
-    int nk = 0;
-    for (int i = 0; i < p->g->n_nodes; i++)
-        if (p->g->nodes[i].op == IR_OP_KERNEL && p->g->nodes[i].index == 0 && nk < max) kn[nk++] = i;
-    return nk;
+    ps->n_out = ps->n;
+    for (int i = 0; i < kg->n_nodes; i++)
+        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
+            params one = {0};
+            cg_block_params(p, i, &one);
+            for (int q = one.n_out; q < one.n; q++) cg_add_param(ps, one.node[q]);
+        }
 }
 
 /* ---- a persistent launch (op_plan.fused, CUDA) ----
@@ -116,13 +116,8 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     const op_plan *p = KE->p;
     const char **gn = KE->names;
     params ps = {0};
-    int *kn = arena_alloc(a, (size_t)p->n_kernels * sizeof(int) + 1);
-    if (!kn) {
-        KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
-        return;
-    }
-    int nk = kernel_nodes(p, kn, p->n_kernels), first = kn[0], last = kn[nk - 1];
-    union_params(p, kn, nk, &ps);
+    int first, last, nk;
+    union_params(p, &ps, &first, &last, &nk);
     cg_uses(KE, CG_LIB_TASK);
     const op_kernel *k0 = &p->kernels[p->kern[first]];
     int64_t smem = 0, total = 0, widest = 1;
@@ -169,10 +164,8 @@ void cg_cuda_emit_clustered(em *KE, cg_program *out, arena *a) {
     const ir_graph *kg = p->g;
     const char **gn = KE->names;
     params ps = {0};
-    int kn[2];
-    if (kernel_nodes(p, kn, 2) != 2) return; /* op_plan_cluster: two kernels */
-    int k1 = kn[0], k2 = kn[1];
-    union_params(p, kn, 2, &ps);
+    int k1, k2, nk;
+    union_params(p, &ps, &k1, &k2, &nk);
     const int *g1 = kg->nodes[k1].body->grid, *g2 = kg->nodes[k2].body->grid;
     int n = g1[0] * g1[1] * g1[2];
     int64_t smem = p->kernels[0].smem > p->kernels[1].smem ? p->kernels[0].smem : p->kernels[1].smem;
@@ -208,69 +201,4 @@ void cg_cuda_emit_clustered(em *KE, cg_program *out, arena *a) {
     unsigned grid[3] = {(unsigned)g1[0], (unsigned)g1[1], (unsigned)g1[2]};
     cg_record_launch(KE, out, kname, k2, &ps, grid, (unsigned)p->kernels[0].threads, smem);
     for (int d = 0; d < 3; d++) out->launches[out->n_launches - 1].cluster[d] = (unsigned)p->cluster[d];
-}
-
-/* ---- a fixup (op_kernel.fix, CUDA) ----
- * One kernel: kernel k's block program; then mg_fix_last counts the block done in its group's
- * counter (the plan's counters: cg_program.sync_buf, zeroed once, left zero); the group's last
- * block goes on to kernel R's block fix.map[group] (a table in the source unless it is the
- * group's own number). Both bodies use shared memory from offset 0 (mg_fix_last's barrier
- * ends k's use of it); the flag lives past both. Buffers stay __restrict__: R's reads of
- * what k wrote are cp.async.cg or plain loads of a pointer the kernel also writes, never the
- * read-only path. */
-void cg_cuda_emit_fixup(em *KE, int k1, cg_program *out, arena *a) {
-    const op_plan *p = KE->p;
-    const ir_graph *kg = p->g;
-    const char **gn = KE->names;
-    const op_kernel *K = &p->kernels[p->kern[k1]];
-    int k2 = K->fix.next, gd = K->fix.dim, kn[2] = {k1, k2};
-    const op_kernel *R = &p->kernels[p->kern[k2]];
-    const int *g1 = kg->nodes[k1].body->grid, *g2 = kg->nodes[k2].body->grid;
-    int n2 = g2[0] * g2[1] * g2[2], ident = 1;
-    params ps = {0};
-    union_params(p, kn, 2, &ps);
-    int64_t smem = ((K->smem > R->smem ? K->smem : R->smem) + 15) / 16 * 16;
-    char kname[64];
-    snprintf(kname, sizeof kname, "kf%d_%s", k2, gn[k2] + 2);
-    cg_uses(KE, CG_LIB_TASK);
-    for (int c = 0; c < n2; c++) ident &= K->fix.map[c] == c;
-    if (!ident) {
-        sb_printf(KE->sb, "/* which block of kernel %d each group's last block runs */\n"
-                          "static __device__ const unsigned %s_map[%d] = {", k2, kname, n2);
-        for (int c = 0; c < n2; c++) sb_printf(KE->sb, "%s%d", c ? (c % 32 ? ", " : ",\n    ") : "", K->fix.map[c]);
-        sb_puts(KE->sb, "};\n");
-    }
-    sb_printf(KE->sb, "/* kernel %d, then kernel %d by the last block of each group of %d along grid dim %d */\n", k1, k2,
-              g1[gd], gd);
-    sb_printf(KE->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", K->threads, kname);
-    cg_param_list(KE, gn, &ps, 0);
-    sb_puts(KE->sb, ", unsigned *__restrict__ g_sync_) {\n    mg_grid_wait(); /* the previous kernel's results */\n"
-                    "    extern __shared__ __align__(16) unsigned char smem[];\n");
-    for (int q = 0; q < 2 && !KE->rc; q++) {
-        em E;
-        if (cg_block_em(KE, kn[q], a, &E)) return;
-        params kp = {0};
-        cg_block_params(p, kn[q], &kp);
-        cg_block_comment(&E, kn[q]);
-        if (!q) sb_puts(E.sb, "    {\n    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
-        else {
-            const char *bi[3] = {"blockIdx.x", "blockIdx.y", "blockIdx.z"};
-            sb_puts(E.sb, "    {\n    const int c_ = 0");
-            for (int d = 0, w = 1; d < 3; d++)
-                if (d != gd && g1[d] > 1) sb_printf(E.sb, " + %d * (int)%s", w, bi[d]), w *= g1[d];
-            sb_printf(E.sb, "; /* the group */\n    if (!mg_fix_last(g_sync_ + %" PRId64 " + c_, %du, (int *)(smem + %" PRId64
-                            "))) return;\n    const int t_ = %s%s;\n", K->fix.ctr, g1[gd], smem, ident ? "c_" : kname,
-                      ident ? "" : "_map[c_]");
-            sb_printf(E.sb, "    const int bx = t_ %% %d, by = t_ / %d %% %d, bz = t_ / %d;\n", g2[0], g2[0], g2[1],
-                      g2[0] * g2[1]);
-        }
-        cg_block_body(&E, gn, kn[q], &kp);
-        sb_puts(E.sb, "    }\n");
-        if (E.rc) KE->rc = E.rc;
-    }
-    sb_puts(KE->sb, "}\n\n");
-    unsigned grid[3] = {(unsigned)g1[0], (unsigned)g1[1], (unsigned)g1[2]};
-    cg_record_launch(KE, out, kname, k2, &ps, grid, (unsigned)K->threads, smem + 16);
-    cg_launch *l = &out->launches[out->n_launches - 1];
-    l->args[l->n_args++] = out->sync_buf;
 }

@@ -68,12 +68,9 @@ static int step_matmul_tc(em *E, int j, int out) {
     int SK;
     op_regacc_split(E->g, E->k, j, &T, &SK);
     cg_uses(E, CG_LIB_MMA);
-    if (acc >= 0) { /* sb: every tile of a warp in the same columns (mg_mm_acc's SB) */
-        int64_t G = E->k->threads / 32 / SK, nt = (c->dim[3] + 31) / 32;
-        int sb = T > 1 && G % nt == 0 && c->dim[0] * c->dim[1] == 1;
-        sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d, %s>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
-                  sb ? "true" : "false", E->names[acc]);
-    }
+    if (acc >= 0)
+        sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
+                  E->names[acc]);
     else {
         /* the tiles start on the warp after the previous matmul's in this barrier interval:
          * independent small matmuls (LoRA's X W and X A, each a few long-K tiles) then run on

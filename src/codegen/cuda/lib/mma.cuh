@@ -218,55 +218,20 @@ MG_DI void mg_mm_tc(TC *C, const TA *A, const TB *B, int B0, int B1, int M, int 
 /* acc += A B, the sum kept in registers across the for-loop. The warps form SK groups;
  * group s sums the s-th of SK equal slices of the depth K (split-K within the block, for
  * matmuls with fewer 16x32 tiles than warps); within a group, warp w owns tiles w, w + G,
- * ... for G warps a group (at most T of them, acc[q] for its q-th). With T > 1 a warp
- * takes its tiles together, k-step by k-step: every tile's fragments, then every tile's
- * products, so T x 4 independent products hide each other's latency; SB (G a multiple of
- * the tiles a row, so all of a warp's tiles share their columns): B's fragments once a
- * k-step for all of them. The products and their order per tile are those of mg_mm_tile. */
-template <bool BF, int LA, int LB, int T, int SK, bool SB = false, typename TA, typename TB>
+ * ... for G warps a group (at most T of them, acc[q] for its q-th). */
+template <bool BF, int LA, int LB, int T, int SK, typename TA, typename TB>
 MG_DI void mg_mm_acc(float (&acc)[T][4][4], const TA *A, const TB *B, int B0, int B1, int M, int N, int K,
                      int sa0, int sa1, int sam, int sak, int sb0, int sb1, int sbk, int sbn) {
     const int mt = (M + 15) >> 4, nt = (N + 31) >> 5, tiles = B0 * B1 * mt * nt;
     const int G = (blockDim.x >> 5) / SK, w = (threadIdx.x >> 5) % G, ks = (threadIdx.x >> 5) / G * (K / SK);
     if ((threadIdx.x >> 5) >= G * SK) return;
-    if (T == 1 || LA == 8 || LB == 10) {
-#pragma unroll
-        for (int q = 0; q < T; q++) {
-            const int tile = w + q * G;
-            if (tile >= tiles) break;
-            const int ni = tile % nt, mi = tile / nt % mt, b1 = tile / (nt * mt) % B1, b0 = tile / (nt * mt * B1);
-            mg_mm_tile<BF, LA, LB>(acc[q], A + b0 * sa0 + b1 * sa1 + ks * sak, B + b0 * sb0 + b1 * sb1 + ks * sbk, mi,
-                                   ni, M, N, K / SK, sam, sak, sbk, sbn);
-        }
-        return;
-    }
-    const TA *a_[T];
-    const TB *b_[T];
-    int mi[T], ni[T], n_q = 0;
 #pragma unroll
     for (int q = 0; q < T; q++) {
-        const int tile = w + q * G, b1 = tile / (nt * mt) % B1, b0 = tile / (nt * mt * B1);
-        n_q += tile < tiles;
-        ni[q] = tile % nt, mi[q] = tile / nt % mt;
-        a_[q] = A + b0 * sa0 + b1 * sa1 + ks * sak, b_[q] = B + b0 * sb0 + b1 * sb1 + ks * sbk;
-    }
-    const int Ks = K / SK;
-    for (int k0 = 0; k0 < Ks; k0 += 16) {
-        unsigned af[T][4], bf[SB ? 1 : T][2][4];
-#pragma unroll
-        for (int q = 0; q < T; q++)
-            if (q < n_q) {
-                mg_afrag<BF, LA>(af[q], a_[q], mi[q], k0, M, Ks, sam, sak);
-                if (!SB || !q) {
-                    mg_bfrag<BF, LB>(bf[SB ? 0 : q][0], b_[q], k0, ni[q] * 32, N, Ks, sbk, sbn);
-                    mg_bfrag<BF, LB>(bf[SB ? 0 : q][1], b_[q], k0, ni[q] * 32 + 16, N, Ks, sbk, sbn);
-                }
-            }
-#pragma unroll
-        for (int q = 0; q < T; q++)
-            if (q < n_q)
-#pragma unroll
-                for (int h = 0; h < 4; h++) mg_mma<BF>(acc[q][h], af[q], bf[SB ? 0 : q][h >> 1] + (h & 1) * 2);
+        const int tile = w + q * G;
+        if (tile >= tiles) break;
+        const int ni = tile % nt, mi = tile / nt % mt, b1 = tile / (nt * mt) % B1, b0 = tile / (nt * mt * B1);
+        mg_mm_tile<BF, LA, LB>(acc[q], A + b0 * sa0 + b1 * sa1 + ks * sak, B + b0 * sb0 + b1 * sb1 + ks * sbk, mi, ni,
+                               M, N, K / SK, sam, sak, sbk, sbn);
     }
 }
 /* The sums of mg_mm_acc to C. With scratch P (SK - 1 dense [B0, B1, M, N] copies): group

@@ -29,21 +29,3 @@ MG_DI void mg_task_done(unsigned *done) {
         atomicAdd(done, 1u);
     }
 }
-/* a fixup (docs/codegen.md): after a block's last store, each thread's fence and a barrier;
- * thread 0 counts the block done in its group's counter; the group's n-th block to arrive
- * zeroes the counter for the next launch and, after a fence (acquire) and a barrier, goes on:
- * every store of its group is then visible to it. 1 for that last block, else 0. */
-MG_DI int mg_fix_last(unsigned *ctr, unsigned n, int *slot) {
-    __threadfence();
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        const int last = atomicAdd(ctr, 1u) == n - 1u;
-        if (last) {
-            *ctr = 0u;
-            __threadfence();
-        }
-        *slot = last;
-    }
-    __syncthreads();
-    return *slot;
-}
