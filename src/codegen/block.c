@@ -197,7 +197,7 @@ static void block_steps_only(em *E, int from, int to, const char **gn, int knode
         int j = k->step[s];
         const ir_node *n = &E->g->nodes[j];
         if (only && (n->op == IR_OP_ITER) != (only == 1)) continue;
-        if (k->sync[s] && only != 1) barrier(E);
+        if (k->sync[s] && only != 1 && s + 1 != E->synced) barrier(E);
         if (s == k->loop_begin && only == 0 && k->stages && cg_cuda_convert_in_place(E, knode, 1) && k->cvt_sync) barrier(E);
         comment(E, j, ir_ops[n->op].name);
         if (n->op == IR_OP_ITER) {
@@ -257,7 +257,11 @@ static void issue_loads(em *E, const char **gn, int knode) {
 /* The block's program. With a pipeline of S stages, the tiles of iterations 0..S-2 are
  * requested before the prologue's operators; iteration it requests it + S - 1's, waits for
  * its own (cp.async groups: one per iteration, empty past the end) and starts after a
- * barrier. Register accumulators are zeroed fragments before the loop and stored after it. */
+ * barrier. In CUDA with S >= 2 an iteration waits for its tiles, passes the barrier, and
+ * only then requests it + S - 1's into the stage iteration it - 1 read: that barrier, which
+ * every thread passes after its part of iteration it - 1, is then also the end of it - 1,
+ * so an iteration has one barrier fewer (one after the loop instead). Register accumulators
+ * are zeroed fragments before the loop and stored after it. */
 void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     const op_kernel *k = E->k;
     int S = k->stages, cuda = E->tg == CG_CUDA;
@@ -293,7 +297,17 @@ void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     barrier(E);
     if (cg_cuda_convert_in_place(E, knode, 0)) barrier(E);
     sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", k->body->forloop);
-    if (S) {
+    int top = cuda && S >= 2; /* the barrier at the top ends the iteration before */
+    if (top) {
+        sb_printf(E->sb, "    mg_cp_wait<%d>(); /* this iteration's tiles */\n", S - 2);
+        stage_ptrs(E);
+        barrier(E);
+        sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",
+                  S - 1, k->body->forloop);
+        issue_loads(E, gn, knode);
+        sb_puts(E->sb, "    }\n    }\n    mg_cp_commit();\n");
+        E->synced = k->loop_begin + 1;
+    } else if (S) {
         sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",
                   S - 1, k->body->forloop);
         issue_loads(E, gn, knode);
@@ -302,8 +316,10 @@ void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
         stage_ptrs(E);
     }
     block_steps(E, k->loop_begin, k->loop_end, gn, knode, ps);
-    barrier(E);
+    E->synced = 0;
+    if (!top) barrier(E);
     sb_puts(E->sb, "    }\n    (void)0;\n");
+    if (top) barrier(E); /* the loop's last iteration ends */
     for (int j = 0; j < E->g->n_nodes; j++)
         if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].fuse.regacc >= 0) {
             if (cuda) cg_cuda_store_regacc(E, j);

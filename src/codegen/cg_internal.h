@@ -28,6 +28,7 @@ typedef struct em {
     int reg_node;        /* a node whose value is the variable vr_ here (a fused reduction), or -1 */
     int async;           /* iterator copies go out as cp.async (CUDA), waited for later */
     int mm_w0;           /* the warp the next mg_mm_tc's first tile goes to (0 after a barrier) */
+    int synced;          /* 1 + the step whose planned barrier was already written (0: none) */
     int wg;              /* the kernel has wgmma: barriers first order shared-memory writes
                           * before wgmma's reads (fence.proxy.async) */
     unsigned *lib;       /* CUDA: the pieces of device code the text written so far calls
