@@ -83,7 +83,6 @@ static const char *HELP_RUN =
     "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize, --no-chain\n"
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
     "  --wgmma       attention chains multiply with sm_90a's wgmma (opt-in: slower so far)\n"
-    "  --wgmm        register-accumulated products of whole warpgroups run on wgmma (opt-in)\n"
     "  --persist     several kernels run as one persistent launch of tasks (opt-in: slower so far)\n"
     "  --cluster     an attention split's combining kernel runs inside the splits' thread-block\n"
     "                clusters, after a cluster barrier (opt-in: slower so far)\n"
@@ -165,7 +164,6 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--persist")) o->run.persist = 1;
         else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
-        else if (!strcmp(a, "--wgmm")) o->run.wgmm = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
         else if (!strcmp(a, "--plain")) o->run.plain = 1;
         else if (!strcmp(a, "--specials")) o->run.specials = 1;
@@ -624,7 +622,7 @@ static int check_opts(opts *o) {
         (o->tests && strcmp(o->cmd, "verify")) ||
         ((o->backend || o->reps || o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
-        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma || o->run.wgmm || o->run.plain) && !gen))
+        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
     if (o->backend) {
         if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;

@@ -266,7 +266,6 @@ typedef struct mg_run_opts {
     int no_blocksize;   /* the μGraph's own threads per block, not sized to the work */
     int no_chain;       /* attention's score tile stored in shared memory, not kept in registers */
     int wgmma;          /* a chain's products by sm_90a warpgroup wgmma, not mma.sync (opt-in) */
-    int wgmm;           /* register-accumulated products of whole warpgroups by wgmma (opt-in) */
     int persist;        /* several kernels as one persistent launch (opt-in: slower so far) */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */

@@ -63,7 +63,6 @@ static op_opts opts_of(const mg_run_opts *o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
         oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist, oo.cluster = o->cluster;
-        oo.wgmm = o->wgmm;
     }
     return oo;
 }
@@ -82,7 +81,7 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_grap
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
-    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0, oo.wgmm = 0; /* CUDA only (opt.h) */
+    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
     if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
     mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);

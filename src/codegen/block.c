@@ -336,7 +336,7 @@ int cg_block_em(em *KE, int knode, arena *a, em *E) {
     const op_kernel *k = &p->kernels[p->kern[knode]];
     *E = *KE;
     E->g = b, E->k = k, E->block = 1, E->names = cg_names(b, a, "s_");
-    for (int i = 0; i < b->n_nodes; i++) E->wg |= k->t[i].chain.wg || k->t[i].tc.wg;
+    for (int i = 0; i < b->n_nodes; i++) E->wg |= k->t[i].chain.wg;
     if (!E->names) KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
     return !E->names;
 }

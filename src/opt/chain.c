@@ -175,12 +175,6 @@ static void wg_undo(const ir_graph *b, op_kernel *k, int e) {
 /* Keeps wgmma only where the tiles' final types are the products' (known once the in-place
  * conversions are): V bf16 (P is bf16), B the type of the A B product. */
 void op_wg_check(const ir_graph *b, op_kernel *k, const int *uses) {
-    for (int mm = 0; mm < b->n_nodes; mm++) { /* a product's tiles: one 16-bit type */
-        if (b->nodes[mm].op != IR_OP_MATMUL || !k->t[mm].tc.wg) continue;
-        int ta = lone_iter(b, k, uses, b->nodes[mm].in[0]), tb = lone_iter(b, k, uses, b->nodes[mm].in[1]);
-        if (ta < 0 || tb < 0 || k->t[ta].store != k->t[tb].store || base_dtype_size(k->t[ta].store) != 2)
-            k->t[mm].tc.wg = k->t[ta < 0 ? mm : ta].tc.wg = k->t[tb < 0 ? mm : tb].tc.wg = 0;
-    }
     for (int e = 0; e < b->n_nodes; e++) {
         const op_tensor *te = &k->t[e];
         if (!te->chain.wg) continue;
@@ -207,32 +201,4 @@ int op_chains_split(op_kernel *k, const int *level) {
         wg_undo(k->body, k, e);
     }
     return undone;
-}
-
-/* A register-accumulated matmul on wgmma (opts.wgmm): its operands A [M, K] and B [K, N]
- * iterator tiles only it reads (wg_tile_ok), both of the product's 16-bit type; M a multiple
- * of 64 and the block's warpgroups covering [M, N] exactly, warpgroup g rows g / NC * 64..
- * and columns g % NC * 32T.. (NC = N / 32T), T = 1, 2 or 4 tiles of 16x32 a warp, no split
- * of the depth between warps (op_regacc_split): then product, A and B take tc.wg (both tiles
- * in the core-matrix layout, read by wgmma from shared memory). Not where a chain took
- * wgmma (one form a kernel, wg_undo). Checked again with the final types (op_wg_check). */
-void op_find_wg_products(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses) {
-    int W = k->threads / 32;
-    for (int i = 0; i < b->n_nodes; i++)
-        if (k->t[i].chain.wg) return;
-    for (int mm = 0; mm < b->n_nodes && W % 4 == 0; mm++) {
-        const op_tensor *t = &k->t[mm];
-        if (b->nodes[mm].op != IR_OP_MATMUL || t->fuse.regacc < 0 || t->chain.of >= 0) continue;
-        int ta = lone_iter(b, k, uses, b->nodes[mm].in[0]), tb = lone_iter(b, k, uses, b->nodes[mm].in[1]);
-        if (!wg_tile_ok(p, knode, b, k, ta) || !wg_tile_ok(p, knode, b, k, tb)) continue;
-        if (k->t[ta].store != k->t[tb].store || k->t[ta].tc.cvt || k->t[tb].tc.cvt) continue;
-        int64_t T, M = t->dim[2], N = t->dim[3];
-        int SK;
-        op_regacc_split(b, k, mm, &T, &SK);
-        if (SK != 1 || (T != 1 && T != 2 && T != 4) || t->dim[0] * t->dim[1] != 1 || M % 64 || N % (32 * T)) continue;
-        if (W / 4 != M / 64 * (N / (32 * T)) || k->t[ta].dim[2] != M || k->t[tb].dim[3] != N) continue;
-        k->t[mm].tc.wg = k->t[ta].tc.wg = k->t[tb].tc.wg = 1;
-        k->t[ta].tc.swz = k->t[tb].tc.swz = 0;
-        op_layout(&k->t[ta], 0, 0), op_layout(&k->t[tb], 0, 0);
-    }
 }

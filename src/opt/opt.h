@@ -34,10 +34,6 @@ typedef struct op_opts {
                    * multiplies them with sm_90a's warpgroup wgmma from shared memory (tiles in
                    * its core-matrix layout, see chain.c); off: mma.sync fragments by
                    * ldmatrix. Needs a chain; off by default (mugen run --wgmma). */
-    int wgmm;     /* a register-accumulated matmul whose two operands are tiles only it reads,
-                   * of its product's 16-bit type, in whole warpgroups (64 rows each), runs on
-                   * wgmma with both tiles in the core-matrix layout (op_find_wg_products);
-                   * off: mma.sync. CUDA only. */
     int colmajor; /* with layout: a computed tile read only as matmuls' B operand is stored
                    * column-major (ldmatrix reads its k-rows as 16-byte rows). The C target
                    * plans with it off: its matmul reads B along the rows (c/matmul.c; GQA
@@ -105,8 +101,7 @@ typedef struct op_tensor {
         int cvt;       /* (schedule.c) an f16 iterator tile that only bf16 tensor-core matmuls
                         * read, with store bf16: copied as f16, converted in place before its
                         * first reader's barrier interval (see op_convert_tiles) */
-        int wg;        /* (chain.c) a tile only a wgmma chain or product reads (on a matmul:
-                        * it runs on wgmma, op_find_wg_products), [K, N] (k, n) in wgmma's
+        int wg;        /* (chain.c) a tile only a wgmma chain reads, [K, N] (k, n) in wgmma's
                         * core-matrix layout: 8 x 8 blocks of 128 contiguous bytes (row k % 8,
                         * column n % 8), the N / 8 blocks of eight rows next to each other, then
                         * the next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8

@@ -76,9 +76,7 @@ void op_pad_regacc(const ir_graph *b, op_kernel *k);
  * size_threads; lays out their tiles for wgmma when p->opts.wgmma. */
 void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses,
                     int size_threads);
-/* opts.wgmm: the register-accumulated matmuls that run on wgmma (op_tensor.tc.wg). */
-void op_find_wg_products(const op_plan *p, int knode, const ir_graph *b, op_kernel *k, const int *uses);
-/* Keeps wgmma only on chains and products whose tiles ended up in the products' types. */
+/* Keeps wgmma only on chains whose tiles ended up in the products' types. */
 void op_wg_check(const ir_graph *b, op_kernel *k, const int *uses);
 /* Undoes the chains whose two writers fall in different barrier intervals; 1 if any was. */
 int op_chains_split(op_kernel *k, const int *level);

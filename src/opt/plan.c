@@ -23,7 +23,6 @@ const op_opts op_opts_default = {
     .swizzle = 1,
     .persist = 0,
     .cluster = 0,
-    .wgmm = 0,
 };
 
 /* k's arrays, per node of its body b, in p's arena; 0 when out of memory. */
@@ -84,7 +83,6 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knod
                              : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
     if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
-    if (p->opts.wgmm) op_find_wg_products(p, knode, b, k, uses);
     if (p->opts.layout) op_pad_regacc(b, k);
     op_pipe_init(k);
     schedule_and_place(p, dev, k, cls, fixed, ph, depth, level);

@@ -68,13 +68,6 @@ static int step_matmul_tc(em *E, int j, int out) {
     int SK;
     op_regacc_split(E->g, E->k, j, &T, &SK);
     cg_uses(E, CG_LIB_MMA);
-    if (acc >= 0 && E->k->t[j].tc.wg) { /* on wgmma, both tiles in the core-matrix layout */
-        cg_uses(E, CG_LIB_WGMMA);
-        sb_printf(E->sb, "    mg_mm_acc_wg<%s, %" PRId64 ", %" PRId64 ">(r_%s, %s, %s, %" PRId64 ", %" PRId64 ");\n",
-                  bf ? "true" : "false", T, c->dim[3] / (32 * T), E->names[acc], E->names[ia], E->names[ib], c->dim[3],
-                  a->dim[3]);
-        return 1;
-    }
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
@@ -128,12 +121,6 @@ void cg_cuda_store_regacc(em *E, int acc) {
         sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                   ", mg_idf{});\n", E->k->threads / 32, t->dim[3] / 32, h->chain.ts, h->chain.sk, E->names[acc], E->names[acc], t->dim[2],
                   t->dim[3], t->stride[2], t->stride[3]);
-        return;
-    }
-    if (E->k->t[mm].tc.wg) { /* mg_mm_acc_wg's warps and tiles */
-        cg_uses(E, CG_LIB_WGMMA);
-        sb_printf(E->sb, "    mg_mm_acc_store_wg<%" PRId64 ", %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n", T,
-                  t->dim[3] / (32 * T), E->names[acc], E->names[acc], t->dim[2], t->stride[2], t->stride[3]);
         return;
     }
     char scratch[48] = "(float *)0";

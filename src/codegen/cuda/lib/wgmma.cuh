@@ -171,36 +171,3 @@ MG_DI void mg_chain_wg(float (&o)[TS * NT2][4][4], float *R, int srm, const TA *
     mg_wg_wait<0>();
     if (RS) mg_chain_rsum<G, TS, SK, RS>(rs, R, srm, M);
 }
-/* acc += A B for a register-accumulated matmul on wgmma (opt/chain.c op_find_wg_products):
- * A [M, K] and B [K, N] tiles in the core-matrix layout in shared memory, read by the
- * warpgroups' products from there; warpgroup g takes rows g / NC * 64.. and columns
- * g % NC * 32T.., its warp i rows i * 16.. of those, held as T 16x32 tiles in mma.sync's C
- * layout (mg_mm_acc_store_wg). The products of a call are one commit group, waited for
- * before it returns. */
-template <bool BF, int T, int NC, typename TA, typename TB>
-MG_DI void mg_mm_acc_wg(float (&acc)[T][4][4], const TA *A, const TB *B, int N, int K) {
-    const int g = threadIdx.x >> 7;
-    const TA *a = A + g / NC * 64 * K;
-    const TB *b = B + g % NC * T * 32 * 8;
-    mg_wg_fence();
-#pragma unroll 4
-    for (int kq = 0; kq < K / 16; kq++)
-        mg_wgs<BF, 4 * T>(&acc[0][0][0], mg_wg_desca(a + kq * 128, K), mg_wg_desc(b + kq * 16 * N, N), 1);
-    mg_wg_commit();
-    mg_wg_wait<0>();
-}
-/* The sums of mg_mm_acc_wg to C [M, N] (row and column strides scm, scn). */
-template <int T, int NC>
-MG_DI void mg_mm_acc_store_wg(float *C, const float (&acc)[T][4][4], int M, int scm, int scn) {
-    const int g = threadIdx.x >> 7, i = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
-    const int m0 = g / NC * 64 + i * 16 + (lane >> 2), n0 = g % NC * T * 32 + 2 * (lane & 3);
-#pragma unroll
-    for (int q = 0; q < T; q++)
-#pragma unroll
-        for (int s4 = 0; s4 < 4; s4++)
-#pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const int m = m0 + 8 * (r >> 1), n = n0 + q * 32 + s4 * 8 + (r & 1);
-                if (m < M) C[m * scm + n * scn] = acc[q][s4][r];
-            }
-}
