@@ -19,7 +19,9 @@ typedef enum { F_MM, F_ROW, F_EW } form;
 #define LW_BN 64         /* output columns a block */
 #endif
 #ifndef LW_SPLIT_DIV
-#define LW_SPLIT_DIV 1   /* split the depth when blocks < SMs / this */
+#define LW_SPLIT_DIV 1   /* split the depth while blocks < SMs / this (2 measured on H100: a 16-row
+                          * MLP 18.0 -> 15.9 us, but RMSNorm + QKV 27.1 -> 39.7 and the decode
+                          * step b1 1,483 -> 1,787: bench/results/h100-2026-11-26-s15/div2) */
 #endif
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
@@ -420,6 +422,14 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     int rc = f == F_MM ? mm_tiles(L, &root->shape, G, t, &forloop) : row_tiles(L, G, rd, t, &forloop);
     if (rc) return MG_ERR_SHAPE;
     if (f == F_ROW && forloop > 1) L->sp[0].fdim = rd;
+    /* a split's adding kernel takes columns 16 at a time: 4 times the blocks of its 64-wide
+     * partial products, each with a quarter of the reading (16 x 4096 x 1024: 16 blocks of 16
+     * partial tiles each took 12.7 us alone, 64 blocks 10.7; the SiLU MLP 20.9 -> 17.9 us) */
+    int64_t wide = L->tile[root->shape.ndim - 1];
+    if (f == F_MM && L->split > 1 && wide > 16 && wide % 16 == 0) {
+        L->tile[root->shape.ndim - 1] = 16;
+        if (assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) return MG_ERR_SHAPE;
+    }
     L->b = ir_block_new(L->grid, THREADS, forloop);
     if (!L->b) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
@@ -440,7 +450,11 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     }
     mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
     if (!st && L->b->nodes[L->b->outputs[0]].dtype != root->dtype) st = MG_ERR_SHAPE;
-    if (!st && L->split > 1) st = build_partial(L);
+    if (!st && L->split > 1) { /* the partial products at the wide tile */
+        L->tile[root->shape.ndim - 1] = wide;
+        if (assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) st = MG_ERR_SHAPE;
+        else st = build_partial(L);
+    }
     if (st) drop(L);
     return st == MG_ERR_NOMEM ? st : st ? MG_ERR_SHAPE : MG_OK;
 }

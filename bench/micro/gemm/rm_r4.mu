@@ -1,0 +1,35 @@
+input X : f16[16, 1024]
+input W1 : f16[1024, 4096]
+input W2 : f16[4096, 1024]
+t3 = kernel(X, W1, grid=[64, 4], forloop=4, threads=128) {
+    t0 = iter(X, imap=[-1, 1], fmap=1)
+    t1 = iter(W1, imap=[1, 0], fmap=0)
+    t2 = matmul(t0, t1)
+    t3 = accum(t2)
+    t4 = reshape(t3, shape=[1, 16, 64])
+    save(t4, omap=[2, 0])
+}
+t4 = kernel(t3, grid=[256], forloop=4, threads=128) {
+    t0 = iter(t3, imap=[2], fmap=0)
+    t1 = reshape(t0, shape=[16, 16])
+    t2 = accum(t1)
+    t3 = silu(t2)
+    save(t3, omap=[1])
+}
+t5 = kernel(t4, W2, grid=[16, 16], forloop=4, threads=128) {
+    t0 = iter(t4, imap=[-1, 1], fmap=1)
+    t1 = iter(W2, imap=[1, 0], fmap=0)
+    t2 = matmul(t0, t1)
+    t3 = accum(t2)
+    t4 = reshape(t3, shape=[1, 16, 64])
+    save(t4, omap=[2, 0])
+}
+O = kernel(X, t5, grid=[64], forloop=16, threads=128) {
+    t0 = iter(X, imap=[1])
+    t1 = iter(t5, imap=[2], fmap=0)
+    t2 = reshape(t1, shape=[16, 16])
+    t3 = accum(t2)
+    t4 = t0 + t3
+    save(t4, omap=[1])
+}
+output O
