@@ -1,5 +1,5 @@
 #!/bin/sh
-# GEMM tiling variants on the GPU (docs/notes/2026-11-27-gemm.md): each .mu here (a program
+# GEMM tiling variants on the GPU (docs/notes/2026-11-26-gemm.md): each .mu here (a program
 # with hand-written μGraph kernels) run by mugen, REPS CUDA-graph replays, seed fixed; then
 # torch.matmul alone at the same shapes as the anchor. sh bench/micro/gemm/run.sh BIN_DIR [FLAG...]
 # (FLAGs go to mugen run: --no-fixup, ...); NO_TORCH=1 skips the anchor.
