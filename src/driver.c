@@ -349,8 +349,8 @@ static mg_status gpu_profile(gpu_run *G, job *J, mg_ctx *ctx) {
 }
 
 /* After the timed replays: set 0 once more, its outputs poisoned first, compared again into
- * r. What a run leaves behind (a fixup's counters, cg_program.sync_buf) must not change the
- * next run's results. */
+ * r. What a run leaves behind (a persistent launch's counters, cg_program.sync_buf) must not
+ * change the next run's results. */
 static mg_status rerun_check(gpu_run *G, job *J, mg_ctx *ctx, void **host, mg_run_report *r) {
     const cg_program *cg = &J->cg;
     mg_status rc = MG_OK;
