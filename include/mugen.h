@@ -269,6 +269,8 @@ typedef struct mg_run_opts {
     int persist;        /* several kernels as one persistent launch (opt-in: slower so far) */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */
+    int no_tma;         /* plain product loops load by cp.async and multiply by mma.sync, not by
+                         * TMA and sm_90a's wgmma (opt/tma.c) */
     int plain;          /* a program given without μGraph runs one per-element kernel per
                          * operator (the path before docs/lower.md), not lowered */
     int specials;       /* every third input element NaN, +inf, -inf, -0 or +0 in turn: outputs

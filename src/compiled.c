@@ -271,13 +271,13 @@ static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
         rc = rt_ext_zero(ctx, buf_addr(c, c->sync_buf, in, out, ws), c->buf_bytes[c->sync_buf], stream);
     for (int l = 0; l < c->n_launches && !rc; l++) {
         const cg_launch *L = &c->launches[l];
-        rt_dptr val[CG_MAX_ARGS];
-        void *params[CG_MAX_ARGS + 1]; /* NULL-terminated: the driver reads the kernel's own
-                                        * count; the tests' fake driver stops at the NULL */
-        for (int a = 0; a < L->n_args; a++)
-            val[a] = buf_addr(c, L->args[a], in, out, ws), params[a] = &val[a];
-        params[L->n_args] = NULL;
-        rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params, c->pdl && L->pdl,
+        unsigned long long val[CG_MAX_ARGS];
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1]; /* NULL-terminated: the driver reads the
+                                        * kernel's own count; the tests' fake driver stops at the NULL */
+        dr_tmap maps[CG_MAX_TMAPS];
+        for (int a = 0; a < L->n_args; a++) val[a] = buf_addr(c, L->args[a], in, out, ws);
+        rc = dr_params(ctx, L, val, maps, params);
+        if (!rc) rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params, c->pdl && L->pdl,
                            L->cluster, stream);
     }
     return rc;

@@ -63,6 +63,7 @@ static op_opts opts_of(const mg_run_opts *o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
         oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist, oo.cluster = o->cluster;
+        oo.tma = !o->no_tma;
     }
     return oo;
 }
@@ -81,7 +82,7 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_grap
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
-    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0; /* CUDA only (opt.h) */
+    if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0, oo.tma = 0; /* CUDA only (opt.h) */
     if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
     mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
@@ -233,12 +234,28 @@ typedef struct gpu_run {
     int n_sets;
 } gpu_run;
 
+mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr_tmap *maps,
+                    void **params) {
+    for (int a = 0; a < L->n_args; a++) params[a] = &val[a];
+    for (int i = 0; i < L->n_tmaps; i++) {
+        const cg_tmap *t = &L->tmaps[i];
+        mg_status rc = rt_tmap(ctx, L->name, maps[i].b, (rt_dptr)val[t->arg], t->dims, t->row_bytes, t->box);
+        if (rc) return rc;
+        params[L->n_args + i] = maps[i].b;
+    }
+    params[L->n_args + L->n_tmaps] = NULL;
+    return MG_OK;
+}
+
 static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int set) {
     for (int l = 0; l < cg->n_launches; l++) {
         const cg_launch *L = &cg->launches[l];
-        void *params[CG_MAX_ARGS];
-        for (int a = 0; a < L->n_args; a++) params[a] = &G->dev[set][L->args[a]];
-        mg_status rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1];
+        unsigned long long val[CG_MAX_ARGS];
+        dr_tmap maps[CG_MAX_TMAPS];
+        for (int a = 0; a < L->n_args; a++) val[a] = G->dev[set][L->args[a]];
+        mg_status rc = dr_params(ctx, L, val, maps, params);
+        if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
                                  G->pdl && L->pdl, L->cluster);
         if (rc) return rc;
     }
@@ -314,9 +331,12 @@ static mg_status gpu_profile(gpu_run *G, job *J, mg_ctx *ctx) {
     mg_status rc = ord && us ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int l = 0; l < n && !rc; l++) {
         const cg_launch *L = &cg->launches[l];
-        void *params[CG_MAX_ARGS];
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1];
+        unsigned long long val[CG_MAX_ARGS];
+        dr_tmap maps[CG_MAX_TMAPS];
         double t[5];
-        for (int a = 0; a < L->n_args; a++) params[a] = &G->dev[0][L->args[a]];
+        for (int a = 0; a < L->n_args; a++) val[a] = G->dev[0][L->args[a]];
+        rc = dr_params(ctx, L, val, maps, params);
         for (int i = 0; i < 5 && !rc; i++) {
             rc = rt_timer_start(G->gpu, ctx);
             if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params, 0, L->cluster);

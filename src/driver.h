@@ -13,6 +13,16 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_grap
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
                       const mg_device *dev, op_plan **plan, cg_program *cg);
+/* One launch's kernel parameters: params[a] = &val[a] for its buffer arguments (val their
+ * addresses), then its tensor maps (cg_launch.tmaps) encoded for those addresses into maps
+ * and passed by value; params NULL-terminated. MG_ERR_LAUNCH when a map cannot be made
+ * (rt_tmap). Thread-safe; no allocation. */
+typedef struct dr_tmap {
+    _Alignas(64) unsigned char b[128];
+} dr_tmap;
+mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr_tmap *maps,
+                    void **params);
+
 /* Is one of a (the reference) and b an infinity and the other finite, of its sign and within
  * dtype t's tolerance (1e-2 f16, 2e-2 bf16, 1e-4 f32) of t's largest finite value? Then they
  * are one value on either side of t's overflow (a sum of 65,400 computed 0.2% high rounds to

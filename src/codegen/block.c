@@ -254,6 +254,95 @@ static void issue_loads(em *E, const char **gn, int knode) {
     }
 }
 
+/* ---- product loops on TMA and wgmma (op_kernel.tma, opt/tma.c) ---- */
+
+/* The rows of kernel input x's 2-D view (its row stride fst[2] elements): the last row its
+ * elements reach, plus one. */
+static int64_t view_rows(const ir_graph *kg, int x, const int64_t fst[4]) {
+    int64_t d[4], last = 0;
+    op_pad4(&kg->nodes[x].shape, d);
+    for (int q = 0; q < 4; q++) last += (d[q] - 1) * fst[q];
+    return last / fst[2] + 1;
+}
+
+void cg_tma_params(em *E) {
+    for (int q = 0; q < E->k->n_loads; q++)
+        sb_printf(E->sb, ", const __grid_constant__ mg_tmap tm_%s", E->names[E->k->load[q]]);
+}
+
+void cg_tma_record(const em *E, int knode, const params *ps, cg_launch *l) {
+    const op_kernel *k = E->k;
+    const ir_graph *kg = E->p->g;
+    for (int q = 0; q < k->n_loads && q < CG_MAX_TMAPS; q++) {
+        const op_tensor *t = &k->t[k->load[q]];
+        int x = kg->nodes[knode].in[E->g->nodes[k->load[q]].index], arg = 0;
+        const int64_t *fst = E->p->kst[x];
+        while (arg < ps->n && ps->node[arg] != x) arg++;
+        cg_tmap *m = &l->tmaps[l->n_tmaps++];
+        m->arg = arg, m->dims[0] = fst[2], m->dims[1] = view_rows(kg, x, fst), m->row_bytes = fst[2] * 2;
+        m->box[0] = 64, m->box[1] = (unsigned)t->dim[2];
+    }
+}
+
+/* Iteration `it`'s tiles (a variable in scope) into stage it % S: thread 0 arms the stage's
+ * mbarrier with their bytes and requests each tile's [R, 64] boxes at its element offset
+ * base_, column base_ % W and row base_ / W of the input's 2-D view. */
+static void tma_issue(em *E, int knode) {
+    const op_kernel *k = E->k;
+    const ir_graph *kg = E->p->g;
+    int64_t bytes = 0;
+    for (int q = 0; q < k->n_loads; q++) bytes += k->t[k->load[q]].pipe.elems * 2;
+    sb_printf(E->sb, "    if (threadIdx.x == 0) {\n    unsigned long long *const bar_ = (unsigned long long *)(smem + %" PRId64
+              ") + it %% %d;\n    mg_mbar_expect(bar_, %" PRId64 "u);\n", k->tma_bar, k->stages, bytes);
+    for (int q = 0; q < k->n_loads; q++) {
+        int j = k->load[q];
+        const op_tensor *t = &k->t[j];
+        int x = kg->nodes[knode].in[E->g->nodes[j].index];
+        const int64_t *fst = E->p->kst[x];
+        comment(E, j, "iter, by TMA");
+        sb_puts(E->sb, "    {\n    const long long base_ = ");
+        tile_base(E, &E->g->nodes[j], t->dim, fst, E->sb);
+        sb_printf(E->sb, ";\n    %s *const dst_ = %s_st + (it %% %d) * %" PRId64 ";\n", cg_ctype(t->store), E->names[j],
+                  k->stages, t->pipe.elems);
+        for (int64_t c = 0; c < t->dim[3]; c += 64)
+            sb_printf(E->sb, "    mg_tma2(dst_ + %" PRId64 ", &tm_%s, base_ %% %" PRId64 "LL + %" PRId64 ", base_ / %" PRId64 "LL, bar_);\n",
+                      c * t->dim[2], E->names[j], fst[2], c, fst[2]);
+        sb_puts(E->sb, "    }\n");
+    }
+    sb_puts(E->sb, "    }\n");
+}
+
+/* The loop of a TMA kernel: L = S - 2 iterations' tiles requested ahead (S - 1 with two
+ * stages), so that the stage an iteration refills was read by wgmmas two iterations back,
+ * which every warpgroup waited for before this iteration's barrier; each iteration waits for
+ * its stage's mbarrier, passes the barrier, requests it + L's tiles, issues its products and
+ * waits for the previous iteration's (all of them with two stages). */
+static void tma_loop(em *E, const char **gn, int knode, const params *ps) {
+    const op_kernel *k = E->k;
+    int S = k->stages, L = S >= 3 ? S - 2 : 1;
+    int64_t F = k->body->forloop;
+    cg_uses(E, CG_LIB_TMA);
+    sb_printf(E->sb, "    if (threadIdx.x == 0)\n        for (int s_ = 0; s_ < %d; s_++) mg_mbar_init((unsigned long long *)(smem + %" PRId64
+              ") + s_);\n    __syncthreads();\n", S, k->tma_bar);
+    sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) { /* the first %d iterations' tiles */\n", F < L ? F : L, L);
+    tma_issue(E, knode);
+    sb_puts(E->sb, "    }\n    mg_cp_wait<0>(); /* the fixed tiles */\n");
+    block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 2);
+    barrier(E);
+    sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) {\n", F);
+    sb_printf(E->sb, "    mg_mbar_wait((unsigned long long *)(smem + %" PRId64 ") + it %% %d, (it / %d) & 1);\n", k->tma_bar, S, S);
+    stage_ptrs(E);
+    barrier(E);
+    sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n", L, F);
+    tma_issue(E, knode);
+    sb_puts(E->sb, "    }\n    }\n    mg_wg_fence();\n");
+    E->synced = k->loop_begin + 1;
+    block_steps(E, k->loop_begin, k->loop_end, gn, knode, ps);
+    E->synced = 0;
+    sb_printf(E->sb, "    mg_wg_commit();\n    mg_wg_wait<%d>();\n    }\n    mg_wg_wait<0>();\n", S >= 3 ? 1 : 0);
+    barrier(E); /* the stages may hold the sums' tiles next */
+}
+
 /* The block's program. With a pipeline of S stages, the tiles of iterations 0..S-2 are
  * requested before the prologue's operators; iteration it requests it + S - 1's, waits for
  * its own (cp.async groups: one per iteration, empty past the end) and starts after a
@@ -286,6 +375,8 @@ void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 1);
     E->async = 0;
     if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
+    if (k->tma) tma_loop(E, gn, knode, ps);
+    else {
     if (S > 1) {
         sb_printf(E->sb, "    for (int it = 0; it < %d; it++) { /* the pipeline's first %d iterations */\n", S - 1, S - 1);
         issue_loads(E, gn, knode);
@@ -320,6 +411,7 @@ void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     if (!top) barrier(E);
     sb_puts(E->sb, "    }\n    (void)0;\n");
     if (top) barrier(E); /* the loop's last iteration ends */
+    }
     for (int j = 0; j < E->g->n_nodes; j++)
         if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].fuse.regacc >= 0) {
             if (cuda) cg_cuda_store_regacc(E, j);
@@ -366,5 +458,6 @@ void cg_emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, a
     sb_puts(E.sb, "}\n\n");
     unsigned grid[3] = {(unsigned)b->grid[0], (unsigned)b->grid[1], (unsigned)b->grid[2]};
     cg_record_launch(&E, out, kname, knode, &ps, grid, (unsigned)k->threads, k->smem);
+    if (E.tg == CG_CUDA && k->tma) cg_tma_record(&E, knode, &ps, &out->launches[out->n_launches - 1]);
     if (E.rc) KE->rc = E.rc;
 }

@@ -18,6 +18,17 @@ enum { CG_MAX_ARGS = 2 * IR_MAX_IN + 16 };
 
 /* One kernel launch: function `name` over grid[] blocks of `block` threads with `smem` bytes
  * of dynamic shared memory, called with the device buffers args[0..n_args). */
+enum { CG_MAX_TMAPS = 4 };
+/* A TMA tensor map a CUDA launch passes after its buffer arguments (opt/tma.c): the 2-D view
+ * of argument `arg`'s buffer as dims[1] rows of dims[0] 16-bit elements, row_bytes apart, read
+ * in boxes of box[0] x box[1] elements, 128-byte swizzled; the runtime encodes it for the
+ * buffer's address at each launch (rt_tmap) and passes it by value (128 bytes). */
+typedef struct cg_tmap {
+    int arg;
+    int64_t dims[2], row_bytes;
+    unsigned box[2];
+} cg_tmap;
+
 typedef struct cg_launch {
     char name[64];
     int node;          /* the kernel-graph node it computes (for messages) */
@@ -29,6 +40,8 @@ typedef struct cg_launch {
     unsigned cluster[3]; /* CUDA: blocks a thread-block cluster spans along x, y, z; 0: no clusters */
     int n_args;
     int args[CG_MAX_ARGS];
+    int n_tmaps;       /* CUDA: tensor maps after the args, in kernel-parameter order */
+    cg_tmap tmaps[CG_MAX_TMAPS];
 } cg_launch;
 
 /* A generated program. Buffer b holds buf_bytes[b] bytes; program input i is buffer

@@ -68,6 +68,7 @@ void cg_signature(em *E, const char *kname, const params *ps, int nthreads, cons
     if (E->tg == CG_CUDA) sb_printf(E->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", nthreads, kname);
     else sb_printf(E->sb, "static void %s(", kname);
     cg_param_list(E, gn, ps, 0);
+    if (E->tg == CG_CUDA && E->block && E->k->tma) cg_tma_params(E);
     sb_puts(E->sb, ") {\n");
     if (E->tg == CG_CUDA && after) sb_puts(E->sb, "    mg_grid_wait(); /* the previous kernel's results */\n");
 }

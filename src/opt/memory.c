@@ -4,6 +4,9 @@
 #include "opt_internal.h"
 
 enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
+enum { MAX_TMA_STAGES = 6 }; /* the same for TMA-loaded tiles (op_kernel.tma): with one stage
+                              * read by the wgmmas still in flight, 4 are ahead of the loop
+                              * (bench/micro/gemm/wg_gemm.cu: 5-6 stages fastest) */
 
 /* Level at which node j is last read. A value made before the loop and read inside it must
  * survive every iteration, so it lives to the loop's last level. */
@@ -68,13 +71,14 @@ static int64_t place(op_kernel *k, int reuse) {
     for (int a = 0; a < m; a++) {
         op_tensor *t = &k->t[ord[a]];
         int64_t off = 0;
+        const int64_t al = t->tc.tma ? 1024 : 1; /* TMA's 128-byte swizzle repeats every 1 KB */
         for (int moved = 1; moved;) {
             moved = 0;
             for (int c = 0; c < a; c++) {
                 const op_tensor *u = &k->t[ord[c]];
                 if ((reuse && !overlap(t, u)) || off >= u->off + u->bytes || u->off >= off + t->bytes)
                     continue;
-                off = u->off + u->bytes, moved = 1;
+                off = (u->off + u->bytes + al - 1) / al * al, moved = 1;
             }
         }
         t->off = off;
@@ -113,10 +117,12 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
     int has_loop = k->loop_end > k->loop_begin;
     int loop_first = has_loop ? level[k->step[k->loop_begin]] : 0;
     int loop_last = has_loop ? level[k->step[k->loop_end - 1]] : 0;
+    int cap = k->tma ? MAX_TMA_STAGES : MAX_STAGES;
     int smax = !has_loop || b->forloop < 2 ? 0
                : !o->pipeline              ? 1
-               : b->forloop < MAX_STAGES   ? (int)b->forloop
-                                           : MAX_STAGES;
+               : b->forloop < cap          ? (int)b->forloop
+                                           : cap;
+    if (k->tma) limit -= 8 * MAX_TMA_STAGES; /* the stages' mbarriers, placed after (plan.c) */
     for (int st = smax;; st--) {
         set_stages(k, st);
         live_ranges(k, ph, level, loop_first, loop_last);

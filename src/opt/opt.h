@@ -48,6 +48,10 @@ typedef struct op_opts {
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
                    * default: measured slower on every attention case (docs/notes, §22);
                    * `mugen run --persist`. CUDA only: the C target plans with it off. */
+    int tma;      /* a for-loop holding only products of its moving tiles, each summed in
+                   * registers, loads those tiles by TMA into 128-byte-swizzled stages and
+                   * multiplies them by sm_90a's warpgroup wgmma, kept in flight across
+                   * iterations (tma.c, op_kernel.tma). CUDA on sm_90a only; on by default. */
     int cluster;  /* two kernels where each block of the second reads only what one thread-block
                    * cluster of the first wrote (an attention split's combine) run as one kernel:
                    * the first's blocks in clusters along the split, a cluster barrier, then each
@@ -106,6 +110,11 @@ typedef struct op_tensor {
                         * column n % 8), the N / 8 blocks of eight rows next to each other, then
                         * the next eight rows: element (k, n) at k / 8 * 8N + n / 8 * 64 + k % 8
                         * * 8 + n % 8. Unpadded; the strides are plain row-major's, unused. */
+        int tma;       /* (tma.c) on an iterator tile: loaded by TMA, [R, C] stored as C / 64
+                        * boxes [R, 64] one after another, each row of a box 128 bytes with its
+                        * 16-byte pieces XORed with row % 8 (element (r, c) at c / 64 * 64R +
+                        * r * 64 + (c % 64 / 8 ^ r % 8) * 8 + c % 8; strides unused); on a
+                        * matmul: it runs on wgmma from two such tiles */
         int swz;       /* (layout.c) an iterator tile that tensor-core matmuls alone read, as
                         * their B operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled
                         * within each row instead of padded rows (ldmatrix's 8 rows then hit 8
@@ -147,6 +156,10 @@ typedef struct op_kernel {
     int cvt_sync;      /* a barrier after the in-loop conversion of pipelined tiles (tc.cvt), which
                         * the first interval of the loop body reads (a chain's V) */
     int64_t smem;      /* bytes of shared memory the block needs */
+    int tma;           /* (tma.c) the loop's products on wgmma from TMA-loaded tiles: threads / 128
+                        * warpgroups, each a 64 x tma_nw piece of every product */
+    int tma_nw;
+    int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
                         * accumulators (op_regacc_split, SK > 1) put their sums side by side
                         * before one pass adds them; -1: none (the groups add one at a time) */

@@ -78,6 +78,10 @@ void op_find_chains(const op_plan *p, int knode, const ir_graph *b, op_kernel *k
                     int size_threads);
 /* Keeps wgmma only on chains whose tiles ended up in the products' types. */
 void op_wg_check(const ir_graph *b, op_kernel *k, const int *uses);
+/* opts.tma (tma.c): a loop of products of moving tiles only, on TMA and wgmma (op_kernel.tma);
+ * sets the block's threads. op_tma_undo goes back to cp.async and mma.sync. */
+void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_graph *b, op_kernel *k);
+void op_tma_undo(const ir_graph *b, op_kernel *k);
 /* Undoes the chains whose two writers fall in different barrier intervals; 1 if any was. */
 int op_chains_split(op_kernel *k, const int *level);
 

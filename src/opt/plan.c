@@ -23,6 +23,7 @@ const op_opts op_opts_default = {
     .swizzle = 1,
     .persist = 0,
     .cluster = 0,
+    .tma = 1,
 };
 
 /* k's arrays, per node of its body b, in p's arena; 0 when out of memory. */
@@ -42,8 +43,9 @@ static void reset_strategies(op_kernel *k) {
         op_tensor *t = &k->t[i];
         t->fuse.regacc = t->fuse.red = t->fuse.mm = -1;
         t->chain.of = t->chain.mm = t->chain.sum = t->chain.mw = t->chain.sw = -1;
-        t->chain.wg = t->tc.wg = t->tc.swz = 0;
+        t->chain.wg = t->tc.wg = t->tc.swz = t->tc.tma = 0;
     }
+    k->tma = k->tma_nw = 0, k->tma_bar = -1;
 }
 
 /* Scheduling and memory planning, together because each may undo the other's choice: a chain
@@ -83,6 +85,7 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knod
                              : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
     if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
+    if (p->opts.tma && threads <= 0) op_find_tma(p, dev, knode, b, k);
     if (p->opts.layout) op_pad_regacc(b, k);
     op_pipe_init(k);
     schedule_and_place(p, dev, k, cls, fixed, ph, depth, level);
@@ -90,6 +93,8 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knod
     op_wg_check(b, k, uses);
     base_free(tmp);
     if (k->smem < 0) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (k->tma && k->stages < 2) op_tma_undo(b, k); /* no room for two stages: mma.sync */
+    if (k->tma) k->tma_bar = (k->smem + 7) / 8 * 8, k->smem = k->tma_bar + 8 * k->stages;
     if (k->stages) op_pipeline_steps(k);
     if (k->smem <= dev->smem_per_block) op_plan_acc_scratch(b, k, dev);
     if (k->smem > dev->smem_per_block) {

@@ -5,6 +5,7 @@
  * frees host memory. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -99,6 +100,10 @@ typedef struct drv_api {
     CUresult (*error_string)(CUresult r, const char **s);
     /* optional (NULL when the driver lacks it): launches with attributes */
     CUresult (*launch_ex)(const CUlaunchConfig_ *cfg, CUfunction f, void **params, void **extra);
+    /* optional: TMA tensor maps (cuTensorMapEncodeTiled, CUDA 12+) */
+    CUresult (*tmap_encode)(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+                            const uint64_t *strides, const unsigned *box, const unsigned *estrides,
+                            int interleave, int swizzle, int l2promo, int oobfill);
 } drv_api;
 
 #define SYM(name, field) {name, NULL, offsetof(drv_api, field)}
@@ -278,6 +283,8 @@ static mg_status drv_load(mg_ctx *ctx) {
     } else {
         void *ex = dlsym(h, "cuLaunchKernelEx"); /* optional: plain launches without it */
         memcpy(&a.launch_ex, &ex, sizeof ex);
+        void *tm = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: plans without TMA run without it */
+        memcpy(&a.tmap_encode, &tm, sizeof tm);
         drv = a, drv_lib = h;
     }
     sb_free(&why);
@@ -451,6 +458,22 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
     }
     return launch_fn(g, ctx, k->f, name, grid, block, smem, params, pdl, clustered ? cluster : NULL,
                      g->stream);
+}
+
+mg_status rt_tmap(mg_ctx *ctx, const char *name, void *map, rt_dptr addr, const int64_t dims[2],
+                  int64_t row_bytes, const unsigned box[2]) {
+    if (!drv_lib || !drv.tmap_encode)
+        return ctx_err(ctx, MG_ERR_LAUNCH, "%s: its tiles load by TMA, which needs cuTensorMapEncodeTiled "
+                       "(CUDA 12+); plan with --no-tma", name);
+    /* CU_TENSOR_MAP_DATA_TYPE_UINT16 (1), no interleave, SWIZZLE_128B (3), L2 promotion of
+     * 256 bytes (3), no out-of-bounds fill (0) */
+    const uint64_t d[2] = {(uint64_t)dims[0], (uint64_t)dims[1]}, st[1] = {(uint64_t)row_bytes};
+    const unsigned one[2] = {1, 1};
+    CUresult r = drv.tmap_encode(map, 1, 2, (void *)(uintptr_t)addr, d, st, box, one, 0, 3, 3, 0);
+    return r ? ctx_err(ctx, MG_ERR_LAUNCH, "%s: cuTensorMapEncodeTiled failed (%d) for a [%" PRId64 ", %" PRId64
+                       "] tensor at 0x%llx, rows %" PRId64 " bytes apart, box %u x %u", name, (int)r, dims[1],
+                       dims[0], (unsigned long long)addr, row_bytes, box[1], box[0])
+             : MG_OK;
 }
 
 mg_status rt_sync(rt_gpu *g, mg_ctx *ctx) {

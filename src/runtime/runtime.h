@@ -82,6 +82,14 @@ void rt_module_free(rt_gpu *g, rt_module *m);
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
                     const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
                     const unsigned cluster[3]);
+/* Writes into map (128 bytes, 64-byte aligned) the TMA tensor map of a 2-D tensor of 16-bit
+ * elements at addr: dims[0] elements a row (the innermost), dims[1] rows, row_bytes apart (a
+ * multiple of 16), read in boxes of box[0] x box[1] elements (box[0] * 2 <= 128), each box
+ * stored 128-byte swizzled (opt/tma.c). The driver must have been loaded (an rt_gpu opened or
+ * an rt_ext made); MG_ERR_LAUNCH naming kernel `name` when it lacks cuTensorMapEncodeTiled or
+ * refuses the map. Thread-safe; no allocation. */
+mg_status rt_tmap(mg_ctx *ctx, const char *name, void *map, rt_dptr addr, const int64_t dims[2],
+                  int64_t row_bytes, const unsigned box[2]);
 /* Waits for the stream. A fault (illegal address, trap, ...) returns MG_ERR_LAUNCH naming the
  * CUDA error. CUDA cannot recover the context in the same process, so every later call on g
  * fails with MG_ERR_LAUNCH (the _free calls stay safe); work that must survive a fault runs

@@ -112,7 +112,7 @@ done
 NVCC=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
 L=src/codegen/cuda/lib
 if [ -x "$NVCC" ]; then
-    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task"; do
+    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task" "scalar mma chain wgmma tma"; do
         { cat src/ir/scalar.h; for p in $set; do cat "$L/$p.cuh"; done; } >"$T/piece.cu"
         if "$NVCC" -c -arch=sm_90a -x cu -diag-suppress 177 -Werror all-warnings "$T/piece.cu" -o "$T/piece.o" >"$T/err" 2>&1; then ok
         else bad "$L/${set##* }.cuh after $set: nvcc: $(head -c 600 "$T/err")"; fi

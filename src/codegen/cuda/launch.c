@@ -9,8 +9,9 @@
 #include "../cg_internal.h"
 
 void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps) {
-    sb_puts(E->sb, "    extern __shared__ __align__(16) unsigned char smem[];\n"
-                   "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n");
+    /* TMA's 128-byte-swizzled stages sit at multiples of 1 KB from here (opt/memory.c) */
+    sb_printf(E->sb, "    extern __shared__ __align__(%d) unsigned char smem[];\n"
+                     "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n", E->k->tma ? 1024 : 16);
     cg_block_body(E, gn, knode, ps);
 }
 

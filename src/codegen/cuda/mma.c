@@ -68,6 +68,11 @@ static int step_matmul_tc(em *E, int j, int out) {
     int SK;
     op_regacc_split(E->g, E->k, j, &T, &SK);
     cg_uses(E, CG_LIB_MMA);
+    if (E->k->t[j].tc.tma) { /* on wgmma from the TMA stages (tma.cuh) */
+        sb_printf(E->sb, "    mg_tma_mm<%s, %d, %" PRId64 ", %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false",
+                  E->k->tma_nw, c->dim[2], c->dim[3], a->dim[3], E->names[acc], E->names[ia], E->names[ib]);
+        return 1;
+    }
     if (acc >= 0)
         sb_printf(E->sb, "    mg_mm_acc<%s, %d, %d, %" PRId64 ", %d>(r_%s, ", bf ? "true" : "false", la, lb, T, SK,
                   E->names[acc]);
@@ -100,6 +105,11 @@ int cg_cuda_matmul_epilogue(em *E, int j) { return E->k->t[j].fuse.mm >= 0 && st
 
 /* Before the loop: register accumulator acc's fragments, zeroed. */
 void cg_cuda_regacc_decl(em *E, int acc) {
+    if (E->k->tma) {
+        sb_printf(E->sb, "    float r_%s[%d] = {}; /* %s's sum: this warpgroup's 64 x %d piece */\n", E->names[acc],
+                  E->k->tma_nw / 2, E->names[acc], E->k->tma_nw);
+        return;
+    }
     int64_t T;
     int SK;
     op_regacc_split(E->g, E->k, E->k->t[acc].fuse.regacc, &T, &SK);
@@ -121,6 +131,12 @@ void cg_cuda_store_regacc(em *E, int acc) {
         sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_%s, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64
                   ", mg_idf{});\n", E->k->threads / 32, t->dim[3] / 32, h->chain.ts, h->chain.sk, E->names[acc], E->names[acc], t->dim[2],
                   t->dim[3], t->stride[2], t->stride[3]);
+        return;
+    }
+    if (E->k->tma) {
+        cg_uses(E, CG_LIB_TMA);
+        sb_printf(E->sb, "    mg_tma_acc_store<%d, %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", E->k->tma_nw, t->dim[3],
+                  E->names[acc], E->names[acc], t->stride[2], t->stride[3]);
         return;
     }
     char scratch[48] = "(float *)0";

@@ -1,0 +1,87 @@
+/* opt/tma: plain product loops on Hopper's tensor memory accelerator and warpgroup wgmma.
+ *
+ * A for-loop whose body holds nothing but its moving iterator tiles and the products of those
+ * tiles, each summed in registers (the lowering's matmul kernels, bias_relu's or SwiGLU's
+ * X W1, X W3), is where mma.sync fed by cp.async is slowest against cuBLAS: 10.4 against
+ * 6.1 µs for 128 x 1024 x 4096 (docs/notes/2026-11-27-tma.md). There each moving tile is one
+ * TMA box copy a stage (a single thread's request, counted by the stage's mbarrier), stored
+ * 128-byte swizzled (op_tensor.tc.tma), and each product runs as one m64nNk16 wgmma a k-step
+ * and warpgroup from shared-memory descriptors, its registers accumulating across the loop;
+ * an iteration waits only for the previous iteration's wgmmas (codegen/block.c). */
+#include <string.h>
+
+#include "opt_internal.h"
+
+/* Can iterator x's tile load as TMA boxes: [R, C] of a 16-bit type stored as its source's, the
+ * source's rows contiguous, 16-byte aligned (and not a view: the map starts at the buffer),
+ * C a multiple of 64 (128-byte box rows), R a multiple of 8 up to 256 (a box's rows)? */
+static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
+    const op_tensor *t = &k->t[x];
+    int kx = p->g->nodes[knode].in[b->nodes[x].index];
+    const int64_t *fst = p->kst[kx];
+    if (!t->mat || t->colmajor || t->tc.cvt || base_dtype_size(t->store) != 2 || t->store != p->store[kx]) return 0;
+    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || t->dim[3] % 64 || t->dim[2] % 8 || t->dim[2] > 256)
+        return 0;
+    for (int d = 0; d < 2; d++) /* the leading dims step whole rows: the 2-D view's rows */
+        if (fst[d] % (fst[2] ? fst[2] : 1)) return 0;
+    return fst[3] == 1 && fst[2] % 8 == 0 && fst[2] >= t->dim[3];
+}
+
+void op_tma_undo(const ir_graph *b, op_kernel *k) {
+    for (int i = 0; i < b->n_nodes; i++) k->t[i].tc.tma = 0;
+    k->tma = k->tma_nw = 0, k->tma_bar = -1;
+}
+
+void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_graph *b, op_kernel *k) {
+    int n = b->n_nodes;
+    if (strcmp(dev->arch, "sm_90a") || p->opts.persist || p->opts.cluster || b->forloop < 2) return;
+    int64_t M = 0, N = 0;
+    int n_mm = 0, ok = 1;
+    for (int i = 0; i < n && ok; i++) {
+        const ir_node *nd = &b->nodes[i];
+        const op_tensor *t = &k->t[i];
+        if (t->chain.of >= 0 || t->chain.wg) return;
+        if (nd->op != IR_OP_MATMUL) continue;
+        int ia = nd->in[0], ib = nd->in[1];
+        const ir_node *a = &b->nodes[ia], *bb = &b->nodes[ib];
+        int moving = a->op == IR_OP_ITER && a->fmap >= 0 && bb->op == IR_OP_ITER && bb->fmap >= 0;
+        if (!moving && (a->fmap >= 0 || bb->fmap >= 0)) ok = 0;
+        if (!moving) continue;
+        const op_tensor *ta = &k->t[ia], *tb = &k->t[ib];
+        if (t->fuse.regacc < 0 || t->dim[0] != 1 || t->dim[1] != 1) ok = 0;
+        else if (!tile_ok(p, knode, b, k, ia) || !tile_ok(p, knode, b, k, ib) || ta->store != tb->store) ok = 0;
+        else if (op_mm_bf16(ta, tb) != (ta->store == MG_BF16) || ta->dim[3] != tb->dim[2]) ok = 0;
+        else if (t->dim[2] % 64 || t->dim[3] % 64 || (n_mm && (t->dim[2] != M || t->dim[3] != N))) ok = 0;
+        M = t->dim[2], N = t->dim[3], n_mm++;
+    }
+    if (!ok || !n_mm) return;
+    /* the loop holds nothing else: every node reading a moving value (a moving iterator or such a
+     * product) is such a product or its register accumulator */
+    for (int i = 0; i < n; i++) {
+        const ir_node *nd = &b->nodes[i];
+        for (int q = 0; q < nd->n_in; q++) {
+            const ir_node *x = &b->nodes[nd->in[q]];
+            int mv = (x->op == IR_OP_ITER && x->fmap >= 0) || (x->op == IR_OP_MATMUL && k->t[nd->in[q]].fuse.regacc >= 0);
+            if (!mv) continue;
+            if (nd->op == IR_OP_MATMUL && k->t[i].fuse.regacc >= 0) continue;
+            if (nd->op == IR_OP_ACCUM && k->t[nd->in[q]].fuse.regacc == i) continue;
+            return;
+        }
+    }
+    /* warpgroups: 64 rows each, 64 columns each while that makes at most 4 of them, else wider */
+    int64_t nw = 64;
+    while ((M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
+    int64_t wgs = (M / 64) * (N / nw);
+    if (wgs > 4 || n_mm * nw / 2 > 128) return; /* accumulators: nw / 2 floats a thread and product */
+    for (int i = 0; i < n; i++) {
+        const ir_node *nd = &b->nodes[i];
+        if (nd->op != IR_OP_MATMUL || b->nodes[nd->in[0]].fmap < 0 || b->nodes[nd->in[0]].op != IR_OP_ITER) continue;
+        k->t[i].tc.tma = 1;
+        for (int q = 0; q < 2; q++) {
+            op_tensor *t = &k->t[nd->in[q]];
+            t->tc.tma = 1, t->tc.swz = 0;
+            op_layout(t, 0, 0);
+        }
+    }
+    k->tma = 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);
+}
