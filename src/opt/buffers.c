@@ -70,6 +70,32 @@ static void make_view(op_plan *p, int i) {
     p->view[i] = p->view[a] >= 0 ? p->view[a] : a, p->voff[i] = off;
 }
 
+/* Is node i, of a 16-bit type, read only by block kernels whose iterators over it feed
+ * nothing but matmuls of its type? Tensor cores round such an operand to that type as they
+ * load it, so storing it rounded already is the same sum, half the bytes, and a tile TMA can
+ * load (opt/tma.c). */
+static int mm_operand_only(const ir_graph *g, int i) {
+    mg_dtype t = g->nodes[i].dtype;
+    int users = 0;
+    if (t != MG_F16 && t != MG_BF16) return 0;
+    for (int u = 0; u < g->n_nodes; u++) {
+        const ir_node *k = &g->nodes[u];
+        for (int q = 0; q < k->n_in; q++) {
+            if (k->in[q] != i) continue;
+            if (k->op != IR_OP_KERNEL || !k->body) return 0;
+            users++;
+            const ir_graph *b = k->body;
+            for (int x = 0; x < b->n_nodes; x++) {
+                if (b->nodes[x].op != IR_OP_ITER || b->nodes[x].index != q) continue;
+                for (int r = 0; r < b->n_nodes; r++)
+                    for (int e = 0; e < b->nodes[r].n_in; e++)
+                        if (b->nodes[r].in[e] == x && (b->nodes[r].op != IR_OP_MATMUL || b->nodes[r].dtype != t)) return 0;
+            }
+        }
+    }
+    return users > 0;
+}
+
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
  * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
  * it element by element (another elementwise operator or a reduction), it is no output and
@@ -94,7 +120,7 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         const ir_node *n = &g->nodes[i];
         int is_out = 0;
         for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
-        if (n->op != IR_OP_INPUT && !is_out) p->store[i] = MG_F32;
+        if (n->op != IR_OP_INPUT && !is_out && !mm_operand_only(g, i)) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
         p->view[i] = -1, p->voff[i] = 0;
         if (!is_out && p->buf[i] >= 0 && p->opts.views) make_view(p, i);

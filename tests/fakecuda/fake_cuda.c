@@ -135,6 +135,17 @@ API(cuMemsetD8Async, uint64_t p, unsigned char b, size_t n, void *s) {
 }
 API(cuGetErrorName, CUresult r, const char **s) { *s = r == 201 ? "CUDA_ERROR_INVALID_CONTEXT" : "CUDA_ERROR_FAKE"; return 0; }
 API(cuGetErrorString, CUresult r, const char **s) { (void)r; *s = "fake driver error"; return 0; }
+/* a tensor map: the fake writes the tensor's address first (a launch records it as the
+ * argument), then its row length, rows, row stride and box, 64-bit each; refuses what the
+ * real driver refuses (an unaligned address or stride, a box row over the 128-byte swizzle) */
+API(cuTensorMapEncodeTiled, uint64_t *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
+    const uint64_t *strides, const unsigned *box, const unsigned *estr, int il, int sw, int l2, int oob) {
+    (void)dtype, (void)estr, (void)il, (void)l2, (void)oob;
+    if (rank != 2 || (uintptr_t)addr % 16 || strides[0] % 16 || (sw == 3 && box[0] * 2 > 128) || box[1] > 256) return 1;
+    memset(map, 0, 128);
+    map[0] = (uintptr_t)addr, map[1] = dims[0], map[2] = dims[1], map[3] = strides[0], map[4] = box[0], map[5] = box[1];
+    return 0;
+}
 /* the rest: present, unused by the library API */
 API(cuStreamCreate, void **s, unsigned f) { (void)f; *s = &primary; return 0; }
 API(cuStreamDestroy_v2, void *s) { (void)s; return 0; }

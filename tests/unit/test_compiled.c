@@ -507,6 +507,38 @@ done:
     mg_ctx_free(ctx);
 }
 
+/* A plan whose product loop loads by TMA (opt/tma.c: bias_relu's 64 x 64 tiles on the fake
+ * H100): its one kernel gets the four buffers, then a tensor map each for X's and W's tiles,
+ * made for the caller's X and W (the fake driver writes the address first, which the launch
+ * records as the argument); with --no-tma (opt.no_tma) the same launch has no maps. */
+static void fake_tma(const fake_api *f) {
+    mg_program *p = load_prog("bench/suite/bias_relu.mu");
+    for (int no = 0; no < 2 && p; no++) {
+        mg_ctx *ctx = mg_ctx_new();
+        mg_compiled *c = NULL;
+        mg_compile_opts o = {.target = MG_TARGET_CUDA};
+        o.opt.no_tma = no;
+        mg_status rc = mg_compile(ctx, p, NULL, &o, &c);
+        CHECK_MSG(rc == MG_OK, "compile: %s", mg_ctx_error(ctx));
+        bufset b;
+        fake_stats st;
+        if (c) {
+            fake_buffers(&b, c);
+            f->stats(&st);
+            int from = st.launches;
+            CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+            CHECK(check_launches(f, from, f->launch(from)->ctx, (void *)0x5000, &b) == 1);
+            const fake_launch *L = f->launch(from);
+            CHECK_MSG(L && L->n_args == (no ? 4 : 6), "%d arguments", L ? L->n_args : -1);
+            if (L && !no && L->n_args == 6)
+                CHECK(L->args[4] == (uintptr_t)b.in[0] && L->args[5] == (uintptr_t)b.in[1]);
+        }
+        mg_compiled_free(c);
+        mg_ctx_free(ctx);
+    }
+    mg_program_free(p);
+}
+
 /* mg_compile for the current context's device and mg_launch on made-up device pointers and a
  * stream, through the fake driver: with no current context the primary one is retained and
  * used; the cubin is loaded once per context, also with four threads launching at once; every
@@ -572,6 +604,7 @@ void test_compiled_fake_gpu(void) {
     CHECK_MSG(st.unloads == 2 && st.retained == 0, "unloads %d, retained %d", st.unloads, st.retained);
     f.set_current(NULL);
     fake_persistent(&f, lora);
+    fake_tma(&f);
 done:
     mg_compiled_free(c);
     mg_ctx_free(ctx);
