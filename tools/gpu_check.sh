@@ -28,7 +28,8 @@ tail -1 "$log"
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
     "examples/rmsnorm_linear_b8.mu examples/ugraphs/rmsnorm_linear_b8.mu" "examples/gqa_b1.mu" \
-    "examples/gqa_b1.mu examples/ugraphs/gqa_b1.mu" "examples/softmax_attention.mu" "examples/lora.mu"; do
+    "examples/gqa_b1.mu examples/ugraphs/gqa_b1.mu" "examples/softmax_attention.mu" "bench/suite/bias_relu.mu" \
+    "bench/suite/mlp_relu.mu" "examples/lora.mu"; do
     echo "== run-program --reps 100 $args" >>"$log"
     if [ ! -x "$B/run-program" ]; then
         echo "run-program missing: make $B/run-program" >>"$log"; r=FAIL

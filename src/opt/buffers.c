@@ -70,10 +70,25 @@ static void make_view(op_plan *p, int i) {
     p->view[i] = p->view[a] >= 0 ? p->view[a] : a, p->voff[i] = off;
 }
 
+/* Does body node r, reading iterator x, multiply it by a 16-bit program input's tile and
+ * only sum the product (a plain product: no chain, which may split an f32 operand in two
+ * halves to keep its precision)? */
+static int plain_product(const ir_graph *g, const ir_node *k, const ir_graph *b, int r, int x, mg_dtype t) {
+    const ir_node *m = &b->nodes[r];
+    if (m->op != IR_OP_MATMUL || m->dtype != t) return 0;
+    int o = m->in[0] == x ? m->in[1] : m->in[0];
+    if (b->nodes[o].op != IR_OP_ITER || g->nodes[k->in[b->nodes[o].index]].op != IR_OP_INPUT) return 0;
+    if (base_dtype_size(g->nodes[k->in[b->nodes[o].index]].dtype) != 2) return 0;
+    for (int u = 0; u < b->n_nodes; u++)
+        for (int e = 0; e < b->nodes[u].n_in; e++)
+            if (b->nodes[u].in[e] == r && b->nodes[u].op != IR_OP_ACCUM) return 0;
+    return 1;
+}
+
 /* Is node i, of a 16-bit type, read only by block kernels whose iterators over it feed
- * nothing but matmuls of its type? Tensor cores round such an operand to that type as they
- * load it, so storing it rounded already is the same sum, half the bytes, and a tile TMA can
- * load (opt/tma.c). */
+ * nothing but plain products of its type with a program input? Tensor cores round such an
+ * operand to that type as they load it (codegen/cuda/mma.c), so storing it rounded already
+ * is the same sum, half the bytes, and a tile TMA can load (opt/tma.c). */
 static int mm_operand_only(const ir_graph *g, int i) {
     mg_dtype t = g->nodes[i].dtype;
     int users = 0;
@@ -89,7 +104,7 @@ static int mm_operand_only(const ir_graph *g, int i) {
                 if (b->nodes[x].op != IR_OP_ITER || b->nodes[x].index != q) continue;
                 for (int r = 0; r < b->n_nodes; r++)
                     for (int e = 0; e < b->nodes[r].n_in; e++)
-                        if (b->nodes[r].in[e] == x && (b->nodes[r].op != IR_OP_MATMUL || b->nodes[r].dtype != t)) return 0;
+                        if (b->nodes[r].in[e] == x && !plain_product(g, k, b, r, x, t)) return 0;
             }
         }
     }

@@ -157,7 +157,8 @@ typedef struct op_kernel {
                         * the first interval of the loop body reads (a chain's V) */
     int64_t smem;      /* bytes of shared memory the block needs */
     int tma;           /* (tma.c) the loop's products on wgmma from TMA-loaded tiles: threads / 128
-                        * warpgroups, each a 64 x tma_nw piece of every product */
+                        * warpgroups, each a 64 x tma_nw piece of every product (1), or, for
+                        * products of 8, 16 or 32 rows, all rows of 64 columns, swapped (2) */
     int tma_nw;
     int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register

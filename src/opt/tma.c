@@ -7,7 +7,9 @@
  * TMA box copy a stage (a single thread's request, counted by the stage's mbarrier), stored
  * 128-byte swizzled (op_tensor.tc.tma), and each product runs as one m64nNk16 wgmma a k-step
  * and warpgroup from shared-memory descriptors, its registers accumulating across the loop;
- * an iteration waits only for the previous iteration's wgmmas (codegen/block.c). */
+ * an iteration waits only for the previous iteration's wgmmas (codegen/block.c). Products of
+ * 8, 16 or 32 rows (decode sizes) run swapped, (A B)^T = B^T A^T: B's tile, read transposed,
+ * is wgmma's 64-row operand and A's rows its N (op_kernel.tma 2). */
 #include <string.h>
 
 #include "opt_internal.h"
@@ -26,6 +28,9 @@ static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kern
         if (fst[d] % (fst[2] ? fst[2] : 1)) return 0;
     return fst[3] == 1 && fst[2] % 8 == 0 && fst[2] >= t->dim[3];
 }
+
+/* Rows M of the products: whole warpgroups of 64, or (swapped) 8, 16 or 32 as wgmma's N. */
+static int shape_ok(int64_t M) { return M % 64 == 0 || M == 8 || M == 16 || M == 32; }
 
 void op_tma_undo(const ir_graph *b, op_kernel *k) {
     for (int i = 0; i < b->n_nodes; i++) k->t[i].tc.tma = 0;
@@ -51,7 +56,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
         if (t->fuse.regacc < 0 || t->dim[0] != 1 || t->dim[1] != 1) ok = 0;
         else if (!tile_ok(p, knode, b, k, ia) || !tile_ok(p, knode, b, k, ib) || ta->store != tb->store) ok = 0;
         else if (op_mm_bf16(ta, tb) != (ta->store == MG_BF16) || ta->dim[3] != tb->dim[2]) ok = 0;
-        else if (t->dim[2] % 64 || t->dim[3] % 64 || (n_mm && (t->dim[2] != M || t->dim[3] != N))) ok = 0;
+        else if (!shape_ok(t->dim[2]) || t->dim[3] % 64 || (n_mm && (t->dim[2] != M || t->dim[3] != N))) ok = 0;
         M = t->dim[2], N = t->dim[3], n_mm++;
     }
     if (!ok || !n_mm) return;
@@ -68,11 +73,13 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
             return;
         }
     }
-    /* warpgroups: 64 rows each, 64 columns each while that makes at most 4 of them, else wider */
+    /* warpgroups: 64 rows each, 64 columns each while that makes at most 4 of them, else wider;
+     * fewer than 64 rows (swapped): 64 columns each, the rows as wgmma's N */
+    int swap = M % 64 != 0;
     int64_t nw = 64;
-    while ((M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
-    int64_t wgs = (M / 64) * (N / nw);
-    if (wgs > 4 || n_mm * nw / 2 > 128) return; /* accumulators: nw / 2 floats a thread and product */
+    while (!swap && (M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
+    int64_t wgs = swap ? N / 64 : (M / 64) * (N / nw), regs = swap ? M / 2 : nw / 2;
+    if (wgs > 4 || n_mm * regs > 128) return; /* accumulators: regs floats a thread and product */
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &b->nodes[i];
         if (nd->op != IR_OP_MATMUL || b->nodes[nd->in[0]].fmap < 0 || b->nodes[nd->in[0]].op != IR_OP_ITER) continue;
@@ -83,5 +90,5 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
             op_layout(t, 0, 0);
         }
     }
-    k->tma = 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);
+    k->tma = swap ? 2 : 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);
 }

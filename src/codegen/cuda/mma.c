@@ -69,8 +69,12 @@ static int step_matmul_tc(em *E, int j, int out) {
     op_regacc_split(E->g, E->k, j, &T, &SK);
     cg_uses(E, CG_LIB_MMA);
     if (E->k->t[j].tc.tma) { /* on wgmma from the TMA stages (tma.cuh) */
-        sb_printf(E->sb, "    mg_tma_mm<%s, %d, %" PRId64 ", %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false",
-                  E->k->tma_nw, c->dim[2], c->dim[3], a->dim[3], E->names[acc], E->names[ia], E->names[ib]);
+        if (E->k->tma == 2)
+            sb_printf(E->sb, "    mg_tma_mm_t<%s, %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false", c->dim[2],
+                      a->dim[3], E->names[acc], E->names[ia], E->names[ib]);
+        else
+            sb_printf(E->sb, "    mg_tma_mm<%s, %d, %" PRId64 ", %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false",
+                      E->k->tma_nw, c->dim[2], c->dim[3], a->dim[3], E->names[acc], E->names[ia], E->names[ib]);
         return 1;
     }
     if (acc >= 0)
@@ -106,8 +110,9 @@ int cg_cuda_matmul_epilogue(em *E, int j) { return E->k->t[j].fuse.mm >= 0 && st
 /* Before the loop: register accumulator acc's fragments, zeroed. */
 void cg_cuda_regacc_decl(em *E, int acc) {
     if (E->k->tma) {
-        sb_printf(E->sb, "    float r_%s[%d] = {}; /* %s's sum: this warpgroup's 64 x %d piece */\n", E->names[acc],
-                  E->k->tma_nw / 2, E->names[acc], E->k->tma_nw);
+        int64_t n = E->k->tma == 2 ? E->k->t[acc].dim[2] : E->k->tma_nw; /* swapped: the rows */
+        sb_printf(E->sb, "    float r_%s[%" PRId64 "] = {}; /* %s's sum: this warpgroup's 64 x %" PRId64 " piece%s */\n",
+                  E->names[acc], n / 2, E->names[acc], n, E->k->tma == 2 ? ", transposed" : "");
         return;
     }
     int64_t T;
@@ -135,8 +140,12 @@ void cg_cuda_store_regacc(em *E, int acc) {
     }
     if (E->k->tma) {
         cg_uses(E, CG_LIB_TMA);
-        sb_printf(E->sb, "    mg_tma_acc_store<%d, %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", E->k->tma_nw, t->dim[3],
-                  E->names[acc], E->names[acc], t->stride[2], t->stride[3]);
+        if (E->k->tma == 2)
+            sb_printf(E->sb, "    mg_tma_acc_store_t<%" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", t->dim[2], E->names[acc],
+                      E->names[acc], t->stride[2], t->stride[3]);
+        else
+            sb_printf(E->sb, "    mg_tma_acc_store<%d, %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", E->k->tma_nw, t->dim[3],
+                      E->names[acc], E->names[acc], t->stride[2], t->stride[3]);
         return;
     }
     char scratch[48] = "(float *)0";

@@ -49,3 +49,48 @@ MG_DI void mg_tma_acc_store(float *C, const float (&d)[NW / 2], int scm, int scn
 #pragma unroll
         for (int r = 0; r < 4; r++) C[(m0 + 8 * (r >> 1)) * scm + (n0 + 8 * j + (r & 1)) * scn] = d[4 * j + r];
 }
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/* one wgmma m64nNk16 (N = 8, 16, 32) with A read transposed (MN-major) and B K-major, both
+ * from descriptors: the swapped products' B^T A^T */
+#define MG_WGT(N, T, OUT, NR) \
+    asm volatile("wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." T "." T " " OUT ", %" #NR ", %" MG_NEXT##NR \
+                 ", 1, 1, 1, 1, 0;\n" : MG_WGT_D##N : "l"(a), "l"(b) : "memory")
+#define MG_NEXT4 "5"
+#define MG_NEXT8 "9"
+#define MG_NEXT16 "17"
+#define MG_WGT_D8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define MG_WGT_D16 MG_WGD8(0)
+#define MG_WGT_D32 MG_WGD16(0)
+template <bool BF, int N> MG_DI void mg_wgt(float *d, unsigned long long a, unsigned long long b) {
+    if (N == 8 && BF) MG_WGT(8, "bf16", "{%0, %1, %2, %3}", 4);
+    if (N == 8 && !BF) MG_WGT(8, "f16", "{%0, %1, %2, %3}", 4);
+    if (N == 16 && BF) MG_WGT(16, "bf16", "{%0, %1, %2, %3, %4, %5, %6, %7}", 8);
+    if (N == 16 && !BF) MG_WGT(16, "f16", "{%0, %1, %2, %3, %4, %5, %6, %7}", 8);
+    if (N == 32 && BF) MG_WGT(32, "bf16", "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}", 16);
+    if (N == 32 && !BF) MG_WGT(32, "f16", "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}", 16);
+}
+#else
+template <bool BF, int N> MG_DI void mg_wgt(float *, unsigned long long, unsigned long long) {
+    static_assert(BF && !BF, "TMA products need sm_90a: plan with --no-tma");
+}
+#endif
+/* d += (A B)^T over one stage for A [M, K] of M = 8, 16 or 32 rows and B [K, N]: warpgroup
+ * g takes B's columns g * 64.., read transposed as wgmma's A, and A as its B (K-major); d
+ * holds C^T's 64 x M piece in mma.sync's C layout. Issued, not waited for. */
+template <bool BF, int M, int K, typename T>
+MG_DI void mg_tma_mm_t(float (&d)[M / 2], const T *A, const T *B) {
+    const T *b = B + (threadIdx.x >> 7) * K * 64;
+#pragma unroll
+    for (int kq = 0; kq < K / 16; kq++)
+        mg_wgt<BF, M>(d, mg_wg_desc_sw(b + kq * 16 * 64, K * 128, 1024),
+                      mg_wg_desc_sw(A + kq / 4 * M * 64 + kq % 4 * 16, 16, 1024));
+}
+/* The sums of mg_tma_mm_t to C [M, N]: C^T's element (n, m) is C's (m, n). */
+template <int M> MG_DI void mg_tma_acc_store_t(float *C, const float (&d)[M / 2], int scm, int scn) {
+    const int g = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
+    const int n0 = g * 64 + w * 16 + (lane >> 2), m0 = 2 * (lane & 3);
+#pragma unroll
+    for (int j = 0; j < M / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) C[(m0 + 8 * j + (r & 1)) * scm + (n0 + 8 * (r >> 1)) * scn] = d[4 * j + r];
+}
