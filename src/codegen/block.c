@@ -343,40 +343,11 @@ static void tma_loop(em *E, const char **gn, int knode, const params *ps) {
     barrier(E); /* the stages may hold the sums' tiles next */
 }
 
-/* The block's program. With a pipeline of S stages, the tiles of iterations 0..S-2 are
- * requested before the prologue's operators; iteration it requests it + S - 1's, waits for
- * its own (cp.async groups: one per iteration, empty past the end) and starts after a
- * barrier. In CUDA with S >= 2 an iteration waits for its tiles, passes the barrier, and
- * only then requests it + S - 1's into the stage iteration it - 1 read: that barrier, which
- * every thread passes after its part of iteration it - 1, is then also the end of it - 1,
- * so an iteration has one barrier fewer (one after the loop instead). Register accumulators
- * are zeroed fragments before the loop and stored after it. */
-void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
+/* The loop of a cp.async (or C) kernel, from the first iterations' requests to its end: see
+ * cg_block_body. */
+static void cp_loop(em *E, const char **gn, int knode, const params *ps) {
     const op_kernel *k = E->k;
     int S = k->stages, cuda = E->tg == CG_CUDA;
-    cg_uses(E, CG_LIB_COPY); /* mg_cp_commit, mg_cp_wait */
-    block_decls(E);
-    for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
-        const ir_node *n = &E->g->nodes[j];
-        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat || k->t[j].fuse.mm >= 0) continue; /* fuse.mm: written whole */
-        if (k->t[j].fuse.regacc >= 0) { /* a register accumulator */
-            if (cuda) cg_cuda_regacc_decl(E, j);
-            else cg_c_regacc_decl(E, j);
-            continue;
-        }
-        coord c;
-        comment(E, j, "zero");
-        cg_loop_open(E, k->t[j].dim, c);
-        cg_store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
-        sb_puts(E->sb, "    }\n");
-    }
-    /* the tiles that do not move with the loop: requested first, as one group */
-    E->async = cuda;
-    block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 1);
-    E->async = 0;
-    if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
-    if (k->tma) tma_loop(E, gn, knode, ps);
-    else {
     if (S > 1) {
         sb_printf(E->sb, "    for (int it = 0; it < %d; it++) { /* the pipeline's first %d iterations */\n", S - 1, S - 1);
         issue_loads(E, gn, knode);
@@ -411,7 +382,43 @@ void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
     if (!top) barrier(E);
     sb_puts(E->sb, "    }\n    (void)0;\n");
     if (top) barrier(E); /* the loop's last iteration ends */
+}
+
+/* The block's program. With a pipeline of S stages, the tiles of iterations 0..S-2 are
+ * requested before the prologue's operators; iteration it requests it + S - 1's, waits for
+ * its own (cp.async groups: one per iteration, empty past the end) and starts after a
+ * barrier. In CUDA with S >= 2 an iteration waits for its tiles, passes the barrier, and
+ * only then requests it + S - 1's into the stage iteration it - 1 read: that barrier, which
+ * every thread passes after its part of iteration it - 1, is then also the end of it - 1,
+ * so an iteration has one barrier fewer (one after the loop instead). A TMA kernel's loop
+ * (op_kernel.tma) is tma_loop's. Register accumulators are zeroed fragments before the loop
+ * and stored after it. */
+void cg_block_body(em *E, const char **gn, int knode, const params *ps) {
+    const op_kernel *k = E->k;
+    int cuda = E->tg == CG_CUDA;
+    cg_uses(E, CG_LIB_COPY); /* mg_cp_commit, mg_cp_wait */
+    block_decls(E);
+    for (int j = 0; j < E->g->n_nodes; j++) { /* zero the summing accumulators */
+        const ir_node *n = &E->g->nodes[j];
+        if (n->op != IR_OP_ACCUM || n->fmap >= 0 || !k->t[j].mat || k->t[j].fuse.mm >= 0) continue; /* fuse.mm: written whole */
+        if (k->t[j].fuse.regacc >= 0) { /* a register accumulator */
+            if (cuda) cg_cuda_regacc_decl(E, j);
+            else cg_c_regacc_decl(E, j);
+            continue;
+        }
+        coord c;
+        comment(E, j, "zero");
+        cg_loop_open(E, k->t[j].dim, c);
+        cg_store_to(E, E->names[j], MG_F32, k->t[j].stride, c, "0.0f");
+        sb_puts(E->sb, "    }\n");
     }
+    /* the tiles that do not move with the loop: requested first, as one group */
+    E->async = cuda;
+    block_steps_only(E, 0, k->loop_begin, gn, knode, ps, 1);
+    E->async = 0;
+    if (cuda) sb_puts(E->sb, "    mg_cp_commit();\n");
+    if (k->tma) tma_loop(E, gn, knode, ps);
+    else cp_loop(E, gn, knode, ps);
     for (int j = 0; j < E->g->n_nodes; j++)
         if (E->g->nodes[j].op == IR_OP_ACCUM && k->t[j].fuse.regacc >= 0) {
             if (cuda) cg_cuda_store_regacc(E, j);
