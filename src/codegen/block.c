@@ -280,7 +280,7 @@ void cg_tma_record(const em *E, int knode, const params *ps, cg_launch *l) {
         while (arg < ps->n && ps->node[arg] != x) arg++;
         cg_tmap *m = &l->tmaps[l->n_tmaps++];
         m->arg = arg, m->dims[0] = fst[2], m->dims[1] = view_rows(kg, x, fst), m->row_bytes = fst[2] * 2;
-        m->box[0] = 64, m->box[1] = (unsigned)t->dim[2];
+        m->box[0] = t->dim[3] < 64 ? (unsigned)t->dim[3] : 64, m->box[1] = (unsigned)t->dim[2];
     }
 }
 
@@ -304,7 +304,7 @@ static void tma_issue(em *E, int knode) {
         tile_base(E, &E->g->nodes[j], t->dim, fst, E->sb);
         sb_printf(E->sb, ";\n    %s *const dst_ = %s_st + (it %% %d) * %" PRId64 ";\n", cg_ctype(t->store), E->names[j],
                   k->stages, t->pipe.elems);
-        for (int64_t c = 0; c < t->dim[3]; c += 64)
+        for (int64_t c = 0; c < t->dim[3]; c += 64) /* boxes of 64 columns, or the one of 32 */
             sb_printf(E->sb, "    mg_tma2(dst_ + %" PRId64 ", &tm_%s, base_ %% %" PRId64 "LL + %" PRId64 ", base_ / %" PRId64 "LL, bar_);\n",
                       c * t->dim[2], E->names[j], fst[2], c, fst[2]);
         sb_puts(E->sb, "    }\n");

@@ -21,8 +21,9 @@ enum { CG_MAX_ARGS = 2 * IR_MAX_IN + 16 };
 enum { CG_MAX_TMAPS = 4 };
 /* A TMA tensor map a CUDA launch passes after its buffer arguments (opt/tma.c): the 2-D view
  * of argument `arg`'s buffer as dims[1] rows of dims[0] 16-bit elements, row_bytes apart, read
- * in boxes of box[0] x box[1] elements, 128-byte swizzled; the runtime encodes it for the
- * buffer's address at each launch (rt_tmap) and passes it by value (128 bytes). */
+ * in boxes of box[0] x box[1] elements, each box row of 2 box[0] bytes (64 or 128) swizzled
+ * across that many bytes; the runtime encodes it for the buffer's address at each launch
+ * (rt_tmap) and passes it by value (128 bytes). */
 typedef struct cg_tmap {
     int arg;
     int64_t dims[2], row_bytes;

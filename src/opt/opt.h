@@ -113,7 +113,8 @@ typedef struct op_tensor {
         int tma;       /* (tma.c) on an iterator tile: loaded by TMA, [R, C] stored as C / 64
                         * boxes [R, 64] one after another, each row of a box 128 bytes with its
                         * 16-byte pieces XORed with row % 8 (element (r, c) at c / 64 * 64R +
-                        * r * 64 + (c % 64 / 8 ^ r % 8) * 8 + c % 8; strides unused); on a
+                        * r * 64 + (c % 64 / 8 ^ r % 8) * 8 + c % 8; strides unused), or with
+                        * C = 32 one box of 64-byte rows, pieces XORed with row / 2 % 4; on a
                         * matmul: it runs on wgmma from two such tiles */
         int swz;       /* (layout.c) an iterator tile that tensor-core matmuls alone read, as
                         * their B operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled

@@ -16,13 +16,15 @@
 
 /* Can iterator x's tile load as TMA boxes: [R, C] of a 16-bit type stored as its source's, the
  * source's rows contiguous, 16-byte aligned (and not a view: the map starts at the buffer),
- * C a multiple of 64 (128-byte box rows), R a multiple of 8 up to 256 (a box's rows)? */
+ * C a multiple of 64 (128-byte box rows) or 32 (one box of 64-byte rows), R a multiple of 8 up
+ * to 256 (a box's rows)? */
 static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
     const op_tensor *t = &k->t[x];
     int kx = p->g->nodes[knode].in[b->nodes[x].index];
     const int64_t *fst = p->kst[kx];
     if (!t->mat || t->colmajor || t->tc.cvt || base_dtype_size(t->store) != 2 || t->store != p->store[kx]) return 0;
-    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || t->dim[3] % 64 || t->dim[2] % 8 || t->dim[2] > 256)
+    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || (t->dim[3] % 64 && t->dim[3] != 32) || t->dim[2] % 8 ||
+        t->dim[2] > 256)
         return 0;
     for (int d = 0; d < 2; d++) /* the leading dims step whole rows: the 2-D view's rows */
         if (fst[d] % (fst[2] ? fst[2] : 1)) return 0;
@@ -55,8 +57,9 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
         const op_tensor *ta = &k->t[ia], *tb = &k->t[ib];
         if (t->fuse.regacc < 0 || t->dim[0] != 1 || t->dim[1] != 1) ok = 0;
         else if (!tile_ok(p, knode, b, k, ia) || !tile_ok(p, knode, b, k, ib) || ta->store != tb->store) ok = 0;
-        else if (op_mm_bf16(ta, tb) != (ta->store == MG_BF16) || ta->dim[3] != tb->dim[2]) ok = 0;
-        else if (!shape_ok(t->dim[2]) || t->dim[3] % 64 || (n_mm && (t->dim[2] != M || t->dim[3] != N))) ok = 0;
+        else if (op_mm_bf16(ta, tb) != (ta->store == MG_BF16) || ta->dim[3] != tb->dim[2] || ta->dim[3] % 64) ok = 0;
+        else if (!shape_ok(t->dim[2]) || (t->dim[3] % 64 && !(t->dim[3] == 32 && t->dim[2] % 64 == 0))) ok = 0;
+        else if (n_mm && (t->dim[2] != M || t->dim[3] != N)) ok = 0;
         M = t->dim[2], N = t->dim[3], n_mm++;
     }
     if (!ok || !n_mm) return;
@@ -76,7 +79,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
     /* warpgroups: 64 rows each, 64 columns each while that makes at most 4 of them, else wider;
      * fewer than 64 rows (swapped): 64 columns each, the rows as wgmma's N */
     int swap = M % 64 != 0;
-    int64_t nw = 64;
+    int64_t nw = N < 64 ? N : 64; /* 32 columns: one m64n32 a warpgroup */
     while (!swap && (M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
     int64_t wgs = swap ? N / 64 : (M / 64) * (N / nw), regs = swap ? M / 2 : nw / 2;
     if (wgs > 4 || n_mm * regs > 128) return; /* accumulators: regs floats a thread and product */

@@ -465,11 +465,11 @@ mg_status rt_tmap(mg_ctx *ctx, const char *name, void *map, rt_dptr addr, const 
     if (!drv_lib || !drv.tmap_encode)
         return ctx_err(ctx, MG_ERR_LAUNCH, "%s: its tiles load by TMA, which needs cuTensorMapEncodeTiled "
                        "(CUDA 12+); plan with --no-tma", name);
-    /* CU_TENSOR_MAP_DATA_TYPE_UINT16 (1), no interleave, SWIZZLE_128B (3), L2 promotion of
-     * 256 bytes (3), no out-of-bounds fill (0) */
+    /* CU_TENSOR_MAP_DATA_TYPE_UINT16 (1), no interleave, SWIZZLE_128B (3) or _64B (2) as wide
+     * as a box row, L2 promotion of 256 bytes (3), no out-of-bounds fill (0) */
     const uint64_t d[2] = {(uint64_t)dims[0], (uint64_t)dims[1]}, st[1] = {(uint64_t)row_bytes};
     const unsigned one[2] = {1, 1};
-    CUresult r = drv.tmap_encode(map, 1, 2, (void *)(uintptr_t)addr, d, st, box, one, 0, 3, 3, 0);
+    CUresult r = drv.tmap_encode(map, 1, 2, (void *)(uintptr_t)addr, d, st, box, one, 0, box[0] * 2 == 64 ? 2 : 3, 3, 0);
     return r ? ctx_err(ctx, MG_ERR_LAUNCH, "%s: cuTensorMapEncodeTiled failed (%d) for a [%" PRId64 ", %" PRId64
                        "] tensor at 0x%llx, rows %" PRId64 " bytes apart, box %u x %u", name, (int)r, dims[1],
                        dims[0], (unsigned long long)addr, row_bytes, box[1], box[0])

@@ -84,8 +84,8 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
                     const unsigned cluster[3]);
 /* Writes into map (128 bytes, 64-byte aligned) the TMA tensor map of a 2-D tensor of 16-bit
  * elements at addr: dims[0] elements a row (the innermost), dims[1] rows, row_bytes apart (a
- * multiple of 16), read in boxes of box[0] x box[1] elements (box[0] * 2 <= 128), each box
- * stored 128-byte swizzled (opt/tma.c). The driver must have been loaded (an rt_gpu opened or
+ * multiple of 16), read in boxes of box[0] x box[1] elements (box[0] 32 or 64), each box
+ * stored swizzled across its 2 box[0]-byte rows (opt/tma.c). The driver must have been loaded (an rt_gpu opened or
  * an rt_ext made); MG_ERR_LAUNCH naming kernel `name` when it lacks cuTensorMapEncodeTiled or
  * refuses the map. Thread-safe; no allocation. */
 mg_status rt_tmap(mg_ctx *ctx, const char *name, void *map, rt_dptr addr, const int64_t dims[2],

@@ -49,6 +49,8 @@ for f in tests/programs/good/*.mu; do case $f in */decode_small.mu) echo "$f nvr
 for f in tests/lower/*.mu; do echo "$f -"; done >>"$list"
 # the lowering suite (bench/suite.py times it on the GPU): NVRTC only, too slow for the C target
 for f in bench/suite/*.mu; do echo "$f nvrtc"; done >>"$list"
+# the TMA loops' forms (opt/tma.c: 32- and 64-column tiles, bf16, swapped products): NVRTC only
+for f in bench/micro/tma/*.mu; do echo "$f nvrtc"; done >>"$list"
 worker() { # k: lines k, k + 2, ...
     W=$T/w$1 pass=0 fail=0 seed=$((seed + 100000 * $1))
     mkdir -p "$W"

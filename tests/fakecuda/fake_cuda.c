@@ -141,7 +141,9 @@ API(cuGetErrorString, CUresult r, const char **s) { (void)r; *s = "fake driver e
 API(cuTensorMapEncodeTiled, uint64_t *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
     const uint64_t *strides, const unsigned *box, const unsigned *estr, int il, int sw, int l2, int oob) {
     (void)dtype, (void)estr, (void)il, (void)l2, (void)oob;
-    if (rank != 2 || (uintptr_t)addr % 16 || strides[0] % 16 || (sw == 3 && box[0] * 2 > 128) || box[1] > 256) return 1;
+    if (rank != 2 || (uintptr_t)addr % 16 || strides[0] % 16 || box[0] * 2 > (sw == 3 ? 128u : sw == 2 ? 64u : 32u) ||
+        box[1] > 256)
+        return 1;
     memset(map, 0, 128);
     map[0] = (uintptr_t)addr, map[1] = dims[0], map[2] = dims[1], map[3] = strides[0], map[4] = box[0], map[5] = box[1];
     return 0;

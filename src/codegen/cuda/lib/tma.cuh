@@ -22,22 +22,25 @@ MG_DI void mg_tma2(void *dst, const mg_tmap *m, long long x, long long y, unsign
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                  ::"r"(mg_sa(dst)), "l"(m), "r"((int)x), "r"((int)y), "r"(mg_sa(b)) : "memory");
 }
-/* a descriptor of a 128-byte-swizzled operand: leading offset lbo, stride offset sbo (bytes) */
-MG_DI unsigned long long mg_wg_desc_sw(const void *p, unsigned lbo, unsigned sbo) {
+/* a descriptor of a swizzled operand: leading offset lbo, stride offset sbo (bytes); layout
+ * type 1: 128-byte swizzle, 2: 64-byte */
+MG_DI unsigned long long mg_wg_desc_sw(const void *p, unsigned lbo, unsigned sbo, unsigned long long type = 1) {
     return (unsigned long long)((mg_sa(p) >> 4) & 0x3fff) | (unsigned long long)((lbo >> 4) & 0x3fff) << 16 |
-           (unsigned long long)((sbo >> 4) & 0x3fff) << 32 | 1ull << 62;
+           (unsigned long long)((sbo >> 4) & 0x3fff) << 32 | type << 62;
 }
 /* d += A B over one stage: A [M, K] and B [K, N] in the boxes' layout, warpgroup g the rows
  * g / (N / NW) * 64.. and columns g % (N / NW) * NW.., d its 64 x NW in mma.sync's C layout
- * (d[4 j..] the n8 column group j of this warp's 16 rows). Issued, not waited for. */
+ * (d[4 j..] the n8 column group j of this warp's 16 rows). N = 32: B one box of 64-byte rows
+ * (64-byte swizzle, eight k-rows 512 bytes). Issued, not waited for. */
 template <bool BF, int NW, int M, int N, int K, typename T>
 MG_DI void mg_tma_mm(float (&d)[NW / 2], const T *A, const T *B) {
     const int g = threadIdx.x >> 7;
-    const T *a = A + g / (N / NW) * 64 * 64, *b = B + g % (N / NW) * (NW / 64) * K * 64;
+    const T *a = A + g / (N / NW) * 64 * 64, *b = B + (N < 64 ? 0 : g % (N / NW) * (NW / 64) * K * 64);
 #pragma unroll
     for (int kq = 0; kq < K / 16; kq++)
         mg_wgs<BF, NW / 8>(d, mg_wg_desc_sw(a + kq / 4 * M * 64 + kq % 4 * 16, 16, 1024),
-                           mg_wg_desc_sw(b + kq * 16 * 64, K * 128, 1024), 1);
+                           N < 64 ? mg_wg_desc_sw(b + kq * 16 * 32, 1024, 512, 2)
+                                  : mg_wg_desc_sw(b + kq * 16 * 64, K * 128, 1024), 1);
 }
 /* The sums of mg_tma_mm to C [M, N] (row and column strides scm, scn). */
 template <int NW, int N>
