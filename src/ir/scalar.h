@@ -4,8 +4,9 @@
  * generators embed this text in the preludes of the generated C and CUDA, which compute in
  * float. So it is plain C99 that is also valid CUDA: macros only, no includes, no library
  * calls of its own. T is the scalar type. EXP is the exponential, a parameter because each
- * target picks its own deliberately: libm's exp in the reference, expf in C, and in CUDA
- * __expf or the ex2.approx instruction, whose errors stay far inside the f16/bf16 tolerances.
+ * target picks its own deliberately: libm's exp in the reference, in C a polynomial within
+ * 1 ulp of expf that loops vectorise (codegen/c/lib.h), and in CUDA __expf or the ex2.approx
+ * instruction, whose errors stay far inside the f16/bf16 tolerances.
  * exp and sqrt are the target's own functions, so they have no macro here.
  *
  * Special values follow IEEE arithmetic through each formula: NaN in gives NaN out and
