@@ -5,8 +5,8 @@
  * values of row k_ of B (through any fused prologue: B's value is cg_expr's) into a
  * contiguous float row once, then adds a(i, k_) * b[j] along each of its MI rows: the j loop
  * is contiguous and free of index arithmetic, so it is a vector loop. Each output element
- * still sums its products in k order, one rounding each, exactly as the element-by-element
- * dot product did (the C runtime compiles without floating-point contraction). After the
+ * sums its products in k order, each step one fused multiply-add (fmaf: one rounding a step;
+ * the C runtime compiles without floating-point contraction elsewhere). After the
  * depth, each element of the tile goes through the epilogue: stored, added to a register
  * accumulator, or read by the elementwise step the matmul is fused into (fuse.mm). */
 #include <inttypes.h>
@@ -18,7 +18,8 @@
 enum {
     ACC_FLOATS = 16384, /* a tile's partial sums: 64 KB, in a core's L2 (L1 at 2 rows of 1024) */
     JB_MAX = 1024,      /* columns of a tile when N is wider: 2 KB of f16 B a row */
-    JB_ALIGN = 16       /* a split N is cut into multiples of 16 columns (one AVX-512 vector) */
+    JB_ALIGN = 16,      /* a split N is cut into multiples of 16 columns (one AVX-512 vector) */
+    AF_FLOATS = 4096    /* a chunk of the tile's A values as floats: 16 KB */
 };
 
 /* A matmul's loop nest: output dims d (padded), depth K, tile sizes and tile counts. */
@@ -82,9 +83,13 @@ static void open_tiles(em *E, const mm_tiles *T) {
               T->MI, T->JB, T->U, T->JB, T->MI, T->JB);
 }
 
-/* The depth loop, U steps at a time: B's rows k0_ .. k0_ + U - 1 of the tile into b_, then
- * each row's U values of A times them, added to its partial sums one after another (the
- * order of the one-at-a-time loop; the sum stays in a register over the U steps). */
+/* The depth loop in chunks of KC steps: the tile's A values of the chunk first, converted
+ * (through any prologue: cg_expr) into a float array af_ [MI][KC] by a loop along the depth,
+ * which vectorises (A read one scalar conversion at a time in the product loop took more
+ * instructions than the products: bias_relu's profile); then U steps at a time: B's rows
+ * k0_ .. k0_ + U - 1 of the tile into b_, then each row's U values of A times them, added to
+ * its partial sums one after another (the order of the one-at-a-time loop; the sum stays in a
+ * register over the U steps, each step one fused multiply-add). */
 static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
     int64_t ad[4], bd[4];
     op_pad4(&E->g->nodes[mm->in[0]].shape, ad);
@@ -95,29 +100,36 @@ static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
         snprintf(ac[q], CW, "%s", ad[q] == 1 ? "0" : batch[q]);
         snprintf(bc[q], CW, "%s", bd[q] == 1 ? "0" : batch[q]);
     }
+    int64_t KC = T->U; /* the largest multiple of U dividing K with MI x KC <= AF_FLOATS */
+    for (int64_t k = T->U; k <= T->K; k += T->U)
+        if (T->K % k == 0 && T->MI * k <= AF_FLOATS) KC = k;
     snprintf(ac[2], CW, "%s", T->d[2] == 1 ? "0" : "(i0_ + ii_)");
+    snprintf(ac[3], CW, "(kc_ + kk_)");
+    sb_printf(E->sb,
+              "        for (int kc_ = 0; kc_ < %" PRId64 "; kc_ += %" PRId64 ") {\n"
+              "        float af_[%" PRId64 "][%" PRId64 "];\n"
+              "        for (int ii_ = 0; ii_ < mi_; ii_++)\n"
+              "            for (int kk_ = 0; kk_ < %" PRId64 "; kk_++) af_[ii_][kk_] = ",
+              T->K, KC, T->MI, KC, KC);
+    cg_expr(E, E->sb, mm->in[0], ac, 0);
     snprintf(bc[2], CW, "(k0_ + u_)"),
         snprintf(bc[3], CW, "%s", T->d[3] == 1 ? "0" : "(j0_ + jj_)");
     sb_printf(E->sb,
-              "        for (int k0_ = 0; k0_ < %" PRId64 "; k0_ += %d) {\n"
+              ";\n        for (int k0_ = kc_; k0_ < kc_ + %" PRId64 "; k0_ += %d) {\n"
               "            for (int u_ = 0; u_ < %d; u_++)\n"
               "                for (int jj_ = 0; jj_ < nj_; jj_++) b_[u_][jj_] = ",
-              T->K, T->U, T->U);
+              KC, T->U, T->U);
     cg_expr(E, E->sb, mm->in[1], bc, 0);
     sb_puts(E->sb, ";\n            for (int ii_ = 0; ii_ < mi_; ii_++) {\n");
-    for (int u = 0; u < T->U; u++) {
-        snprintf(ac[3], CW, "(k0_ + %d)", u);
-        sb_printf(E->sb, "                const float a%d_ = ", u);
-        cg_expr(E, E->sb, mm->in[0], ac, 0);
-        sb_puts(E->sb, ";\n");
-    }
+    for (int u = 0; u < T->U; u++)
+        sb_printf(E->sb, "                const float a%d_ = af_[ii_][k0_ - kc_ + %d];\n", u, u);
     sb_puts(E->sb, "                float *const r_ = acc_[ii_];\n"
                    "                for (int jj_ = 0; jj_ < nj_; jj_++) {\n                    "
                    "float x_ = r_[jj_];\n");
     for (int u = 0; u < T->U; u++)
-        sb_printf(E->sb, "                    x_ += a%d_ * b_[%d][jj_];\n", u, u);
+        sb_printf(E->sb, "                    x_ = fmaf(a%d_, b_[%d][jj_], x_);\n", u, u);
     sb_puts(E->sb,
-            "                    r_[jj_] = x_;\n                }\n            }\n        }\n");
+            "                    r_[jj_] = x_;\n                }\n            }\n        }\n        }\n");
 }
 
 /* The epilogue over the tile: v = the product at (c0, c1, c2, c3); then node j's value (j
