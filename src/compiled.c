@@ -172,7 +172,8 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     if (!c) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     c->target = o->target, c->pdl = !o->opt.no_pdl, c->sync_buf = -1;
     mg_status rc = target_device(o, ctx, &dev);
-    if (!rc && !ugraph) rc = dr_lower(prog->g, ctx, &o->opt, &lowered, &ug);
+    if (!rc && !ugraph)
+        rc = dr_lower(prog->g, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &ug);
     if (!rc) rc = vf_match_io(prog->g, ug, ctx, &io);
     if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
                               &plan, &cg);

@@ -68,13 +68,13 @@ static op_opts opts_of(const mg_run_opts *o) {
     return oo;
 }
 
-mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
-                       const ir_graph **use) {
+mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, ir_graph **owned,
+                   const ir_graph **use) {
     *use = g;
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_KERNEL) return MG_OK;
     if (o && o->plain) return MG_OK;
-    mg_status rc = lw_lower(g, ctx, mg_device_default(), owned, NULL);
+    mg_status rc = lw_lower(g, ctx, mg_device_default(), t == CG_C, owned, NULL);
     if (!rc) *use = *owned;
     return rc;
 }
@@ -535,7 +535,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
-    mg_status rc = ugraph ? MG_OK : dr_lower(J.prog, ctx, o, &J.lowered, &J.ug);
+    mg_status rc = ugraph ? MG_OK : dr_lower(J.prog, ctx, o, o->backend == MG_BACKEND_C ? CG_C : CG_CUDA, &J.lowered, &J.ug);
     if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
     if (!rc) rc = reference(&J, ctx, o->seed, o->specials);
@@ -543,6 +543,11 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         rc = run_gpu_isolated(&J, ctx, o, r);
         on_gpu = !rc;
         if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
+    }
+    if (!rc && !on_gpu && J.lowered && o->backend != MG_BACKEND_C) { /* no GPU: lowered again, for C */
+        ir_graph_free(J.lowered), J.lowered = NULL;
+        rc = dr_lower(J.prog, ctx, o, CG_C, &J.lowered, &J.ug);
+        if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     }
     if (!rc && !on_gpu) {
         rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
@@ -566,7 +571,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     const mg_device *dev = mg_device_default();
     ir_graph *lowered = NULL;
     const ir_graph *g = NULL;
-    mg_status rc = dr_lower(prog->g, ctx, o, &lowered, &g);
+    mg_status rc = dr_lower(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
     if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
     if (!rc) rc = plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {

@@ -5,9 +5,10 @@
 
 #include "codegen/codegen.h"
 
-/* g lowered to μGraphs (lower/) into *owned (the caller frees it), *use pointing at what
- * runs: g itself when it already holds kernels or o->plain asks for the per-operator path. */
-mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, ir_graph **owned,
+/* g lowered to μGraphs (lower/) for target t into *owned (the caller frees it), *use
+ * pointing at what runs: g itself when it already holds kernels or o->plain asks for the
+ * per-operator path. */
+mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, ir_graph **owned,
                    const ir_graph **use);
 /* Plans g for device dev with o's optimizer switches (opt/) and emits it for target t
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */

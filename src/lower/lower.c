@@ -39,6 +39,7 @@ typedef struct lw {
     const ir_graph *g;
     mg_ctx *ctx;
     const mg_device *dev;
+    int cpu; /* for the C target (lw_lower) */
     int n;
     int *mat, *is_out, *depth;
     int *cstart, *cons; /* consumers of node i: cons[cstart[i] .. cstart[i + 1]) */
@@ -306,7 +307,9 @@ static void scan(lw *L, int i, group *G, int depth, int under) {
  * grid without a free dim for the split takes narrower columns instead. *forloop is the
  * adding kernel's (the split) or the only one's. 0 or -1 when no tiling fits. */
 static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
-    int r = o->ndim, sms = L->dev->n_sm;
+    /* for C, as if one SM: no split and no narrowing (2 cores, bench/suite_cpu.py: residual_mlp
+     * 3.74 -> 2.19 ms, mlp_relu 8.94 -> 7.83; docs/notes/2026-11-27-cpu.md) */
+    int r = o->ndim, sms = L->cpu ? 1 : L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
     int64_t bn = div_at_most(n, LW_BN), bm = div_at_most(m, 64);
     int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
@@ -650,13 +653,13 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
     return rc;
 }
 
-mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_graph **out,
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, ir_graph **out,
                    lw_stats *stats) {
     lw_stats dummy;
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     *out = NULL;
-    lw L = {.g = g, .ctx = ctx, .dev = dev, .n = g->n_nodes};
+    lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .n = g->n_nodes};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
     /* a program whose tensors do not fit the device's memory gets no kernel (ir_add_kernel

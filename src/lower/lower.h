@@ -25,10 +25,11 @@ typedef struct lw_stats {
 
 /* Lowers program g (a kernel graph; nodes that are already kernels are kept) for device dev
  * into a new graph *out with the same inputs and outputs (names, dtypes, shapes, order)
- * computing the same function. The caller owns *out (ir_graph_free). stats may be NULL.
- * MG_OK, MG_ERR_NOMEM, or an error of the graph builder with its message in ctx (a bug:
- * every form is checked before it is kept). */
-mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, ir_graph **out,
+ * computing the same function. cpu: for the C target, whose blocks are OpenMP iterations
+ * (plenty for a CPU's cores): matmul kernels take no split-K and no narrowed columns. The
+ * caller owns *out (ir_graph_free). stats may be NULL. MG_OK, MG_ERR_NOMEM, or an error of
+ * the graph builder with its message in ctx (a bug: every form is checked before it is kept). */
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, ir_graph **out,
                    lw_stats *stats);
 
 #endif
