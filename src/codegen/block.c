@@ -273,7 +273,8 @@ void cg_tma_params(em *E) {
 void cg_tma_record(const em *E, int knode, const params *ps, cg_launch *l) {
     const op_kernel *k = E->k;
     const ir_graph *kg = E->p->g;
-    for (int q = 0; q < k->n_loads && q < CG_MAX_TMAPS; q++) {
+    MG_ASSERT(k->n_loads <= CG_MAX_TMAPS); /* opt/tma.c keeps a TMA loop within OP_MAX_TMA_TILES */
+    for (int q = 0; q < k->n_loads; q++) {
         const op_tensor *t = &k->t[k->load[q]];
         int x = kg->nodes[knode].in[E->g->nodes[k->load[q]].index], arg = 0;
         const int64_t *fst = E->p->kst[x];

@@ -18,7 +18,7 @@ enum { CG_MAX_ARGS = 2 * IR_MAX_IN + 16 };
 
 /* One kernel launch: function `name` over grid[] blocks of `block` threads with `smem` bytes
  * of dynamic shared memory, called with the device buffers args[0..n_args). */
-enum { CG_MAX_TMAPS = 4 };
+enum { CG_MAX_TMAPS = OP_MAX_TMA_TILES };
 /* A TMA tensor map a CUDA launch passes after its buffer arguments (opt/tma.c): the 2-D view
  * of argument `arg`'s buffer as dims[1] rows of dims[0] 16-bit elements, row_bytes apart, read
  * in boxes of box[0] x box[1] elements, each box row of 2 box[0] bytes (64 or 128) swizzled

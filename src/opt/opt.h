@@ -144,6 +144,8 @@ typedef struct op_tensor {
  * the wait for this iteration's tiles).
  * Register accumulators (t.fuse.regacc >= 0) are written to shared memory after the loop,
  * followed by one barrier (post_sync). */
+enum { OP_MAX_TMA_TILES = 4 }; /* moving tiles of a TMA loop (op_kernel.tma) */
+
 typedef struct op_kernel {
     const ir_graph *body;
     op_tensor *t;      /* per node of body */
@@ -160,7 +162,7 @@ typedef struct op_kernel {
     int tma;           /* (tma.c) the loop's products on wgmma from TMA-loaded tiles: threads / 128
                         * warpgroups, each a 64 x tma_nw piece of every product (1), or, for
                         * products of 8, 16 or 32 rows, all rows of 64 columns, swapped (2) */
-    int tma_nw;
+    int tma_nw;        /* (at most OP_MAX_TMA_TILES moving tiles: a tensor map each, codegen.h) */
     int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
                         * accumulators (op_regacc_split, SK > 1) put their sums side by side

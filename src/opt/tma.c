@@ -43,11 +43,12 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
     int n = b->n_nodes;
     if (strcmp(dev->arch, "sm_90a") || p->opts.persist || p->opts.cluster || b->forloop < 2) return;
     int64_t M = 0, N = 0;
-    int n_mm = 0, ok = 1;
+    int n_mm = 0, ok = 1, n_tiles = 0;
     for (int i = 0; i < n && ok; i++) {
         const ir_node *nd = &b->nodes[i];
         const op_tensor *t = &k->t[i];
         if (t->chain.of >= 0 || t->chain.wg) return;
+        n_tiles += nd->op == IR_OP_ITER && nd->fmap >= 0;
         if (nd->op != IR_OP_MATMUL) continue;
         int ia = nd->in[0], ib = nd->in[1];
         const ir_node *a = &b->nodes[ia], *bb = &b->nodes[ib];
@@ -62,7 +63,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
         else if (n_mm && (t->dim[2] != M || t->dim[3] != N)) ok = 0;
         M = t->dim[2], N = t->dim[3], n_mm++;
     }
-    if (!ok || !n_mm) return;
+    if (!ok || !n_mm || n_tiles > OP_MAX_TMA_TILES) return; /* a tensor map each (codegen.h) */
     /* the loop holds nothing else: every node reading a moving value (a moving iterator or such a
      * product) is such a product or its register accumulator */
     for (int i = 0; i < n; i++) {
