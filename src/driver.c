@@ -84,6 +84,9 @@ mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_t
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0, oo.tma = 0; /* CUDA only (opt.h) */
     if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
+    /* C: tiles converted to f32 once, in their copy; no loads ahead (a copy on the CPU is
+     * synchronous: the same six suite programs within 1% with and without the pipeline) */
+    if (t == CG_C) oo.f32iter = 1, oo.pipeline = 0;
     mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;

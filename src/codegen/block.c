@@ -60,9 +60,13 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     cg_loop_open_perm(E, t->dim, c, perm);
     sb_printf(E->sb, "        %s[", E->names[j]);
     cg_index_expr(E->sb, c, t->stride, 0);
-    sb_printf(E->sb, "] = %s%s[base_ + ", t->tc.cvt ? "mg_stb(mg_ldh(" : "", gname);
+    mg_dtype src = E->p->store[x]; /* converted when the tile's type differs (tc.cvt, f32iter) */
+    if (src == t->store)
+        sb_printf(E->sb, "] = %s[base_ + ", gname);
+    else
+        sb_printf(E->sb, "] = %s(%s(%s[base_ + ", cg_stfn(t->store), cg_ldfn(src), gname);
     cg_index_expr(E->sb, c, fst, 1);
-    sb_puts(E->sb, t->tc.cvt ? "]));\n    }\n    }\n" : "];\n    }\n    }\n");
+    sb_puts(E->sb, src == t->store ? "];\n    }\n    }\n" : "]));\n    }\n    }\n");
 }
 
 /* saver: write the saved tile to this block's part of the kernel output (omap) */
@@ -254,6 +258,39 @@ static void issue_loads(em *E, const char **gn, int knode) {
     }
 }
 
+/* C: the next iteration's moving tiles prefetched, one __builtin_prefetch per 64 bytes along
+ * each tile's contiguous dim (the CPU's pipeline: a copy waits for its loads, a prefetch
+ * does not, so the next tiles arrive while this iteration computes) */
+static void c_prefetch(em *E, const char **gn, int knode) {
+    const op_kernel *k = E->k;
+    const ir_graph *kg = E->p->g;
+    sb_printf(E->sb, "    {\n    const int ahead_ = it + 1;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",
+              k->body->forloop);
+    for (int q = 0; q < k->n_loads; q++) {
+        int j = k->load[q], x = kg->nodes[knode].in[E->g->nodes[j].index], in = -1;
+        const op_tensor *t = &E->k->t[j];
+        const int64_t *fst = E->p->kst[x];
+        for (int d = 0; d < 4; d++)
+            if (t->dim[d] > 1 && fst[d] == 1) in = d;
+        if (in < 0) continue;
+        int64_t step = 64 / (int64_t)base_dtype_size(E->p->store[x]);
+        sb_puts(E->sb, "    {\n    const long long base_ = ");
+        tile_base(E, &E->g->nodes[j], t->dim, fst, E->sb);
+        sb_printf(E->sb, ";\n    const %s *const p_ = %s + base_;\n    (void)p_;\n", cg_ctype(E->p->store[x]), gn[x]);
+        strbuf ix = {0};
+        for (int d = 0; d < 4; d++) {
+            if (t->dim[d] <= 1) continue;
+            sb_printf(E->sb, "    for (int f%d_ = 0; f%d_ < %" PRId64 "; f%d_ += %" PRId64 ")\n", d, d, t->dim[d], d,
+                      d == in ? step : 1);
+            sb_printf(&ix, " + (long long)f%d_ * %" PRId64 "LL", d, fst[d]);
+        }
+        sb_printf(E->sb, "        __builtin_prefetch(p_ + 0LL%s);\n    }\n", ix.s ? ix.s : "");
+        if (ix.oom && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_NOMEM, "out of memory");
+        sb_free(&ix);
+    }
+    sb_puts(E->sb, "    }\n    }\n");
+}
+
 /* ---- product loops on TMA and wgmma (op_kernel.tma, opt/tma.c) ---- */
 
 /* The rows of kernel input x's 2-D view (its row stride fst[2] elements): the last row its
@@ -371,6 +408,7 @@ static void cp_loop(em *E, const char **gn, int knode, const params *ps) {
         sb_puts(E->sb, "    }\n    }\n    mg_cp_commit();\n");
         E->synced = k->loop_begin + 1;
     } else if (S) {
+        if (!cuda && S == 1 && k->body->forloop > 1) c_prefetch(E, gn, knode);
         sb_printf(E->sb, "    {\n    const int ahead_ = it + %d;\n    if (ahead_ < %" PRId64 ") {\n    const int it = ahead_;\n",
                   S - 1, k->body->forloop);
         issue_loads(E, gn, knode);

@@ -84,6 +84,8 @@ void cg_block_params(const op_plan *p, int knode, params *ps);
 
 /* ---- expr.c: reading and computing values ---- */
 /* Node j's strides and stored dtype: its shared-memory tile in a block, else its buffer's. */
+/* Is node j of the current graph stored (a load reads it) rather than computed in place? */
+int cg_stored(const em *E, int j);
 void cg_tensor_strides(const em *E, int j, int64_t st[4], mg_dtype *store);
 void cg_index_expr(strbuf *o, coord c, const int64_t st[4], int wide);
 void cg_expr(em *E, strbuf *o, int j, coord c, int force);

@@ -96,13 +96,13 @@ int op_mm_bf16(const op_tensor *a, const op_tensor *b) {
              (b->store == MG_F16 || (b->store == MG_F32 && b->tc.f16)));
 }
 
-/* Iterator tiles keep their source's type, and so do concatenations, reshapes and
+/* Iterator tiles keep their source's type (f32 with op_opts.f32iter), and so do concatenations, reshapes and
  * repeats of tiles that all have it (they move values, exactly); computed values stay
  * f32 like the reference's (an exp can pass f16's range before a sum brings it back), or
  * when tensor-core matmuls read them, f16 for f16 values no exp feeds (f16_values) and
  * bf16 for the others. */
 static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const mg_dtype *kin_store, int on,
-                           const int *bf, const int *f16) {
+                           int f32iter, const int *bf, const int *f16) {
     const ir_node *n = &b->nodes[i];
     /* (an accumulator is stored bf16 only when a matmul's epilogue writes it whole) */
     int acc_ok = n->op != IR_OP_ACCUM || (b->forloop == 1 && k->t[i].fuse.mm >= 0);
@@ -112,7 +112,7 @@ static mg_dtype store_type(const ir_graph *b, const op_kernel *k, int i, const m
             if (!k->t[n->in[a]].mat || k->t[n->in[a]].store != st) st = MG_F32;
         return st;
     }
-    if (n->op == IR_OP_ITER) return kin_store[n->index];
+    if (n->op == IR_OP_ITER) return f32iter ? MG_F32 : kin_store[n->index];
     return !on || !acc_ok || !bf[i] ? MG_F32 : f16[i] ? MG_F16 : MG_BF16;
 }
 
@@ -132,7 +132,8 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
     if (!tab) { /* out of memory: plain row-major f32 tiles, correct if slower */
         for (int i = 0; i < b->n_nodes; i++) {
             op_pad4(&b->nodes[i].shape, k->t[i].dim);
-            if (k->t[i].mat) k->t[i].store = b->nodes[i].op == IR_OP_ITER ? kin_store[b->nodes[i].index] : MG_F32;
+            if (k->t[i].mat)
+                k->t[i].store = b->nodes[i].op == IR_OP_ITER && !p->opts.f32iter ? kin_store[b->nodes[i].index] : MG_F32;
             if (k->t[i].mat) op_layout(&k->t[i], 0, 0);
         }
         return;
@@ -148,7 +149,7 @@ void op_choose_layouts(const op_plan *p, int knode, op_kernel *k) {
         op_pad4(&n->shape, t->dim);
         if (!t->mat) continue;
         int mm = some_mm[i];
-        t->store = store_type(b, k, i, kin_store, on, bf, f16);
+        t->store = store_type(b, k, i, kin_store, on, p->opts.f32iter, bf, f16);
         t->tc.f16 = f16[i];
         /* iterator tiles follow their source so their loads from device memory stay
          * contiguous: row-major, or column-major from a buffer whose next-to-last dim is the

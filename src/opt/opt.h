@@ -52,6 +52,9 @@ typedef struct op_opts {
                    * registers, loads those tiles by TMA into 128-byte-swizzled stages and
                    * multiplies them by sm_90a's warpgroup wgmma, kept in flight across
                    * iterations (tma.c, op_kernel.tma). CUDA on sm_90a only; on by default. */
+    int f32iter;  /* iterator tiles are stored f32, converted once in their copy (every later
+                   * read of an f16 tile converts it again). C target only: its tiles are host
+                   * memory, and its matmuls and row loops read floats (off by default). */
     int cluster;  /* two kernels where each block of the second reads only what one thread-block
                    * cluster of the first wrote (an attention split's combine) run as one kernel:
                    * the first's blocks in clusters along the split, a cluster barrier, then each

@@ -62,9 +62,10 @@ static void schedule_and_place(const op_plan *p, const mg_device *dev, op_kernel
     }
 }
 
-/* A block graph's passes, in the order they run (opt_internal.h names each one's file). */
-mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knode, op_kernel *k,
-                         int threads) {
+/* A block graph's passes, in the order they run (opt_internal.h names each one's file);
+ * MG_OK or MG_ERR_NOMEM, the shared memory checked by the caller. */
+static mg_status plan_once(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knode, op_kernel *k,
+                           int threads) {
     const ir_graph *b = p->g->nodes[knode].body;
     int n = b->n_nodes;
     int *tmp = base_calloc((size_t)n * 7 + 1, sizeof(int));
@@ -97,6 +98,19 @@ mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knod
     if (k->tma) k->tma_bar = (k->smem + 7) / 8 * 8, k->smem = k->tma_bar + 8 * k->stages;
     if (k->stages) op_pipeline_steps(k);
     if (k->smem <= dev->smem_per_block) op_plan_acc_scratch(b, k, dev);
+    return MG_OK;
+}
+
+mg_status op_plan_kernel(op_plan *p, mg_ctx *ctx, const mg_device *dev, int knode, op_kernel *k,
+                         int threads) {
+    mg_status rc = plan_once(p, ctx, dev, knode, k, threads);
+    if (!rc && k->smem > dev->smem_per_block && p->opts.f32iter) { /* f32 tiles do not fit: as stored */
+        p->opts.f32iter = 0;
+        memset(k, 0, sizeof *k);
+        rc = plan_once(p, ctx, dev, knode, k, threads);
+        p->opts.f32iter = 1;
+    }
+    if (rc) return rc;
     if (k->smem > dev->smem_per_block) {
         char lb[128];
         return ctx_err(ctx, MG_ERR_SHAPE, "kernel '%s': its plan needs %" PRId64 " bytes of shared "

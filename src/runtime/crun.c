@@ -31,8 +31,8 @@ enum { MAX_CC_WORDS = 16, MAX_OUTPUT = 256 * 1024, CHILD_NO_LIB = 3, CHILD_NO_EN
  * here, and without it gcc will not if-convert the f16 conversion's subnormal case (no vector
  * loop). -fno-math-errno: sqrtf need not set errno, so a loop calling it vectorises (nTrans
  * b=8 0.138 -> 0.063 ms on one thread). MUGEN_CC's own flags come after these and win
- * (MUGEN_CC="cc -march=x86-64-v3"). A serial build (rt_c_build_serial) leaves out -fopenmp:
- * its pragmas are then ignored. */
+ * (MUGEN_CC="cc -march=x86-64-v3"). A serial build (rt_c_build_serial) takes -fopenmp-simd
+ * instead of -fopenmp: its parallel pragmas are then ignored, its `omp simd` loops kept. */
 static const char *const FLAGS[] = {"-std=c11",           "-O3",          "-march=native",
                                      "-ffp-contract=off",  "-fno-trapping-math",
                                      "-fno-math-errno",    "-fopenmp",     "-fPIC", "-shared"};
@@ -40,7 +40,7 @@ static const char *const LIBS[] = {"-lm"};
 #define N_FLAGS (sizeof FLAGS / sizeof FLAGS[0])
 #define N_LIBS (sizeof LIBS / sizeof LIBS[0])
 /* FLAGS[i] in a build that is serial or not */
-#define USE_FLAG(i, serial) (!(serial) || strcmp(FLAGS[i], "-fopenmp"))
+#define FLAG(i, serial) ((serial) && !strcmp(FLAGS[i], "-fopenmp") ? "-fopenmp-simd" : FLAGS[i])
 
 static double now_ms(void) {
     struct timespec t;
@@ -121,7 +121,7 @@ static mg_status compile_in(mg_ctx *ctx, const char *work, char *const *cc, int 
     int k = 0, status = 0;
     argv[k++] = cc[0];
     for (size_t i = 0; i < N_FLAGS; i++)
-        if (USE_FLAG(i, serial)) argv[k++] = FLAGS[i];
+        argv[k++] = FLAG(i, serial);
     for (int i = 1; i < n_cc; i++) argv[k++] = cc[i]; /* after ours: MUGEN_CC="cc -O2" overrides */
     argv[k++] = "-o", argv[k++] = out_path, argv[k++] = src_path;
     for (size_t i = 0; i < N_LIBS; i++) argv[k++] = LIBS[i];
@@ -168,7 +168,7 @@ static uint64_t build_key(const char *src, char *const *cc, int n_cc, int serial
     uint64_t h = hash_host_cpu(rt_hash(RT_HASH_INIT, src, strlen(src) + 1));
     for (int i = 0; i < n_cc; i++) h = rt_hash(h, cc[i], strlen(cc[i]) + 1);
     for (size_t i = 0; i < N_FLAGS; i++)
-        if (USE_FLAG(i, serial)) h = rt_hash(h, FLAGS[i], strlen(FLAGS[i]) + 1);
+        h = rt_hash(h, FLAG(i, serial), strlen(FLAG(i, serial)) + 1);
     for (size_t i = 0; i < N_LIBS; i++) h = rt_hash(h, LIBS[i], strlen(LIBS[i]) + 1);
     return h;
 }

@@ -1,12 +1,11 @@
 /* codegen/c/matmul: the C target's matmuls, kernel-level operators and block steps alike, as
- * tiled loops the C compiler vectorises. The output [d0, d1, M, N] is cut into tiles of MI
- * rows by JB columns (OpenMP shares the tiles of a kernel-level matmul out over threads); a
- * tile keeps its MI x JB partial sums in a local array, and for each k_ converts its JB
- * values of row k_ of B (through any fused prologue: B's value is cg_expr's) into a
- * contiguous float row once, then adds a(i, k_) * b[j] along each of its MI rows: the j loop
- * is contiguous and free of index arithmetic, so it is a vector loop. Each output element
- * sums its products in k order, each step one fused multiply-add (fmaf: one rounding a step;
- * the C runtime compiles without floating-point contraction elsewhere). After the
+ * tiled loops. The output [d0, d1, M, N] is cut into tiles of MI rows by JB columns (OpenMP
+ * shares the tiles of a kernel-level matmul out over threads); a tile keeps its MI x JB
+ * partial sums in a local array; the depth goes by in chunks whose A and B values are first
+ * converted (through any fused prologue: cg_expr) into float arrays by loops the C compiler
+ * vectorises, then multiplied in register blocks (mg_mm_tile, c/lib.h). Each output element
+ * sums its products in k order, each step one fused multiply-add (fmaf's rounding; the C
+ * runtime compiles without floating-point contraction elsewhere). After the
  * depth, each element of the tile goes through the epilogue: stored, added to a register
  * accumulator, or read by the elementwise step the matmul is fused into (fuse.mm). */
 #include <inttypes.h>
@@ -19,13 +18,13 @@ enum {
     ACC_FLOATS = 16384, /* a tile's partial sums: 64 KB, in a core's L2 (L1 at 2 rows of 1024) */
     JB_MAX = 1024,      /* columns of a tile when N is wider: 2 KB of f16 B a row */
     JB_ALIGN = 16,      /* a split N is cut into multiples of 16 columns (one AVX-512 vector) */
-    AF_FLOATS = 4096    /* a chunk of the tile's A values as floats: 16 KB */
+    AF_FLOATS = 4096,   /* a chunk of the tile's A values as floats: 16 KB */
+    BF_FLOATS = 16384   /* a chunk of the tile's B values as floats: 64 KB */
 };
 
 /* A matmul's loop nest: output dims d (padded), depth K, tile sizes and tile counts. */
 typedef struct mm_tiles {
     int64_t d[4], K, MI, JB, ni, nj, n_tiles;
-    int U; /* depth steps a pass over the partial sums takes: 4, 2 or 1, dividing K */
 } mm_tiles;
 
 static void tiles_of(const em *E, const ir_node *mm, mm_tiles *T) {
@@ -34,7 +33,6 @@ static void tiles_of(const em *E, const ir_node *mm, mm_tiles *T) {
     op_pad4(&E->g->nodes[mm->in[0]].shape, ad);
     int64_t M = T->d[2], N = T->d[3];
     T->K = ad[3];
-    T->U = T->K % 4 == 0 ? 4 : T->K % 2 == 0 ? 2 : 1;
     T->JB = N <= JB_MAX ? N : JB_MAX / JB_ALIGN * JB_ALIGN;
     T->MI = ACC_FLOATS / T->JB < M ? ACC_FLOATS / T->JB : M;
     if (T->MI < 1) T->MI = 1;
@@ -76,22 +74,36 @@ static void open_tiles(em *E, const mm_tiles *T) {
     else
         sb_printf(E->sb, "        const int nj_ = %" PRId64 ";\n", T->JB);
     sb_printf(E->sb,
-              "        (void)i0_, (void)j0_;\n        float acc_[%" PRId64 "][%" PRId64
-              "], b_[%d][%" PRId64 "];\n"
+              "        (void)i0_, (void)j0_;\n        float acc_[%" PRId64 "][%" PRId64 "];\n"
               "        for (int ii_ = 0; ii_ < %" PRId64 "; ii_++)\n"
               "            for (int jj_ = 0; jj_ < %" PRId64 "; jj_++) acc_[ii_][jj_] = 0.0f;\n",
-              T->MI, T->JB, T->U, T->JB, T->MI, T->JB);
+              T->MI, T->JB, T->MI, T->JB);
 }
 
-/* The depth loop in chunks of KC steps: the tile's A values of the chunk first, converted
- * (through any prologue: cg_expr) into a float array af_ [MI][KC] by a loop along the depth,
- * which vectorises (A read one scalar conversion at a time in the product loop took more
- * instructions than the products: bias_relu's profile); then U steps at a time: B's rows
- * k0_ .. k0_ + U - 1 of the tile into b_, then each row's U values of A times them, added to
- * its partial sums one after another (the order of the one-at-a-time loop; the sum stays in a
- * register over the U steps, each step one fused multiply-add). */
+/* Can the products read operand j (a stored f32 tensor, unit stride along its last dim, with
+ * coordinates c) in place? Then *ptr is the address of its element at c and *ld its row
+ * stride. */
+static int in_place(em *E, int j, coord c, strbuf *ptr, int64_t *ld) {
+    int64_t st[4];
+    mg_dtype t;
+    if (j == E->reg_node || !cg_stored(E, j)) return 0;
+    cg_tensor_strides(E, j, st, &t);
+    if (t != MG_F32 || (st[3] != 1 && E->g->nodes[j].shape.d[E->g->nodes[j].shape.ndim - 1] > 1)) return 0;
+    sb_printf(ptr, "&%s[", E->names[j]);
+    cg_index_expr(ptr, c, st, !E->block);
+    sb_puts(ptr, "]");
+    *ld = st[2];
+    return 1;
+}
+
+/* The depth loop in chunks of KC steps: the chunk's A values of the tile (MI x KC) and B
+ * values (KC x JB) converted, through any prologue (cg_expr), into float arrays af_ and bf_ by
+ * loops along their rows, which vectorise (each value converted once a tile), unless the
+ * operand is an f32 tensor with rows in place (the C target's tiles: op_opts.f32iter), read
+ * where it is; then mg_mm_tile (c/lib.h) adds their products to the partial sums in
+ * register blocks, each element's products in k order, one fused multiply-add a step. */
 static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
-    int64_t ad[4], bd[4];
+    int64_t ad[4], bd[4], lda = 0, ldb = 0;
     op_pad4(&E->g->nodes[mm->in[0]].shape, ad);
     op_pad4(&E->g->nodes[mm->in[1]].shape, bd);
     coord ac, bc;
@@ -100,36 +112,54 @@ static void depth_loop(em *E, const ir_node *mm, const mm_tiles *T) {
         snprintf(ac[q], CW, "%s", ad[q] == 1 ? "0" : batch[q]);
         snprintf(bc[q], CW, "%s", bd[q] == 1 ? "0" : batch[q]);
     }
-    int64_t KC = T->U; /* the largest multiple of U dividing K with MI x KC <= AF_FLOATS */
-    for (int64_t k = T->U; k <= T->K; k += T->U)
-        if (T->K % k == 0 && T->MI * k <= AF_FLOATS) KC = k;
-    snprintf(ac[2], CW, "%s", T->d[2] == 1 ? "0" : "(i0_ + ii_)");
-    snprintf(ac[3], CW, "(kc_ + kk_)");
+    snprintf(ac[2], CW, "%s", T->d[2] == 1 ? "0" : "i0_"), snprintf(ac[3], CW, "kc_");
+    snprintf(bc[2], CW, "kc_"), snprintf(bc[3], CW, "%s", T->d[3] == 1 ? "0" : "j0_");
+    strbuf pa = {0}, pb = {0};
+    int a_in = in_place(E, mm->in[0], ac, &pa, &lda), b_in = in_place(E, mm->in[1], bc, &pb, &ldb);
+    int64_t KC = T->K; /* the chunk: af_ within AF_FLOATS, bf_ within BF_FLOATS */
+    if (!a_in && KC > AF_FLOATS / T->MI) KC = AF_FLOATS / T->MI;
+    if (!b_in && KC > BF_FLOATS / T->JB) KC = BF_FLOATS / T->JB;
+    if (KC < 1) KC = 1;
     sb_printf(E->sb,
-              "        for (int kc_ = 0; kc_ < %" PRId64 "; kc_ += %" PRId64 ") {\n"
-              "        float af_[%" PRId64 "][%" PRId64 "];\n"
-              "        for (int ii_ = 0; ii_ < mi_; ii_++)\n"
-              "            for (int kk_ = 0; kk_ < %" PRId64 "; kk_++) af_[ii_][kk_] = ",
-              T->K, KC, T->MI, KC, KC);
-    cg_expr(E, E->sb, mm->in[0], ac, 0);
-    snprintf(bc[2], CW, "(k0_ + u_)"),
+              "        for (int kc_ = 0; kc_ < %" PRId64 "; kc_ += %" PRId64 ") {\n",
+              T->K, KC);
+    if (T->K % KC)
+        sb_printf(E->sb,
+                  "        const int kn_ = %" PRId64 " - kc_ < %" PRId64 " ? %" PRId64
+                  " - kc_ : %" PRId64 ";\n",
+                  T->K, KC, T->K, KC);
+    else
+        sb_printf(E->sb, "        const int kn_ = %" PRId64 ";\n", KC);
+    if (!a_in) {
+        snprintf(ac[2], CW, "%s", T->d[2] == 1 ? "0" : "(i0_ + ii_)");
+        snprintf(ac[3], CW, "(kc_ + kk_)");
+        sb_printf(E->sb,
+                  "        float af_[%" PRId64 "][%" PRId64 "];\n"
+                  "        for (int ii_ = 0; ii_ < mi_; ii_++)\n"
+                  "            for (int kk_ = 0; kk_ < kn_; kk_++) af_[ii_][kk_] = ",
+                  T->MI, KC);
+        cg_expr(E, E->sb, mm->in[0], ac, 0);
+        sb_puts(E->sb, ";\n");
+        sb_puts(&pa, "&af_[0][0]"), lda = KC;
+    }
+    if (!b_in) {
+        snprintf(bc[2], CW, "(kc_ + kk_)");
         snprintf(bc[3], CW, "%s", T->d[3] == 1 ? "0" : "(j0_ + jj_)");
+        sb_printf(E->sb,
+                  "        float bf_[%" PRId64 "][%" PRId64 "];\n"
+                  "        for (int kk_ = 0; kk_ < kn_; kk_++)\n"
+                  "            for (int jj_ = 0; jj_ < nj_; jj_++) bf_[kk_][jj_] = ",
+                  KC, T->JB);
+        cg_expr(E, E->sb, mm->in[1], bc, 0);
+        sb_puts(E->sb, ";\n");
+        sb_puts(&pb, "&bf_[0][0]"), ldb = T->JB;
+    }
     sb_printf(E->sb,
-              ";\n        for (int k0_ = kc_; k0_ < kc_ + %" PRId64 "; k0_ += %d) {\n"
-              "            for (int u_ = 0; u_ < %d; u_++)\n"
-              "                for (int jj_ = 0; jj_ < nj_; jj_++) b_[u_][jj_] = ",
-              KC, T->U, T->U);
-    cg_expr(E, E->sb, mm->in[1], bc, 0);
-    sb_puts(E->sb, ";\n            for (int ii_ = 0; ii_ < mi_; ii_++) {\n");
-    for (int u = 0; u < T->U; u++)
-        sb_printf(E->sb, "                const float a%d_ = af_[ii_][k0_ - kc_ + %d];\n", u, u);
-    sb_puts(E->sb, "                float *const r_ = acc_[ii_];\n"
-                   "                for (int jj_ = 0; jj_ < nj_; jj_++) {\n                    "
-                   "float x_ = r_[jj_];\n");
-    for (int u = 0; u < T->U; u++)
-        sb_printf(E->sb, "                    x_ = fmaf(a%d_, b_[%d][jj_], x_);\n", u, u);
-    sb_puts(E->sb,
-            "                    r_[jj_] = x_;\n                }\n            }\n        }\n        }\n");
+              "        mg_mm_tile(%s, %" PRId64 ", %s, %" PRId64 ", &acc_[0][0], %" PRId64
+              ", mi_, nj_, kn_);\n        }\n",
+              pa.s ? pa.s : "0", lda, pb.s ? pb.s : "0", ldb, T->JB);
+    if ((pa.oom || pb.oom) && !E->rc) E->rc = ctx_err(E->ctx, MG_ERR_NOMEM, "out of memory");
+    sb_free(&pa), sb_free(&pb);
 }
 
 /* The epilogue over the tile: v = the product at (c0, c1, c2, c3); then node j's value (j
