@@ -84,14 +84,14 @@ static inline float mg_add(float a, float b) { return MG_S_ADD(a, b); }
 static inline float mg_div(float a, float b) { return MG_S_DIV(a, b); }
 static inline float mg_max(float a, float b) { return MG_S_MAX(a, b); }
 
-/* The matmuls' register blocks (codegen/c/matmul.c). mg_mm_tile adds to c[i][j] (i < m, j < n) the
- * products a[i][k] * b[k][j] for k < kn, in k order, one fused multiply-add a step: each
- * element the same sum as a loop of fmaf. Blocks of R rows by V vectors of MG_VW floats keep
- * their sums in vector registers over the whole depth (4 x 4 vectors: 16 multiply-adds for 4
- * loads of b and 4 broadcasts of a, at the FMA units' rate: 214 GFLOP/s on one Sapphire
- * Rapids core); the rows and columns left over take smaller blocks, then a plain loop. The
- * vectors are AVX-512's or AVX2's when the compiler targets them (-march=native), else
- * single floats. */
+/* The matmuls' register blocks (codegen/c/matmul.c). mg_mm_tile adds to c[i][j] (i < m,
+ * j < n) the products a[i][k] * b[k][j] for k < kn, in k order, one fused multiply-add a step
+ * where the target has them (MG_FMA): each element the same sum as a loop of fmaf. Blocks of
+ * R rows by V vectors of MG_VW floats keep their sums in vector registers over the whole
+ * depth (4 x 4 vectors: 16 multiply-adds for 4 loads of b and 4 broadcasts of a, at the FMA
+ * units' rate: 214 GFLOP/s on one Sapphire Rapids core); the rows and columns left over take
+ * smaller blocks, then a plain loop. The vectors are AVX-512's or AVX2's when the compiler
+ * targets them (-march=native), else single floats. */
 #if defined(__AVX512F__)
 #include <immintrin.h>
 typedef __m512 mg_v;
@@ -116,7 +116,7 @@ typedef float mg_v;
 #define MG_VN 4
 #define MG_VLD(p) (*(p))
 #define MG_VST(p, v) (*(p) = (v))
-#define MG_VFMA(a, b, c) fmaf(a, b, c)
+#define MG_VFMA(a, b, c) MG_FMA(a, b, c)
 #define MG_VSET1(x) (x)
 #endif
 #define MG_MK(name, R, V)                                                                          \
@@ -154,5 +154,5 @@ static inline void mg_mm_tile(const float *a, long lda, const float *b, long ldb
     if (n2 < n)
         for (int i = 0; i < m; i++)
             for (int k = 0; k < kn; k++)
-                for (int j = n2; j < n; j++) c[i * ldc + j] = fmaf(a[i * lda + k], b[k * ldb + j], c[i * ldc + j]);
+                for (int j = n2; j < n; j++) c[i * ldc + j] = MG_FMA(a[i * lda + k], b[k * ldb + j], c[i * ldc + j]);
 }
