@@ -296,6 +296,27 @@ int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, in
     return ae_make(t, (ae_op)k, a, ae_kinds[k].arity > ir_ops[n->op].arity ? a : b, 0, 0);
 }
 
+int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
+    int32_t ca = a >= 0 ? ae_class(q, a) : -1, cb = b >= 0 ? ae_class(q, b) : -1;
+    switch (n->op) { /* as ae_op_term */
+    case IR_OP_MATMUL: {
+        const ir_shape *s = &g->nodes[n->in[0]].shape;
+        return ae_probe(q, AE_SUM, ae_probe(q, AE_MUL, ca, cb, 0, 0), -1, s->d[s->ndim - 1], 0);
+    }
+    case IR_OP_SUM: return ae_probe(q, AE_SUM, ca, -1, n->group, 0);
+    case IR_OP_CONCAT:
+        return ae_probe(q, AE_CONCAT, ca, cb, g->nodes[n->in[0]].shape.d[n->dim],
+                        g->nodes[n->in[1]].shape.d[n->dim]);
+    case IR_OP_ACCUM: return n->fmap < 0 ? ae_probe(q, AE_SUM, ca, -1, g->forloop, 0) : ca;
+    case IR_OP_RMSNORM: return ae_probe(q, AE_RMS, ca, -1, g->nodes[n->in[0]].shape.d[n->dim], 0);
+    default: break;
+    }
+    int k = op_kind[n->op];
+    if (k == AE_NONE_ || ir_ops[n->op].kind == IR_KIND_SOURCE) return -2;
+    if (k == AE_ID_) return ca;
+    return ae_probe(q, (ae_op)k, ca, ae_kinds[k].arity > ir_ops[n->op].arity ? ca : cb, 0, 0);
+}
+
 static int32_t node_term(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int i, const int32_t *out,
                          const int32_t *kin, mg_status *st) {
     const ir_node *n = &g->nodes[i];

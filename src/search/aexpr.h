@@ -158,6 +158,15 @@ void ae_query_free(ae_query *q);
 int32_t ae_class(ae_query *q, int32_t term);
 /* 1 if A_eq ∪ A_sub ⊨ subexpr(term, some root), else 0 (also when out of memory). */
 int ae_is_sub(ae_query *q, int32_t term);
+/* The e-class that ae_make(op, a, b, k, k2) would get, from its operands' classes ca, cb
+ * (ae_class), without adding the term to any table: -1 if the e-graph has none. The search
+ * asks this before building a term, as most terms it tries are not subexpressions. */
+int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64_t k2);
+/* ae_is_sub for a class (ae_probe's). */
+int ae_class_is_sub(const ae_query *q, int32_t c);
+/* The e-class of ae_op_term's term (its operands' terms a, b) by ae_probe, building no term:
+ * -1 if none, -2 where ae_op_term gives -2 (no abstract expression here). */
+int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);
 /* 1 if A_eq ⊨ term = roots[j] (within the saturation bounds). */
 int ae_is_root(ae_query *q, int32_t term, int j);
 /* A lower bound on the operators (sums not counted) that build some root from the terms

@@ -33,7 +33,13 @@ struct ae_egraph {
     int n_roots;
     ae_limits lim;
     int full, oom, stopped;
+    int frozen; /* built and not stopped: every live node canonical and in slots (the last
+                 * rebuild's pass that changed nothing), classes flattened (freeze) */
+    uint64_t *bloom; /* frozen: a bit per hash of each live node (bloom_bit), 8 bits a slot */
+    int bloom_shift;
+    uint32_t *parent_ops; /* frozen: per class, a bit per op of the nodes it is an operand of */
 };
+_Static_assert(AE_OP_COUNT <= 32, "ae_egraph.parent_ops holds a bit per ae_op");
 
 /* Has the caller asked the e-graph to stop (ae_limits.stopped)? Sticky once it has. */
 static int eg_stop(ae_egraph *eg) {
@@ -80,7 +86,7 @@ static int64_t eg_slot(const ae_egraph *eg, const eg_node *n) {
     int64_t j = (int64_t)(node_hash(n) & (uint64_t)(eg->n_slots - 1));
     while (eg->slots[j] >= 0) {
         eg_node m = eg->nodes[eg->slots[j]];
-        eg_canon(eg, &m);
+        if (!eg->frozen) eg_canon(eg, &m);
         if (node_eq(&m, n)) return j;
         j = (j + 1) & (eg->n_slots - 1);
     }
@@ -479,6 +485,41 @@ static void count_live(const ae_egraph *eg, ae_egraph_stats *st) {
     st->nodes = live, st->classes = cls;
 }
 
+/* The e-graph turns read-only: every class points at its root, and, unless the saturation
+ * was stopped mid-rebuild, lookups take the stored nodes as canonical (they are, after the
+ * rebuild's last pass): the search's lookups no longer walk union-find chains per probe
+ * (nTrans: eg_slot and eg_canon were 47% of the search). */
+static int64_t bloom_bit(const ae_egraph *eg, uint64_t h) {
+    return (int64_t)((h * 0x9e3779b97f4a7c15ull) >> eg->bloom_shift);
+}
+static void freeze(ae_egraph *eg) {
+    for (int64_t c = 0; c < eg->n_cls; c++) eg->parent[c] = eg_find(eg, (int32_t)c);
+    eg->frozen = !eg->stopped;
+    /* most of the search's lookups miss: a bit set of the nodes' hashes (in a core's cache
+     * where the slots and nodes are not) answers them without a probe; no set, no filter */
+    int lg = 6;
+    while (((int64_t)1 << lg) < eg->n_slots * 8) lg++;
+    eg->bloom = eg->frozen ? base_calloc((size_t)1 << (lg - 6), sizeof *eg->bloom) : NULL;
+    eg->parent_ops = eg->bloom ? base_calloc((size_t)eg->n_cls + 1, sizeof *eg->parent_ops) : NULL;
+    if (!eg->parent_ops) { /* no filters: lookups as before */
+        base_free(eg->bloom);
+        eg->bloom = NULL;
+        return;
+    }
+    for (int64_t i = 0; i < eg->n_nodes; i++) {
+        const eg_node *m = &eg->nodes[i];
+        if (m->op < 0) continue;
+        if (m->c0 >= 0) eg->parent_ops[m->c0] |= 1u << m->op;
+        if (m->c1 >= 0) eg->parent_ops[m->c1] |= 1u << m->op;
+    }
+    eg->bloom_shift = 64 - lg;
+    for (int64_t i = 0; i < eg->n_nodes; i++)
+        if (eg->nodes[i].op >= 0) {
+            int64_t b = bloom_bit(eg, node_hash(&eg->nodes[i]));
+            eg->bloom[b >> 6] |= 1ull << (b & 63);
+        }
+}
+
 ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_limits *lim,
                          ae_egraph_stats *st) {
     struct timespec t0, t1;
@@ -502,6 +543,7 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
     }
     if (saturate(eg, &it, &saturated) || (n_reach = mark_reachable(eg)) < 0 || compute_up(eg))
         goto fail;
+    freeze(eg);
     base_free(memo);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (st) {
@@ -527,6 +569,8 @@ void ae_egraph_free(ae_egraph *eg) {
     base_free(eg->cnodes);
     base_free(eg->reach);
     base_free(eg->up);
+    base_free(eg->bloom);
+    base_free(eg->parent_ops);
     base_free(eg);
 }
 
@@ -570,6 +614,25 @@ static int32_t q_class(ae_query *q, int32_t id) {
 }
 
 int32_t ae_class(ae_query *q, int32_t term) { return q_class(q, term); }
+
+int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64_t k2) {
+    if (op == AE_SUM && k == 1) return ca; /* as ae_make: x = sum(1, x) */
+    if (ae_kinds[op].arity < 2) cb = -1;
+    if (ae_kinds[op].arity < 1) ca = -1;
+    if ((ae_kinds[op].arity >= 1 && ca < 0) || (ae_kinds[op].arity >= 2 && cb < 0)) return -1;
+    const uint32_t *po = q->eg->parent_ops; /* op(ca, cb) exists only if both are operands of an op node */
+    if (po && ((ca >= 0 && !(po[ca] >> op & 1)) || (cb >= 0 && !(po[cb] >> op & 1)))) return -1;
+    eg_node n = {op, ca, cb, k, k2};
+    eg_canon(q->eg, &n);
+    if (q->eg->bloom) {
+        int64_t b = bloom_bit(q->eg, node_hash(&n));
+        if (!(q->eg->bloom[b >> 6] >> (b & 63) & 1)) return -1;
+    }
+    int64_t j = eg_slot(q->eg, &n);
+    return q->eg->slots[j] >= 0 ? eg_find(q->eg, q->eg->node_cls[q->eg->slots[j]]) : -1;
+}
+
+int ae_class_is_sub(const ae_query *q, int32_t c) { return c >= 0 && q->eg->reach[c]; }
 
 int ae_is_sub(ae_query *q, int32_t term) {
     int32_t c = q_class(q, term);

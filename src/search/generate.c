@@ -30,6 +30,25 @@ static key make_key(const int *in, int n, int type, int64_t attr) {
     k.v[IR_MAX_IN] = type, k.v[IR_MAX_IN + 1] = attr, k.v[IR_MAX_IN + 2] = 0;
     return k;
 }
+/* key_cmp(make_key(in, n, type, attr), last) > 0, without building the key (the block
+ * level asks it of every operator it tries) */
+static int key_above(const int *in, int n, int type, int64_t attr, const key *last) {
+    int s0 = n > 0 ? in[0] : -1000, s1 = n > 1 ? in[1] : -1000;
+    if (n > 2) {
+        key k = make_key(in, n, type, attr);
+        return key_cmp(&k, last) > 0;
+    }
+    if (s1 > s0) {
+        int t = s0;
+        s0 = s1, s1 = t;
+    }
+    for (int i = 0; i < SR_KEY_LEN; i++) {
+        int64_t x = i == 0 ? s0 : i == 1 ? s1 : i < IR_MAX_IN ? -1000 : i == IR_MAX_IN ? type
+                    : i == IR_MAX_IN + 1 ? attr : 0;
+        if (x != last->v[i]) return x > last->v[i];
+    }
+    return 0;
+}
 static const key key_min = {{-2000, -2000, -2000, -2000, -2000, -2000, -2000, -2000, -2000, -2000, -2000}};
 
 /* ---- the kernel level ---- */
@@ -489,12 +508,19 @@ static void b_try(worker *w, int d, const key *last, const ir_node *pp, const in
     int op = (int)pp->op;
     if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !sr_op_on(w->s, op)) return;
     if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
-    key kk = make_key(ta, pp->n_in, pp->op, attr);
-    if (key_cmp(&kk, last) <= 0) return;
+    if (!key_above(ta, pp->n_in, pp->op, attr, last)) return;
     ir_node p = *pp;
-    int32_t tin[2];
+    int32_t tin[2] = {-1, -1};
     int cls = b_operands(w, bs, &p, ta, tin);
     if (cls < 0) return;
+    if (p.op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
+        * e-graph first, with no term built (b_keep's verdict and count; nTrans ...) */
+        int32_t c = ae_op_class(&w->q, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
+        if (c != -2 && !ae_class_is_sub(&w->q, c)) {
+            w->pruned++;
+            return;
+        }
+    }
     int32_t term = ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (!b_keep(w, d, &p, term)) return;
     int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, &p);
@@ -508,6 +534,7 @@ static void b_try(worker *w, int d, const key *last, const ir_node *pp, const in
         bs->b->n_nodes = n0;
         return;
     }
+    key kk = make_key(ta, pp->n_in, pp->op, attr);
     b_push(w, d, &kk, &p, ta, node, cls, term);
     bs->b->n_nodes = n0;
 }
