@@ -3,6 +3,7 @@
  * interchangeable schedules; the operators are screened once, untiled and shrunk, then every
  * combination of schedules is materialised as a fresh graph and verified at full size. */
 #include <stdio.h>
+#include <inttypes.h>
 #include <string.h>
 
 #include "../opt/opt.h"
@@ -125,8 +126,11 @@ uint64_t sr_text_hash(const char *s) {
 /* Adds node i of g, untiled and shrunk as in sr_untile, to c (map: g's nodes to c's):
  * map[i] = its node, or -1 where it cannot be untiled (reshape, repeat, a partial sum) or on
  * error. 0 if a name or output could not be set, else 1. */
+static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                        int keep, mg_ctx *ctx);
+
 static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
-                       int n, mg_ctx *ctx) {
+                       int n, int keep, mg_ctx *ctx) {
     int is_block = g->is_block, ok = 1;
     const ir_node *nd = &g->nodes[i];
     ir_node p = *nd;
@@ -145,6 +149,14 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
     case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
     case IR_OP_RESHAPE:
     case IR_OP_REPEAT: map[i] = -1; break;
+    case IR_OP_CONCAT:
+    case IR_OP_TRANSPOSE:
+    case IR_OP_SLICE:
+        if (keep) {
+            map[i] = -1;
+            break;
+        }
+        goto plain;
     case IR_OP_KERNEL: {
         if (nd->index) {
             map[i] = map[i - nd->index] + nd->index;
@@ -152,13 +164,14 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
         }
         ir_shape in[IR_MAX_IN];
         for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
-        ir_graph *body = sr_untile(nd->body, in, from, to, n, ctx);
+        ir_graph *body = resize(nd->body, in, from, to, n, keep, ctx);
         map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
         for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
             if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
         break;
     }
     default:
+    plain:
         if (nd->op == IR_OP_SUM) {
             if (nd->group != g->nodes[nd->in[0]].shape.d[nd->dim]) {
                 map[i] = -1;
@@ -166,8 +179,10 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
             }
             p.group = 0;
         }
-        p.fmap = -1;
-        for (int k = 0; k < 3; k++) p.map[k] = -1;
+        if (!keep) {
+            p.fmap = -1;
+            for (int k = 0; k < 3; k++) p.map[k] = -1;
+        }
         map[i] = ir_add_node(c, ctx, &p);
         if (map[i] >= 0 && nd->op == IR_OP_SAVE) ok = ir_add_output(c, ctx, map[i]) >= 0;
         if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
@@ -180,16 +195,18 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
  * graph's kernel inputs have shapes kin[]. NULL if
  * g holds an operator whose meaning depends on a size (reshape, repeat, a partial sum) or on
  * error. */
-ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
-                    mg_ctx *ctx) {
+static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                        int keep, mg_ctx *ctx) {
     int is_block = g->is_block;
-    ir_graph *c = is_block ? ir_block_new((int[]){1, 1, 1}, g->threads, 1) : ir_graph_new();
+    ir_graph *c = !is_block ? ir_graph_new()
+                  : keep    ? ir_block_new(g->grid, g->threads, g->forloop)
+                            : ir_block_new((int[]){1, 1, 1}, g->threads, 1);
     int *map = base_alloc(sizeof *map * (size_t)(g->n_nodes + 1));
     int ok = c && map;
     for (int k = 0; ok && is_block && k < g->n_kin; k++)
         ok = ir_block_add_kin(c, ctx, g->kin_name[k], g->kin_dtype[k], &kin[k]) >= 0;
     for (int i = 0; ok && i < g->n_nodes; i++) {
-        ok = untile_node(g, i, c, map, from, to, n, ctx);
+        ok = untile_node(g, i, c, map, from, to, n, keep, ctx);
         ok = ok && map[i] >= 0;
     }
     for (int j = 0; ok && !is_block && j < g->n_outputs; j++) ok = ir_add_output(c, ctx, map[g->outputs[j]]) >= 0;
@@ -199,6 +216,21 @@ ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from,
         return NULL;
     }
     return c;
+}
+
+/* A copy of μGraph or program g with every graph-defined kernel untiled (grid 1, for-loop 1,
+ * no imaps, fmaps or omaps) and every input dim of size from[i] made to[i] (i < n); a block
+ * graph's kernel inputs have shapes kin[]. NULL if
+ * g holds an operator whose meaning depends on a size (reshape, repeat, a partial sum) or on
+ * error. */
+ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                    mg_ctx *ctx) {
+    return resize(g, kin, from, to, n, 0, ctx);
+}
+
+ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                    mg_ctx *ctx) {
+    return resize(g, kin, from, to, n, 1, ctx);
 }
 
 /* Does the screen pass candidate u? 1 if so or if u cannot be screened, 0 if its operators,
@@ -247,6 +279,187 @@ static int screen(worker *w, const ir_graph *u) {
     return pass;
 }
 
+
+/* ---- verification at a smaller instance (docs/verify.md, "free dims") ----
+ * A dim that neither the program nor the μGraph reduces over (no sum, max, rmsnorm or
+ * matmul depth along it, no accumulator over a for-loop that moves along it, no layout
+ * operator anywhere) holds independent copies of one computation: each index's outputs are
+ * the same expressions of that index's inputs whatever the dim's size and however the grid
+ * cuts it. Such a dim of size S is verified at S' = L t' instead (L: the least common multiple
+ * of the parts the μGraph's kernels cut it into, so that every block keeps its tile shape's
+ * form; t' >= 3 odd, S' a size found nowhere else in either graph): RMSNorm + Linear's 6,144
+ * output columns become 3 x 64 = 192 for a grid of 64. Where any of this does not hold the
+ * candidate is verified at full size. */
+
+static int64_t gcd64_(int64_t a, int64_t b) {
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* *l (the least common multiple so far; 0: no small instance) also takes the parts that
+ * u's graph-defined kernels cut a dim of size S into (kernel input and output sizes over
+ * their tiles' sizes). */
+static void parts_of(const ir_graph *u, int64_t S, int64_t *l) {
+    for (int i = 0; i < u->n_nodes && *l; i++) {
+        const ir_node *k = &u->nodes[i];
+        if (k->op != IR_OP_KERNEL || k->index || !k->body) continue;
+        const ir_graph *b = k->body;
+        for (int j = 0; j < b->n_nodes && *l; j++) {
+            const ir_node *t = &b->nodes[j];
+            if (t->op != IR_OP_ITER && t->op != IR_OP_SAVE) continue;
+            const ir_shape *full = t->op == IR_OP_ITER ? &b->kin_shape[t->index] : &u->nodes[i + t->index].shape;
+            const ir_shape *tile = t->op == IR_OP_ITER ? &t->shape : &b->nodes[t->in[0]].shape;
+            if (full->ndim != tile->ndim) *l = 0;
+            for (int d = 0; *l && d < full->ndim; d++) {
+                if (full->d[d] != S) continue;
+                if (tile->d[d] < 1 || S % tile->d[d]) *l = 0;
+                int64_t p = *l ? S / tile->d[d] : 1;
+                *l = *l / gcd64_(*l, p) * p;
+                if (*l > S) *l = 0;
+            }
+        }
+    }
+}
+
+/* Does any dim of any tensor of g (its block graphs' too) have size v? */
+static int size_used(const ir_graph *g, int64_t v) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        for (int d = 0; d < n->shape.ndim; d++)
+            if (n->shape.d[d] == v) return 1;
+        if (n->op == IR_OP_KERNEL && !n->index && n->body && size_used(n->body, v)) return 1;
+    }
+    return 0;
+}
+
+/* Does program g reduce over a dim of size S (sum, max, rmsnorm, a matmul's depth)? */
+static int reduces_over(const ir_graph *g, int64_t S) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        ir_kind k = ir_ops[n->op].kind;
+        const ir_shape *a = n->n_in ? &g->nodes[n->in[0]].shape : NULL;
+        if ((k == IR_KIND_REDUCE || k == IR_KIND_COMPOUND) && a->d[n->dim] == S) return 1;
+        if (k == IR_KIND_MATMUL && a->d[a->ndim - 1] == S) return 1;
+    }
+    return 0;
+}
+
+/* The small instance of candidate u: sizes from[i] -> to[i], those of the program inputs'
+ * sizes above 16 (the screen's list) that the program does not reduce over and that shrink
+ * by half or more. Returns how many (0: none). */
+static int small_plan(const search *s, const ir_graph *u, int64_t *from, int64_t *to) {
+    int n = 0;
+    for (int j = 0; j < s->n_shrink && n < SR_MAX_SMALL_DIMS; j++) {
+        int64_t S = s->shrink_from[j], l = reduces_over(s->prog, S) ? 0 : 1;
+        parts_of(u, S, &l);
+        for (int64_t t = 3; l && l * t * 2 <= S; t += 2) {
+            int64_t v = l * t, taken = size_used(s->prog, v) || size_used(u, v);
+            for (int q = 0; q < n; q++) taken |= to[q] == v;
+            if (taken) continue;
+            from[n] = S, to[n] = v, n++;
+            break;
+        }
+    }
+    return n;
+}
+
+/* Does h (g resized) reduce over the same extents as g everywhere, and does no summing
+ * accumulator's for-loop move along a dim whose size changed? */
+static int same_reductions(const ir_graph *g, const ir_graph *h) {
+    if (g->n_nodes != h->n_nodes) return 0;
+    int sums = 0, moves = 0; /* (block graphs) a summing accumulator; a loop along a resized dim */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *a = &g->nodes[i], *b = &h->nodes[i];
+        if (a->op != b->op || a->n_in != b->n_in) return 0;
+        const ir_shape *ia = a->n_in ? &g->nodes[a->in[0]].shape : NULL, *ib = b->n_in ? &h->nodes[b->in[0]].shape : NULL;
+        switch (ir_ops[a->op].kind) {
+        case IR_KIND_REDUCE:
+        case IR_KIND_COMPOUND:
+            if (ia->d[a->dim] != ib->d[b->dim] || a->group != b->group) return 0;
+            break;
+        case IR_KIND_MATMUL:
+            if (ia->d[ia->ndim - 1] != ib->d[ib->ndim - 1]) return 0;
+            break;
+        case IR_KIND_LAYOUT: return 0;
+        default: break;
+        }
+        if (a->op == IR_OP_KERNEL && !a->index && a->body && (!b->body || !same_reductions(a->body, b->body)))
+            return 0;
+        if (a->op == IR_OP_ACCUM && a->fmap < 0 && g->forloop > 1) sums = 1;
+        if (a->op == IR_OP_ITER && a->fmap >= 0 && g->kin_shape[a->index].d[a->fmap] != h->kin_shape[b->index].d[b->fmap])
+            moves = 1;
+    }
+    return !(sums && moves);
+}
+
+/* The program's verifier side at sizes from -> to (n of them), made once per search and
+ * shared; NULL if the program cannot be resized so (then candidates verify at full size). */
+static vf_ref *small_ref(search *s, const int64_t *from, const int64_t *to, int n, mg_ctx *ctx) {
+    vf_ref *ref = NULL;
+    pthread_mutex_lock(&s->shrink_mu);
+    int i = 0;
+    for (; i < s->n_small; i++)
+        if (s->small[i].n == n && !memcmp(s->small[i].from, from, sizeof *from * (size_t)n) &&
+            !memcmp(s->small[i].to, to, sizeof *to * (size_t)n))
+            break;
+    if (i < s->n_small) ref = s->small[i].ref;
+    else if (i < SR_MAX_SMALL) {
+        struct sr_small *e = &s->small[s->n_small++];
+        memset(e, 0, sizeof *e);
+        e->n = n;
+        memcpy(e->from, from, sizeof *from * (size_t)n), memcpy(e->to, to, sizeof *to * (size_t)n);
+        e->prog = sr_resize(s->prog, NULL, from, to, n, ctx);
+        if (e->prog && same_reductions(s->prog, e->prog) &&
+            vf_ref_new(e->prog, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &e->ref) == MG_OK)
+            vf_ref_set_stop(e->ref, &s->stop);
+        else
+            e->ref = NULL;
+        ref = e->ref;
+    }
+    pthread_mutex_unlock(&s->shrink_mu);
+    return ref;
+}
+
+void sr_small_free(search *s) {
+    for (int i = 0; i < s->n_small; i++) {
+        vf_ref_free(s->small[i].ref);
+        ir_graph_free(s->small[i].prog);
+    }
+    s->n_small = 0;
+}
+
+/* Verifies u at its small instance: 0 with *rep (its text says so), or -1 where there is
+ * none (verify at full size). MUGEN_SEARCH_FULL_VERIFY=1 turns this off. */
+static int verify_small(worker *w, const ir_graph *u, mg_verify_report *rep, mg_status *rc) {
+    search *s = w->s;
+    int64_t from[SR_MAX_SMALL_DIMS], to[SR_MAX_SMALL_DIMS];
+    int n = s->full_verify ? 0 : small_plan(s, u, from, to);
+    if (!n) return -1;
+    ir_graph *us = sr_resize(u, NULL, from, to, n, &w->ctx);
+    vf_ref *ref = us && same_reductions(u, us) ? small_ref(s, from, to, n, &w->ctx) : NULL;
+    if (!ref) {
+        ir_graph_free(us);
+        return -1;
+    }
+    *rc = vf_verify_ref(ref, us, &w->ctx, rep);
+    ir_graph_free(us);
+    char head[160];
+    size_t len = (size_t)snprintf(head, sizeof head, "at a smaller instance (free dims");
+    for (int i = 0; i < n && len < sizeof head; i++)
+        len += (size_t)snprintf(head + len, sizeof head - len, "%s %" PRId64 " -> %" PRId64, i ? "," : "", from[i], to[i]);
+    char *text = base_alloc(sizeof rep->text);
+    if (text) { /* the verdict says where it was reached, first */
+        size_t h = (size_t)snprintf(text, sizeof rep->text, "%s, docs/verify.md) ", head);
+        memcpy(text + h, rep->text, sizeof rep->text - h - 1);
+        text[sizeof rep->text - 1] = 0;
+        memcpy(rep->text, text, sizeof rep->text);
+        base_free(text);
+    }
+    return 0;
+}
 
 /* ---- candidates ---- */
 
@@ -310,7 +523,8 @@ static void verify_one(worker *w, ir_graph *u) {
         return;
     }
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
-    mg_status rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
+    mg_status rc;
+    if (verify_small(w, u, &rep, &rc) < 0) rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
     if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, &rep);
         if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = sr_now_s() - s->t0;

@@ -175,6 +175,7 @@ static void prepare_screen(search *s, mg_ctx *ctx) {
             if (!have) s->shrink_from[s->n_shrink] = n->shape.d[dd], s->shrink_to[s->n_shrink] = 17 + s->n_shrink, s->n_shrink++;
         }
     }
+    s->full_verify = getenv("MUGEN_SEARCH_FULL_VERIFY") != NULL;
     if (s->n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") &&
         (s->shrunk = sr_untile(prog, NULL, s->shrink_from, s->shrink_to, s->n_shrink, ctx)) &&
         vf_ref_new(s->shrunk, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &s->screen_ref))
@@ -294,6 +295,7 @@ static void search_free(search *s) {
     base_free(s->done);
     vf_ref_free(s->ref);
     vf_ref_free(s->screen_ref);
+    sr_small_free(s);
     ir_graph_free(s->shrunk);
     ae_egraph_free(s->eg);
     ae_tab_free(&s->tab0);

@@ -28,9 +28,10 @@
 enum { SR_MAX_TENSORS = 48, SR_MAX_KOPS = 8, SR_MAX_CONSTS = 8 };
 /* worker threads at most (--threads) */
 enum { SR_MAX_THREADS = 256 };
-/* Bumped whenever the generator changes what a task explores: a checkpoint written by
- * another version is refused rather than mixed in. */
-enum { SEARCH_VERSION = 14 };
+/* Bumped whenever the generator changes what a task explores or what its results say (15:
+ * verdicts reached at smaller instances): a checkpoint written by another version is
+ * refused rather than mixed in. */
+enum { SEARCH_VERSION = 15 };
 /* The deepest program the search takes (operators on its longest path): its abstract
  * expressions recurse once per level; 50,000 levels ran on the main thread's 8 MB stack. */
 enum { SR_MAX_DEPTH = 20000 };
@@ -120,6 +121,8 @@ typedef struct worker {
     int64_t published[3]; /* states, pruned, candidates as of the last publish() */
 } worker;
 
+enum { SR_MAX_SMALL = 64, SR_MAX_SMALL_DIMS = 8 };
+
 struct search {
     const ir_graph *prog;
     const sr_opts *o;
@@ -139,6 +142,17 @@ struct search {
     /* the screen (screen()): the program untiled at small sizes, its verifier side */
     vf_ref *screen_ref;
     ir_graph *shrunk;
+    /* verification at smaller instances (candidate.c: free dims shrunk), one program side per
+     * shrink met so far, under shrink_mu */
+    struct sr_small {
+        int n;
+        int64_t from[SR_MAX_SMALL_DIMS], to[SR_MAX_SMALL_DIMS];
+        ir_graph *prog;
+        vf_ref *ref;
+    } small[SR_MAX_SMALL];
+    int n_small;
+    int full_verify; /* MUGEN_SEARCH_FULL_VERIFY=1: every candidate at full size */
+    pthread_mutex_t shrink_mu;
     int64_t shrink_from[SR_MAX_TENSORS * IR_MAX_DIMS], shrink_to[SR_MAX_TENSORS * IR_MAX_DIMS];
     int n_shrink;
     /* the workers, workers[0..n_workers) initialised (sr_worker_init) */
@@ -222,6 +236,13 @@ ir_graph *sr_clone_block(const ir_graph *b, mg_ctx *ctx);
  * error. */
 ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
                     int n, mg_ctx *ctx);
+/* sr_untile with the tiling kept (grids, for-loops, maps): the same μGraph with input dims of
+ * size from[i] made to[i]. NULL as sr_untile, and also for a layout operator (concat,
+ * transpose, slice), whose meaning depends on indices. */
+ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
+                    mg_ctx *ctx);
+/* Frees the program sides of verification at smaller instances. */
+void sr_small_free(search *s);
 /* The complete kernel graph of worker w whose nodes outs[] are the program's outputs: one
  * candidate per combination of its kernels' schedule groups, screened, verified, and those
  * found equivalent kept in w->found. */

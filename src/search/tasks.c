@@ -348,9 +348,11 @@ static void watch(search *s) {
 void sr_run_workers(search *s) {
     pthread_t th[SR_MAX_THREADS];
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->shrink_mu, NULL);
     int started = start_threads(s, th);
     watch(s);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
     pthread_mutex_destroy(&s->mu);
+    pthread_mutex_destroy(&s->shrink_mu);
     if (s->o->progress) progress(s, 1);
 }

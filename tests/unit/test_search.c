@@ -15,6 +15,7 @@ void test_search_theorem1(void);
 void test_search_nothing_found(void);
 void test_search_split_reduction(void);
 void test_search_screen(void);
+void test_search_small_instance(void);
 void test_search_ops(void);
 void test_aexpr_z3_corpus(void);
 
@@ -309,6 +310,27 @@ void test_search_screen(void) {
     CHECK_MSG(on.screened > 0 && off.screened == 0, "screened %lld with the screen, %lld without",
               (long long)on.screened, (long long)off.screened);
     CHECK_MSG(on.n_found > 0 && on.n_found == off.n_found, "%d found with the screen, %d without", on.n_found, off.n_found);
+    for (int i = 0; i < off.n_found; i++) CHECK_MSG(has_text(&on, off.found[i].text), "lost: %s", off.found[i].text);
+    mg_search_result_free(&on);
+    mg_search_result_free(&off);
+}
+
+void test_search_small_instance(void) {
+    /* candidates verified with the free dim (W's 96 output columns, which nothing reduces
+     * over) shrunk to the grid's parts times 3 find the same μGraphs as at full size
+     * (MUGEN_SEARCH_FULL_VERIFY=1), and their verdicts say where they were reached */
+    static const char *prog = "input X : f16[2, 32]\ninput W : f16[32, 96]\n"
+                              "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 32), W)\noutput O\n";
+    mg_search_result on = run_search(prog, 2, 8, 1, 2);
+    setenv("MUGEN_SEARCH_FULL_VERIFY", "1", 1);
+    mg_search_result off = run_search(prog, 2, 8, 1, 2);
+    unsetenv("MUGEN_SEARCH_FULL_VERIFY");
+    int small_on = 0, small_off = 0;
+    for (int i = 0; i < on.n_found; i++) small_on += strstr(on.found[i].verdict, "smaller instance") != NULL;
+    for (int i = 0; i < off.n_found; i++) small_off += strstr(off.found[i].verdict, "smaller instance") != NULL;
+    CHECK_MSG(small_on > 0 && small_off == 0, "%d of %d verified small; %d with full verification", small_on,
+              on.n_found, small_off);
+    CHECK_MSG(on.n_found > 0 && on.n_found == off.n_found, "%d found small, %d at full size", on.n_found, off.n_found);
     for (int i = 0; i < off.n_found; i++) CHECK_MSG(has_text(&on, off.found[i].text), "lost: %s", off.found[i].text);
     mg_search_result_free(&on);
     mg_search_result_free(&off);
