@@ -296,6 +296,16 @@ int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, in
     return ae_make(t, (ae_op)k, a, ae_kinds[k].arity > ir_ops[n->op].arity ? a : b, 0, 0);
 }
 
+int ae_op_root(int op) {
+    switch (op) {
+    case IR_OP_MATMUL: return AE_MUL; /* sum(mul(a, b)): the mul has a and b as operands */
+    case IR_OP_SUM: return AE_SUM;
+    case IR_OP_CONCAT: return AE_CONCAT;
+    case IR_OP_RMSNORM: return AE_RMS;
+    default: return op >= 0 && op < IR_OP_COUNT && op_kind[op] >= 0 ? op_kind[op] : -1;
+    }
+}
+
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
     int32_t ca = a >= 0 ? ae_class(q, a) : -1, cb = b >= 0 ? ae_class(q, b) : -1;
     switch (n->op) { /* as ae_op_term */

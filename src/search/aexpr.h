@@ -164,6 +164,13 @@ int ae_is_sub(ae_query *q, int32_t term);
 int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64_t k2);
 /* ae_is_sub for a class (ae_probe's). */
 int ae_class_is_sub(const ae_query *q, int32_t c);
+/* The kind of the node that IR operator op builds over its operands' terms (a matmul: mul),
+ * or -1 where its term is an operand's own or none (accum, save, layout). */
+int ae_op_root(int op);
+/* 0 if no node of kind `kind` has class c as an operand (c < 0: no class at all), so no
+ * operator of that kind over a term of class c is a subexpression; 1 otherwise (also when
+ * the e-graph keeps no masks: stopped, or out of memory). */
+int ae_class_may_parent(const ae_query *q, int32_t c, int kind);
 /* The e-class of ae_op_term's term (its operands' terms a, b) by ae_probe, building no term:
  * -1 if none, -2 where ae_op_term gives -2 (no abstract expression here). */
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);

@@ -634,6 +634,11 @@ int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64
 
 int ae_class_is_sub(const ae_query *q, int32_t c) { return c >= 0 && q->eg->reach[c]; }
 
+int ae_class_may_parent(const ae_query *q, int32_t c, int kind) {
+    if (!q->eg->parent_ops) return 1;
+    return c >= 0 && (q->eg->parent_ops[c] >> kind & 1);
+}
+
 int ae_is_sub(ae_query *q, int32_t term) {
     int32_t c = q_class(q, term);
     return c >= 0 && q->eg->reach[c];

@@ -501,6 +501,17 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
 }
 
+/* Can op over block tensor (or constant, -2 - c) x be a subexpression at all? With pruning,
+ * no when no node of op's kind has x's class as an operand: such operators are not tried
+ * (most would be built only to be pruned; nTrans tried 170 M for 7 M states). */
+static int may_apply(worker *w, const bstate *bs, int op, int x) {
+    int kind = ae_op_root(op);
+    /* (a depth-0 kernel's first operators are task points, numbered as b_try meets them) */
+    if (!w->s->o->prune || kind < 0 || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return 1;
+    int32_t term = x >= 0 ? bs->t[x].term : w->const_term[-2 - x];
+    return ae_class_may_parent(&w->q, ae_class(&w->q, term), kind);
+}
+
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
  * of a depth-0 kernel is a task point (my_task). */
 static void b_try(worker *w, int d, const key *last, const ir_node *pp, const int *ta, int64_t attr) {
@@ -564,12 +575,15 @@ static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t 
         if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
         for (int op = 0; op < IR_OP_COUNT; op++) {
             if (!placed(op, IR_KIND_BINARY) || (ir_ops[op].commutative && j >= 0 && j < i)) continue;
+            if (!may_apply(w, bs, op, i) || !may_apply(w, bs, op, j)) continue;
             ir_node p = {.op = (ir_op)op, .n_in = 2};
             b_try(w, d, last, &p, (int[]){i, j}, 0);
         }
-        if (j >= 0) {
+        if (j >= 0 && may_apply(w, bs, IR_OP_MATMUL, i) && may_apply(w, bs, IR_OP_MATMUL, j)) {
             ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
             b_try(w, d, last, &p, (int[]){i, j}, 0);
+        }
+        if (j >= 0 && may_apply(w, bs, IR_OP_CONCAT, i) && may_apply(w, bs, IR_OP_CONCAT, j)) {
             ir_shape a = bs->b->nodes[bs->t[i].node].shape;
             for (int dd = 0; dd < a.ndim; dd++) {
                 ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
@@ -587,9 +601,9 @@ static void bgen_reduce(worker *w, int d, const key *last, int i) {
     for (int dd = 0; dd < sh.ndim; dd++) {
         if (sh.d[dd] < 2) continue;
         ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh.d[dd]};
-        b_try(w, d, last, &p, (int[]){i}, dd);
+        if (may_apply(w, bs, IR_OP_SUM, i)) b_try(w, d, last, &p, (int[]){i}, dd);
         ir_node r = {.op = IR_OP_RMSNORM, .n_in = 1, .dim = dd};
-        b_try(w, d, last, &r, (int[]){i}, dd);
+        if (may_apply(w, bs, IR_OP_RMSNORM, i)) b_try(w, d, last, &r, (int[]){i}, dd);
     }
     if (sh.ndim > w->s->max_rank && sh.d[sh.ndim - 1] == 1) { /* squeeze a partial-sum dim */
         ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh.ndim - 1};
@@ -624,7 +638,7 @@ static void bgen(worker *w, int d, const key *last) {
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
         for (int op = 0; i >= lo && op < IR_OP_COUNT; op++) {
-            if (!placed(op, IR_KIND_UNARY)) continue;
+            if (!placed(op, IR_KIND_UNARY) || !may_apply(w, bs, op, i)) continue;
             ir_node p = {.op = (ir_op)op, .n_in = 1};
             b_try(w, d, last, &p, (int[]){i}, 0);
         }
