@@ -273,58 +273,62 @@ void ae_print(const ae_tab *t, int32_t id, strbuf *sb) {
 
 /* ---- Table 1: the abstract expression of each node ---- */
 
-int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
+/* The term of node n over its operands' terms (Table 1): none, the first operand's own, or a
+ * node of kind `kind` over (a, b), or (a, a) when `twice` (a unary op of a binary kind: sqr),
+ * with sizes k, k2; a matmul's is that node (a mul) inside sum(outer, .). Sizes come from g
+ * (NULL: the kind alone). The one description ae_op_term, ae_op_class and ae_op_root read, so
+ * the search's lookups before building a term give what building it would. */
+typedef struct op_form {
+    int kind; /* an ae_op, or AE_ID_ or AE_NONE_ */
+    int twice;
+    int64_t k, k2, outer;
+} op_form;
+static op_form form_of(const ir_graph *g, const ir_node *n) {
+    op_form f = {AE_NONE_, 0, 0, 0, 0};
+    const ir_shape *s0 = g && n->n_in > 0 ? &g->nodes[n->in[0]].shape : NULL;
     switch (n->op) { /* the terms that carry sizes */
-    case IR_OP_MATMUL: {
-        const ir_shape *s = &g->nodes[n->in[0]].shape;
-        int32_t m = ae_make(t, AE_MUL, a, b, 0, 0);
-        return m < 0 ? -1 : ae_make(t, AE_SUM, m, -1, s->d[s->ndim - 1], 0);
-    }
-    case IR_OP_SUM: return ae_make(t, AE_SUM, a, -1, n->group, 0);
+    case IR_OP_MATMUL: f.kind = AE_MUL, f.outer = s0 ? s0->d[s0->ndim - 1] : 0; return f;
+    case IR_OP_SUM: f.kind = AE_SUM, f.k = n->group; return f;
     case IR_OP_CONCAT:
-        return ae_make(t, AE_CONCAT, a, b, g->nodes[n->in[0]].shape.d[n->dim],
-                       g->nodes[n->in[1]].shape.d[n->dim]);
-    case IR_OP_ACCUM: return n->fmap < 0 ? ae_make(t, AE_SUM, a, -1, g->forloop, 0) : a;
-    case IR_OP_RMSNORM: return ae_make(t, AE_RMS, a, -1, g->nodes[n->in[0]].shape.d[n->dim], 0);
+        f.kind = AE_CONCAT;
+        if (g) f.k = s0->d[n->dim], f.k2 = g->nodes[n->in[1]].shape.d[n->dim];
+        return f;
+    case IR_OP_ACCUM:
+        if (n->fmap < 0) f.kind = AE_SUM, f.k = g ? g->forloop : 0;
+        else f.kind = AE_ID_;
+        return f;
+    case IR_OP_RMSNORM: f.kind = AE_RMS, f.k = s0 ? s0->d[n->dim] : 0; return f;
     default: break;
     }
     int k = op_kind[n->op];
     /* variables and constants are the callers' (an input's position, a constant's value) */
-    if (k == AE_NONE_ || ir_ops[n->op].kind == IR_KIND_SOURCE) return -2;
-    if (k == AE_ID_) return a;
-    /* the kind applied to the operands; a binary kind of a unary op takes x twice (sqr) */
-    return ae_make(t, (ae_op)k, a, ae_kinds[k].arity > ir_ops[n->op].arity ? a : b, 0, 0);
+    if (k == AE_NONE_ || ir_ops[n->op].kind == IR_KIND_SOURCE) return f;
+    f.kind = k;
+    if (k >= 0) f.twice = ae_kinds[k].arity > ir_ops[n->op].arity;
+    return f;
+}
+
+int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
+    op_form f = form_of(g, n);
+    if (f.kind == AE_NONE_) return -2;
+    if (f.kind == AE_ID_) return a;
+    int32_t m = ae_make(t, (ae_op)f.kind, a, f.twice ? a : b, f.k, f.k2);
+    return !f.outer ? m : m < 0 ? -1 : ae_make(t, AE_SUM, m, -1, f.outer, 0);
 }
 
 int ae_op_root(int op) {
-    switch (op) {
-    case IR_OP_MATMUL: return AE_MUL; /* sum(mul(a, b)): the mul has a and b as operands */
-    case IR_OP_SUM: return AE_SUM;
-    case IR_OP_CONCAT: return AE_CONCAT;
-    case IR_OP_RMSNORM: return AE_RMS;
-    default: return op >= 0 && op < IR_OP_COUNT && op_kind[op] >= 0 ? op_kind[op] : -1;
-    }
+    ir_node p = {.op = (ir_op)op, .fmap = -1};
+    op_form f = op >= 0 && op < IR_OP_COUNT ? form_of(NULL, &p) : (op_form){AE_NONE_, 0, 0, 0, 0};
+    return f.kind >= 0 ? f.kind : -1;
 }
 
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
     int32_t ca = a >= 0 ? ae_class(q, a) : -1, cb = b >= 0 ? ae_class(q, b) : -1;
-    switch (n->op) { /* as ae_op_term */
-    case IR_OP_MATMUL: {
-        const ir_shape *s = &g->nodes[n->in[0]].shape;
-        return ae_probe(q, AE_SUM, ae_probe(q, AE_MUL, ca, cb, 0, 0), -1, s->d[s->ndim - 1], 0);
-    }
-    case IR_OP_SUM: return ae_probe(q, AE_SUM, ca, -1, n->group, 0);
-    case IR_OP_CONCAT:
-        return ae_probe(q, AE_CONCAT, ca, cb, g->nodes[n->in[0]].shape.d[n->dim],
-                        g->nodes[n->in[1]].shape.d[n->dim]);
-    case IR_OP_ACCUM: return n->fmap < 0 ? ae_probe(q, AE_SUM, ca, -1, g->forloop, 0) : ca;
-    case IR_OP_RMSNORM: return ae_probe(q, AE_RMS, ca, -1, g->nodes[n->in[0]].shape.d[n->dim], 0);
-    default: break;
-    }
-    int k = op_kind[n->op];
-    if (k == AE_NONE_ || ir_ops[n->op].kind == IR_KIND_SOURCE) return -2;
-    if (k == AE_ID_) return ca;
-    return ae_probe(q, (ae_op)k, ca, ae_kinds[k].arity > ir_ops[n->op].arity ? ca : cb, 0, 0);
+    op_form f = form_of(g, n);
+    if (f.kind == AE_NONE_) return -2;
+    if (f.kind == AE_ID_) return ca;
+    int32_t m = ae_probe(q, (ae_op)f.kind, ca, f.twice ? ca : cb, f.k, f.k2);
+    return !f.outer ? m : ae_probe(q, AE_SUM, m, -1, f.outer, 0);
 }
 
 static int32_t node_term(ae_tab *t, mg_ctx *ctx, const ir_graph *g, int i, const int32_t *out,
