@@ -22,7 +22,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps \
-        fuzz-build fuzz-short
+        fuzz-build fuzz-short mpi
 all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults $(B)/run-program
 
 $(B)/%.o: %.c $(HDRS)
@@ -102,7 +102,14 @@ test: deps
 	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-program
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
 	-$(MAKE) fuzz-build
+	-$(MAKE) mpi
 	sh tests/run_all.sh $(B) build/asan
+
+# The search over many processes (docs/search.md, "Ranks"): build/mpi/mugen, built with mpicc
+# (Debian: libopenmpi-dev openmpi-bin); `mpirun -n 4 build/mpi/mugen search ...`.
+mpi:
+	@command -v mpicc >/dev/null 2>&1 || { echo "mugen: make mpi needs mpicc (Debian: apt-get install libopenmpi-dev openmpi-bin)" >&2; exit 1; }
+	$(MAKE) B=build/mpi CC=mpicc OPT="$(OPT) -DMG_MPI" build/mpi/mugen
 
 test-unit: $(B)/unit
 	MUGEN_CHECK=1 $(B)/unit

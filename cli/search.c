@@ -29,8 +29,10 @@ static const char *HELP_SEARCH =
     "the fastest (DIR/best.mu with --out).\n"
     "Ctrl-C or --time-limit stops the search early and keeps what was found. With --out,\n"
     "DIR/checkpoint holds every finished task: the same command run again (same PROGRAM,\n"
-    "--out and search options; --time-limit and --threads may change) reloads those and\n"
-    "searches only the rest; a task cut short is searched again from its start.\n"
+    "--out and search options; --time-limit, --threads and the ranks may change) reloads\n"
+    "those and searches only the rest; a task cut short is searched again from its start.\n"
+    "`mpirun -n N build/mpi/mugen search ...` (make mpi) spreads the tasks over N ranks,\n"
+    "same result; rank 0 writes DIR (docs/search.md, \"Ranks\").\n"
     "DIR is locked while a search runs (DIR/.lock: a second search into it is refused); a\n"
     "search refused before it starts leaves no DIR behind; ugraph-N files that an earlier\n"
     "DIR/summary.txt lists and this search does not rewrite are removed, nothing else.\n"
@@ -425,7 +427,7 @@ static void say_resume(const cli_opts *c, const mg_search_result *r) {
         return;
     }
     fprintf(stderr, "mugen: to resume, run the same command again (same PROGRAM, --out %s and search "
-            "options; --time-limit and --threads may change): the %lld finished tasks are reloaded "
+            "options; --time-limit, --threads and the ranks may change): the %lld finished tasks are reloaded "
             "from %s/checkpoint and only the others are searched.\n", c->out, (long long)r->tasks_done, c->out);
 }
 
@@ -506,19 +508,14 @@ static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
     return ok ? 0 : 1;
 }
 
-int cli_search(int argc, char **argv) {
-    cli_opts c = {.optimize = !strcmp(argv[1], "optimize"), .top = 4};
-    mg_search_defaults(&c.o);
-    c.o.progress = 1;
-    int rc = parse_args(argc, argv, &c);
-    if (rc >= 0) return rc;
-    int made = 0;
+/* search or optimize of c->file (on rank 0 with ranks): the exit status. */
+static int search_main(mg_ctx *ctx, cli_opts *cc) {
+    cli_opts c = *cc;
+    int made = 0, rc;
     if (c.out && make_out(c.out, &made)) return 1;
     c.o.ckpt_dir = c.out;
     c.o.stop = &stop_flag;
-    mg_ctx *ctx = mg_ctx_new();
     mg_program *p = NULL;
-    if (!ctx) return 1;
     rc = 1;
     mg_search_result r;
     memset(&r, 0, sizeof r);
@@ -549,6 +546,50 @@ int cli_search(int argc, char **argv) {
 done:
     mg_search_result_free(&r);
     mg_program_free(p);
+    return rc;
+}
+
+/* The search on rank > 0 of an MPI run (docs/search.md, "Ranks"): it takes tasks from rank 0
+ * and sends their μGraphs back; rank 0 prints and writes everything. */
+static int search_rank(cli_opts *c, int rank) {
+    c->out = NULL, c->o.ckpt_dir = NULL, c->o.progress = 0;
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    mg_search_result r;
+    memset(&r, 0, sizeof r);
+    mg_status st = ctx ? mg_program_load(ctx, c->file, &p) : MG_ERR_NOMEM;
+    if (!st) st = mg_search_cached(ctx, p, &c->o, c->no_cache ? MG_CACHE_REFRESH : 0, &r);
+    if (st) fprintf(stderr, "mugen: rank %d: %s\n", rank, ctx ? mg_ctx_error(ctx) : "out of memory");
+    mg_search_result_free(&r);
+    mg_program_free(p);
     mg_ctx_free(ctx);
+    return st ? 1 : 0;
+}
+
+int cli_search(int argc, char **argv) {
+    cli_opts c = {.optimize = !strcmp(argv[1], "optimize"), .top = 4};
+    mg_search_defaults(&c.o);
+    c.o.progress = 1;
+    int rc = parse_args(argc, argv, &c);
+    if (rc >= 0) return rc;
+    int rank = 0, n_ranks = 1;
+    mg_ctx *ctx = mg_ctx_new();
+    if (!ctx) return 1;
+    if (mg_ranks_start(ctx, &argc, &argv, &rank, &n_ranks)) {
+        fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
+        mg_ctx_free(ctx);
+        return 1;
+    }
+    if (n_ranks > 1 && c.optimize) {
+        if (!rank) fprintf(stderr, "mugen: under mpirun only 'mugen search' runs; run 'mugen optimize' after it, "
+                           "without mpirun: it finds the search's result in the search cache\n");
+        rc = 2;
+    } else if (rank > 0) {
+        rc = search_rank(&c, rank);
+    } else {
+        rc = search_main(ctx, &c);
+    }
+    mg_ctx_free(ctx);
+    mg_ranks_end();
     return rc;
 }

@@ -247,6 +247,14 @@ enum { MG_CACHE_REFRESH = 1 /* search even when the cache holds prog; store the 
  * returns; a result that cannot be stored only prints a note on stderr. */
 mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
                            mg_search_result *r);
+/* Many processes (docs/search.md, "Ranks"). In a build with MPI (make mpi) under mpirun,
+ * starts MPI so that mg_search and mg_search_cached spread their tasks over the ranks: every
+ * rank calls them with the same program and options, rank 0 gets the result (and alone uses
+ * the checkpoint and the search cache), the others an empty one. *rank and *n_ranks: this
+ * process's rank and the number of ranks (0 and 1 without MPI or mpirun). Call it once before
+ * any search and mg_ranks_end once at the end. MG_ERR_IO if MPI does not start. */
+mg_status mg_ranks_start(mg_ctx *ctx, int *argc, char ***argv, int *rank, int *n_ranks);
+void mg_ranks_end(void);
 
 /* ---- code generation and running (docs/codegen.md) ---- */
 typedef enum mg_backend { MG_BACKEND_AUTO = 0, MG_BACKEND_GPU, MG_BACKEND_C } mg_backend;

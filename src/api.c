@@ -217,18 +217,33 @@ mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o
 mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
                            mg_search_result *r) {
     if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_cached: NULL argument");
-    int hit = 0;
-    mg_status rc = flags & MG_CACHE_REFRESH ? MG_OK : sr_cache_lookup(prog->g, o, ctx, r, &hit);
-    if (rc && rc != MG_ERR_NOMEM) return sr_search(prog->g, o, ctx, r); /* the search says what is wrong */
-    if (rc || hit) return rc;
+    int hit = 0, root = sr_rank() == 0, store = 1;
+    mg_status rc = flags & MG_CACHE_REFRESH || !root ? MG_OK : sr_cache_lookup(prog->g, o, ctx, r, &hit);
+    if (rc && rc != MG_ERR_NOMEM) rc = MG_OK, hit = 0, store = 0; /* the search says what is wrong */
+    /* with ranks, rank 0 decides: searched (0), from the cache (1), out of memory (2) */
+    int how = sr_ranks_bcast(rc ? 2 : hit);
+    if (how == 2) return root ? rc : ctx_err(ctx, MG_ERR_NOMEM, "rank 0 ran out of memory reading the search cache");
+    if (how == 1) {
+        if (!root) memset(r, 0, sizeof *r);
+        return MG_OK;
+    }
     rc = sr_search(prog->g, o, ctx, r);
-    if (rc) return rc;
+    if (rc || !root || !store) return rc;
     mg_ctx *c2 = mg_ctx_new(); /* a failed store leaves ctx's message as it was */
     if (c2 && sr_cache_store(prog->g, o, r, c2))
         fprintf(stderr, "mugen: note: the result was not stored in the search cache: %s\n", mg_ctx_error(c2));
     mg_ctx_free(c2);
     return MG_OK;
 }
+
+mg_status mg_ranks_start(mg_ctx *ctx, int *argc, char ***argv, int *rank, int *n_ranks) {
+    mg_status rc = sr_ranks_start(argc, argv, ctx);
+    if (rank) *rank = sr_rank();
+    if (n_ranks) *n_ranks = sr_n_ranks();
+    return rc;
+}
+
+void mg_ranks_end(void) { sr_ranks_end(); }
 
 void mg_search_result_free(mg_search_result *r) {
     if (r) sr_result_free(r);

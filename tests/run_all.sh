@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs every CPU test suite and ends with one total line "N passed, N failed".
 #   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR [FUZZ_BUILD_DIR]
-# Suites: unit tests, the program suite, the codegen suite, the Z3 check and the adversarial verifier
-# corpus (tests/verify) on the release build, then unit and program suites again under
+# Suites: unit tests, the program suite, the codegen suite, the Z3 check, the adversarial verifier
+# corpus (tests/verify) on the release build, the search over MPI ranks (tests/mpi, the build of
+# `make mpi` in build/mpi), then unit and program suites again under
 # AddressSanitizer + UBSan (the program suite in quick mode), then the short fuzz run of both
 # front ends (tests/fuzz/run.sh: the corpus replayed, then FUZZ_SECONDS, 30, of fuzzing per format,
 # with the fuzzers of `make fuzz-build` in FUZZ_BUILD_DIR, build/fuzz). MUGEN_CHECK=1 throughout.
@@ -73,6 +74,7 @@ run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
 run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "verifier corpus (adversarial pairs)" sh tests/verify/run.sh "$rel/mugen"
+run_suite "ranks (MPI: 1, 2 and 4 ranks, resume, a dead rank)" sh tests/mpi/run.sh "$rel/mugen" "${MPI_BUILD:-build/mpi}/mugen"
 run_suite "unit (asan+ubsan)" "$asan/unit"
 run_suite "fuzz (libFuzzer: corpus, then ${FUZZ_SECONDS:-30} s per format)" sh tests/fuzz/run.sh "$fuzz" "${FUZZ_SECONDS:-30}"
 if kill -0 "$bgpid" 2>/dev/null; then

@@ -1,6 +1,6 @@
 #!/bin/sh
-# Checks for what the build needs (a C compiler, make, libcjson-dev; libz3-dev, clang and
-# libclang-rt-dev (libFuzzer) for the tests) and, on Debian or
+# Checks for what the build needs (a C compiler, make, libcjson-dev; libz3-dev, clang,
+# libclang-rt-dev (libFuzzer), libopenmpi-dev and openmpi-bin for the tests) and, on Debian or
 # Ubuntu, installs what is missing (as root, or through sudo). Prints what to install
 # otherwise. Quiet when everything is present.
 missing=""
@@ -8,6 +8,11 @@ command -v cc >/dev/null 2>&1 || missing="$missing gcc"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 [ -f /usr/include/cjson/cJSON.h ] || missing="$missing libcjson-dev"
 [ -f /usr/include/z3.h ] || missing="$missing libz3-dev" # tests/z3: the independent check of the search's pruning
+# tests/mpi (make test): the search over MPI ranks, built by make mpi. Optional: a machine that
+# cannot install them still builds mugen (tests/mpi then fails, saying why).
+optional=""
+command -v mpicc >/dev/null 2>&1 || optional="$optional libopenmpi-dev"
+command -v mpirun >/dev/null 2>&1 || optional="$optional openmpi-bin"
 # tests/fuzz (make fuzz-short, part of make test): clang and its libFuzzer runtime
 if ! command -v clang >/dev/null 2>&1; then
     missing="$missing clang libclang-rt-dev"
@@ -26,6 +31,14 @@ nvrtc_found() {
 if ! nvrtc_found; then
     echo "mugen: libnvrtc (CUDA toolkit) not found: 'make test' compiles every generated kernel" >&2
     echo "       with NVRTC and will fail. Install the CUDA toolkit or set MUGEN_NVRTC=/path/to/libnvrtc.so." >&2
+fi
+if [ -n "$optional" ] && command -v apt-get >/dev/null 2>&1; then
+    SUDO=""
+    [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
+    echo "mugen: installing$optional (make mpi, the search over MPI ranks; optional)" >&2
+    $SUDO apt-get update -qq >/dev/null 2>&1
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $optional >/dev/null 2>&1 ||
+        echo "mugen: note: could not install$optional: make mpi and tests/mpi need them; the plain build does not" >&2
 fi
 [ -z "$missing" ] && exit 0
 echo "mugen: installing missing build dependencies:$missing" >&2

@@ -211,20 +211,23 @@ static mg_status count_tasks(search *s, mg_ctx *ctx) {
     s->done = base_calloc((size_t)s->n_tasks + 1, 1);
     s->task_found = base_calloc((size_t)s->n_tasks + 1, sizeof *s->task_found);
     s->task_n_found = base_calloc((size_t)s->n_tasks + 1, sizeof *s->task_n_found);
-    if (!s->done || !s->task_found || !s->task_n_found) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    s->given = base_alloc(sizeof *s->given * ((size_t)s->n_tasks + 1));
+    s->redo = base_alloc(sizeof *s->redo * ((size_t)s->n_tasks + 1));
+    if (!s->done || !s->task_found || !s->task_n_found || !s->given || !s->redo)
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int64_t t = 0; t <= s->n_tasks; t++) s->given[t] = -1;
     return MG_OK;
 }
 
-/* The workers' and the shared counters, into r. */
+/* The counts of every worker (on rank 0 of several: of every rank), into r. */
 static void add_counts(const search *s, sr_result *r) {
-    for (int i = 0; i < s->n_workers; i++) {
-        const worker *w = &s->workers[i];
-        r->candidates += w->candidates, r->rejected += w->rejected, r->duplicates += w->duplicates;
-        r->screened += w->screened, r->dominated += w->dominated, r->unfit += w->unfit;
-        r->verify_seconds += w->verify_s;
-    }
-    r->first_seconds = s->first_s;
-    r->states = s->states, r->pruned = s->pruned;
+    int64_t c[SR_N_COUNTS];
+    sr_totals(s, c);
+    r->states = c[SR_C_STATES], r->pruned = c[SR_C_PRUNED], r->candidates += c[SR_C_CANDIDATES];
+    r->rejected += c[SR_C_REJECTED], r->duplicates += c[SR_C_DUPLICATES], r->screened += c[SR_C_SCREENED];
+    r->dominated += c[SR_C_DOMINATED], r->unfit += c[SR_C_UNFIT];
+    r->verify_seconds += 1e-6 * (double)c[SR_C_VERIFY_US];
+    r->first_seconds = 1e-6 * (double)c[SR_C_FIRST_US];
     r->tasks = s->n_tasks, r->tasks_done = s->tasks_done;
     r->stopped = s->stop;
 }
@@ -293,6 +296,9 @@ static void search_free(search *s) {
     base_free(s->task_found);
     base_free(s->task_n_found);
     base_free(s->done);
+    base_free(s->given);
+    base_free(s->redo);
+    sr_ranks_free(s);
     vf_ref_free(s->ref);
     vf_ref_free(s->screen_ref);
     sr_small_free(s);
@@ -303,43 +309,43 @@ static void search_free(search *s) {
 
 /* ---- the entry ---- */
 
+/* The steps before the tasks run: MG_OK with s->stop set when the time limit or a stop
+ * request came first (while the verifier prepared its tests). */
+static mg_status prepare(search *s, mg_ctx *ctx, sr_result *r) {
+    const sr_opts *o = s->o;
+    mg_status rc = prepare_program(s, ctx);
+    if (!rc) rc = label_dims(s, ctx);
+    if (!rc) rc = build_egraph(s, ctx, r);
+    if (rc) return rc;
+    /* the verifier's tests of the program, once for every candidate: at full size this takes
+     * seconds, so the time limit and a stop request are seen inside it too */
+    ev_set_stop_fn(egraph_stopped, s);
+    rc = vf_ref_new(s->prog, NULL, ctx, o->verify_tests, o->seed, 1, &s->ref);
+    if (!rc) prepare_screen(s, ctx);
+    ev_set_stop_fn(NULL, NULL);
+    if (rc == MG_ERR_LIMIT && s->stop) return MG_OK; /* stopped before any task: not an error */
+    if (rc) return rc;
+    vf_ref_set_stop(s->ref, &s->stop);
+    rc = make_workers(s, ctx);
+    if (!rc) rc = count_tasks(s, ctx);
+    if (!rc && o->ckpt_dir && sr_rank() == 0) rc = sr_open_checkpoint(s, ctx, r); /* resume the finished tasks */
+    return rc;
+}
+
 mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_result *r) {
     memset(r, 0, sizeof *r);
     search s;
     memset(&s, 0, sizeof s);
     s.prog = prog, s.o = o, s.t0 = sr_now_s();
-    mg_status rc = prepare_program(&s, ctx);
+    s.rank = sr_rank(), s.n_ranks = sr_n_ranks();
+    mg_status rc = prepare(&s, ctx, r);
+    rc = sr_ranks_agree(&s, ctx, rc); /* with ranks: all ready, or all stop (ranks.c) */
     if (rc) goto done;
-    rc = label_dims(&s, ctx);
-    if (rc) goto done;
-    rc = build_egraph(&s, ctx, r);
-    if (rc) goto done;
-    /* the verifier's tests of the program, once for every candidate: at full size this takes
-     * seconds, so the time limit and a stop request are seen inside it too */
-    ev_set_stop_fn(egraph_stopped, &s);
-    rc = vf_ref_new(prog, NULL, ctx, o->verify_tests, o->seed, 1, &s.ref);
-    if (!rc) prepare_screen(&s, ctx);
-    ev_set_stop_fn(NULL, NULL);
-    if (rc == MG_ERR_LIMIT && s.stop) { /* stopped before any task: a stopped search, not an error */
-        add_counts(&s, r);
-        r->seconds = sr_now_s() - s.t0;
-        rc = MG_OK;
-        goto done;
-    }
-    if (rc) goto done;
-    vf_ref_set_stop(s.ref, &s.stop);
-    rc = make_workers(&s, ctx);
-    if (rc) goto done;
-    rc = count_tasks(&s, ctx);
-    if (rc) goto done;
-    if (o->ckpt_dir) { /* resume the finished tasks */
-        rc = sr_open_checkpoint(&s, ctx, r);
-        if (rc) goto done;
-    }
-    sr_run_workers(&s);
+    int early = s.stop; /* stopped before any task */
+    if (!early) sr_run_workers(&s);
     rc = merge_results(&s, ctx, r);
     if (rc) goto done;
-    if (!r->n_found) explain_none(&s, r);
+    if (!r->n_found && !early && s.rank == 0) explain_none(&s, r);
     r->seconds = sr_now_s() - s.t0;
 done:
     search_free(&s);

@@ -52,6 +52,15 @@ mg_status sr_cache_lookup(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, s
  * or the cache off, is MG_OK without a write. Written atomically; evicts the least recently
  * used entries past MUGEN_SEARCH_CACHE_MB. MG_OK, MG_ERR_IO (the folder cannot be written),
  * MG_ERR_NOMEM, or a μGraph of r that does not parse (MG_ERR_PARSE). r is not changed. */
+/* Starts and ends MPI for the ranks (ranks.c; mg_ranks_start). */
+mg_status sr_ranks_start(int *argc, char ***argv, mg_ctx *ctx);
+void sr_ranks_end(void);
+/* This process's rank and the number of ranks (0 and 1 unless sr_ranks_start started MPI
+ * under mpirun). */
+int sr_rank(void);
+int sr_n_ranks(void);
+/* v as rank 0 has it (every rank calls it; v itself with one rank). */
+int sr_ranks_bcast(int v);
 mg_status sr_cache_store(const ir_graph *prog, const sr_opts *o, const sr_result *r, mg_ctx *ctx);
 
 /* The cost model's estimate for a μGraph in microseconds on dev: per kernel, bytes over

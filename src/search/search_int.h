@@ -12,6 +12,7 @@
  *   candidate.c a complete kernel graph: materialised, screened, verified, kept
  *   cost.c      the cost model that ranks what was found
  *   tasks.c     tasks, threads, progress, stopping and the checkpoint
+ *   ranks.c     many processes (MPI): rank 0 hands out the tasks and gathers their results
  */
 #ifndef MG_SEARCH_INT_H
 #define MG_SEARCH_INT_H
@@ -158,8 +159,16 @@ struct search {
     /* the workers, workers[0..n_workers) initialised (sr_worker_init) */
     worker *workers;
     int n_workers;
-    /* shared progress */
+    /* ranks (ranks.c): this process is rank `rank` of n_ranks (0 of 1 without MPI); rk holds
+     * what the ranks' messages need */
+    int rank, n_ranks;
+    struct sr_ranks *rk;
+    /* shared progress, under mu: tasks below next_task are given or done; given[t]: the rank
+     * that was given task t; redo[0..n_redo): tasks of ranks presumed dead, given out first */
     int64_t next_task, n_tasks, n_tasks1; /* n_tasks1: those of the first pass (set_pass) */
+    int32_t *given;
+    int64_t *redo, n_redo;
+    pthread_cond_t cv; /* rank 0's threads waiting for a task that may come back */
     int64_t states, pruned, candidates, rejected, duplicates, found, tasks_done;
     uint8_t *done; /* per task: finished (1) or resumed from the checkpoint (2) */
     sr_found **task_found;
@@ -270,7 +279,50 @@ void sr_worker_free(worker *w);
 mg_status sr_open_checkpoint(search *s, mg_ctx *ctx, sr_result *r);
 /* Runs s's tasks on its workers, one thread each (the caller's thread if none starts),
  * printing progress and stopping at the time limit or a stop request; returns when every
- * worker has finished. */
+ * worker has finished (with ranks: every rank; rank 0 then holds every task's record). */
 void sr_run_workers(search *s);
+/* The name of search s (program and options but --time-limit and --threads): the checkpoint's
+ * key, and what the ranks compare before they start. */
+uint64_t sr_search_key(const search *s);
+/* The record of a task's μGraphs as text, appended to sb (tasks.c: the checkpoint's format). */
+void sr_task_text(int64_t task, int finished, const sr_found *f, int n, strbuf *sb);
+/* Parses a record of sr_task_text: its task, finished or not, and its μGraphs (*found, owned
+ * by the caller with their texts). 0, or -1 (nothing allocated) if malformed. */
+int sr_task_parse(const char *text, int64_t *task, int *finished, sr_found **found, int *n_found);
+/* Under s->mu on rank 0: the next task to give to a thread of `rank` (a task of a rank presumed
+ * dead first, then the lowest neither done nor given), marked as given; -1 when none is left. */
+int64_t sr_dispense(search *s, int rank);
+/* On rank 0: keeps task's μGraphs f[0..n) (taking f and its texts); a finished task is done
+ * and checkpointed. A task already done keeps its first record (f is freed). */
+void sr_record(search *s, int64_t task, sr_found *f, int n, int finished);
+/* Sets s->stop (waking waiting threads) at a stop request or the time limit; s->stop. */
+int sr_check_stop(search *s);
+/* The counts of the progress line and of the result (SR_C_*), of this process's workers;
+ * the per-worker ones (rejected, ...) only once the workers are done. */
+enum { SR_C_STATES, SR_C_PRUNED, SR_C_CANDIDATES, SR_C_FOUND, SR_C_REJECTED, SR_C_DUPLICATES, SR_C_SCREENED,
+       SR_C_DOMINATED, SR_C_UNFIT, SR_C_VERIFY_US, SR_C_FIRST_US, SR_N_COUNTS };
+void sr_counts_local(const search *s, int64_t c[SR_N_COUNTS]);
+/* Prints the progress line of counts c to stderr (a last one, with a newline, when final). */
+void sr_progress(const search *s, const int64_t c[SR_N_COUNTS], int final);
+
+/* ---- ranks.c (without MPI: one rank, and only sr_totals and sr_ranks_agree do anything) ---- */
+/* Every rank calls it once, after preparing its search (rc: how that went): the ranks compare
+ * their status, task count and search key. MG_OK when all are ready; when another rank
+ * stopped before any task, sets s->stop; an error (in ctx) when this or another rank failed,
+ * or when they do not run the same search. */
+mg_status sr_ranks_agree(search *s, mg_ctx *ctx, mg_status rc);
+/* The main thread while the workers run, with ranks: rank 0 hands out tasks and gathers
+ * records, counts and heartbeats; another rank asks for tasks and sends back records. */
+void sr_ranks_watch(search *s);
+/* After the workers are joined: rank > 0 sends what is left and its final counts; rank 0
+ * waits for every other rank's (or for it to be presumed dead). */
+void sr_ranks_finish(search *s);
+/* On rank > 0: the next task for a thread (waits for rank 0), -1 when none is left. */
+int64_t sr_ranks_take(search *s);
+/* On rank > 0: queues task's record for rank 0 (takes f and its texts). */
+void sr_ranks_post(search *s, int64_t task, sr_found *f, int n, int finished);
+/* The whole search's counts: this process's, and on rank 0 every rank's. */
+void sr_totals(const search *s, int64_t c[SR_N_COUNTS]);
+void sr_ranks_free(search *s);
 
 #endif

@@ -115,7 +115,7 @@ static void run_task(worker *w, int64_t task) {
 
 /* The checkpoint: DIR/checkpoint/key names the search (program and options); a file
  * DIR/checkpoint/task-N holds task N's verified μGraphs once it has finished. */
-static uint64_t search_key(const search *s) {
+uint64_t sr_search_key(const search *s) {
     strbuf sb = {0};
     ir_print_text(s->prog, &sb);
     const sr_opts *o = s->o;
@@ -158,30 +158,34 @@ static int write_atomic(const char *path, const char *text) {
     return 0;
 }
 
-/* Task record format: one line "found COST KOPS BOPS KERNELS AEQ FLOAT_ERROR" then the verdict line, then
- * the μGraph text, then a line "%%end". */
+/* A task's record: a line "task N done" (finished) or "task N partial" (stopped early), then
+ * for each μGraph a line "found COST KOPS BOPS KERNELS AEQ FLOAT_ERROR", the verdict line, the
+ * μGraph text and a line "%%end". The checkpoint's task files and the ranks' messages
+ * (ranks.c) are such records. */
+void sr_task_text(int64_t task, int finished, const sr_found *f, int n, strbuf *sb) {
+    sb_printf(sb, "task %lld %s\n", (long long)task, finished ? "done" : "partial");
+    for (int i = 0; i < n; i++)
+        sb_printf(sb, "found %.17g %d %d %d %d %.17g\n%s\n%s%%%%end\n", f[i].cost_us, f[i].kops, f[i].bops,
+                  f[i].kernels, f[i].aeq, f[i].float_error, f[i].verdict, f[i].text);
+}
+
 static void save_task(search *s, int64_t task, const sr_found *f, int n) {
     if (!s->o->ckpt_dir) return;
     strbuf sb = {0};
-    sb_printf(&sb, "task %lld done\n", (long long)task);
-    for (int i = 0; i < n; i++)
-        sb_printf(&sb, "found %.17g %d %d %d %d %.17g\n%s\n%s%%%%end\n", f[i].cost_us, f[i].kops, f[i].bops,
-                  f[i].kernels, f[i].aeq, f[i].float_error, f[i].verdict, f[i].text);
+    sr_task_text(task, 1, f, n, &sb);
     char path[4096];
     snprintf(path, sizeof path, "%s/checkpoint/task-%lld", s->o->ckpt_dir, (long long)task);
     if (sb.s) write_atomic(path, sb.s);
     sb_free(&sb);
 }
 
-/* Loads a finished task's record; 0 if present and well formed. */
-static int load_task(search *s, int64_t task) {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/checkpoint/task-%lld", s->o->ckpt_dir, (long long)task);
-    char *text = read_file(path, NULL);
-    if (!text) return -1;
-    int n = 0, cap = 0, ok = !strncmp(text, "task ", 5);
+int sr_task_parse(const char *text, int64_t *task, int *finished, sr_found **found, int *n_found) {
+    long long t = -1;
+    char how[16] = "";
+    int n = 0, cap = 0, ok = sscanf(text, "task %lld %15s", &t, how) == 2 && t >= 0 &&
+                             (!strcmp(how, "done") || !strcmp(how, "partial"));
     sr_found *f = NULL;
-    char *p = strchr(text, '\n');
+    const char *p = strchr(text, '\n');
     while (ok && p && p[1]) {
         p++;
         sr_found x;
@@ -190,9 +194,9 @@ static int load_task(search *s, int64_t task) {
             ok = 0;
             break;
         }
-        char *v = strchr(p, '\n');
-        char *body = v ? strchr(v + 1, '\n') : NULL;
-        char *end = body ? strstr(body + 1, "%%end\n") : NULL;
+        const char *v = strchr(p, '\n');
+        const char *body = v ? strchr(v + 1, '\n') : NULL;
+        const char *end = body ? strstr(body + 1, "%%end\n") : NULL;
         if (!end) {
             ok = 0;
             break;
@@ -205,7 +209,7 @@ static int load_task(search *s, int64_t task) {
         }
         memcpy(x.text, body + 1, (size_t)(end - body - 1));
         x.text[end - body - 1] = 0;
-        x.task = (int)task;
+        x.task = (int)t;
         if (n == cap) {
             cap = cap ? cap * 2 : 4;
             sr_found *nf = base_realloc(f, sizeof *nf * (size_t)cap);
@@ -219,8 +223,28 @@ static int load_task(search *s, int64_t task) {
         f[n++] = x;
         p = end + 5;
     }
-    base_free(text);
     if (!ok) {
+        for (int i = 0; i < n; i++) base_free(f[i].text);
+        base_free(f);
+        return -1;
+    }
+    *task = t, *finished = !strcmp(how, "done"), *found = f, *n_found = n;
+    return 0;
+}
+
+/* Loads a finished task's record; 0 if present and well formed. */
+static int load_task(search *s, int64_t task) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/checkpoint/task-%lld", s->o->ckpt_dir, (long long)task);
+    char *text = read_file(path, NULL);
+    if (!text) return -1;
+    int64_t t;
+    int finished, n;
+    sr_found *f;
+    int bad = sr_task_parse(text, &t, &finished, &f, &n);
+    base_free(text);
+    if (bad) return -1;
+    if (t != task || !finished) {
         for (int i = 0; i < n; i++) base_free(f[i].text);
         base_free(f);
         return -1;
@@ -244,7 +268,7 @@ mg_status sr_open_checkpoint(search *s, mg_ctx *ctx, sr_result *r) {
     mg_status rc = checkpoint_dir(dir, ctx);
     if (rc) return rc;
     char path[4096], keytext[64];
-    snprintf(keytext, sizeof keytext, "%016llx %lld\n", (unsigned long long)search_key(s), (long long)s->n_tasks);
+    snprintf(keytext, sizeof keytext, "%016llx %lld\n", (unsigned long long)sr_search_key(s), (long long)s->n_tasks);
     snprintf(path, sizeof path, "%s/checkpoint/key", dir);
     char *old = read_file(path, NULL);
     if (old && strcmp(old, keytext)) {
@@ -262,13 +286,58 @@ mg_status sr_open_checkpoint(search *s, mg_ctx *ctx, sr_result *r) {
 
 /* ---- running the workers ---- */
 
+int64_t sr_dispense(search *s, int rank) {
+    int64_t t = -1;
+    while (t < 0 && s->n_redo > 0) { /* a task of a rank presumed dead (ranks.c) */
+        t = s->redo[--s->n_redo];
+        if (s->done[t]) t = -1;
+    }
+    while (t < 0 && s->next_task < s->n_tasks)
+        if (!s->done[s->next_task]) t = s->next_task++;
+        else s->next_task++;
+    if (t >= 0) s->given[t] = rank;
+    return t;
+}
+
+/* The next task for a thread of s, or -1 when there is none left for it: the search stopped,
+ * or every task is done or running. On rank 0 of several, a thread waits while tasks are out
+ * on other ranks (one presumed dead gives its task back, ranks.c); on the others, the task
+ * comes from rank 0. */
+static int64_t next_task(search *s) {
+    if (s->rank > 0) return sr_ranks_take(s);
+    pthread_mutex_lock(&s->mu);
+    int64_t t = -1;
+    while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED) && (t = sr_dispense(s, 0)) < 0 && s->n_ranks > 1 &&
+           s->tasks_done < s->n_tasks)
+        pthread_cond_wait(&s->cv, &s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
+void sr_record(search *s, int64_t task, sr_found *f, int n, int finished) {
+    pthread_mutex_lock(&s->mu);
+    int keep = !s->done[task]; /* a task redone after its rank was presumed dead: the first record stands */
+    if (keep) {
+        for (int i = 0; i < s->task_n_found[task]; i++) base_free(s->task_found[task][i].text);
+        base_free(s->task_found[task]);
+        s->task_found[task] = f, s->task_n_found[task] = n;
+        if (finished) s->done[task] = 1, s->tasks_done++;
+        pthread_cond_broadcast(&s->cv);
+    }
+    pthread_mutex_unlock(&s->mu);
+    if (!keep) {
+        for (int i = 0; i < n; i++) base_free(f[i].text);
+        base_free(f);
+    } else if (finished) {
+        save_task(s, task, f, n);
+    }
+}
+
 /* Takes the next task and runs it; 0 when there are none left or the search was stopped. */
 static int take_task(worker *w) {
     search *s = w->s;
-    if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) return 0;
-    int64_t task = __atomic_fetch_add(&s->next_task, 1, __ATOMIC_RELAXED);
-    if (task >= s->n_tasks) return 0;
-    if (s->done[task]) return 1;
+    int64_t task = next_task(s);
+    if (task < 0) return 0;
     int64_t st0 = w->states;
     double t0 = sr_now_s();
     run_task(w, task);
@@ -282,11 +351,8 @@ static int take_task(worker *w) {
         for (int i = 0; i < w->n_found; i++) base_free(w->found[i].text);
     int n = copy ? w->n_found : 0;
     w->n_found = 0;
-    pthread_mutex_lock(&s->mu);
-    s->task_found[task] = copy, s->task_n_found[task] = n;
-    if (finished) s->done[task] = 1, s->tasks_done++;
-    pthread_mutex_unlock(&s->mu);
-    if (finished) save_task(s, task, copy, n);
+    if (s->rank > 0) sr_ranks_post(s, task, copy, n, finished);
+    else sr_record(s, task, copy, n, finished);
     publish(w);
     return 1;
 }
@@ -299,19 +365,30 @@ static void *worker_main(void *arg) {
     return NULL;
 }
 
+void sr_counts_local(const search *s, int64_t c[SR_N_COUNTS]) {
+    memset(c, 0, sizeof(int64_t) * SR_N_COUNTS);
+    c[SR_C_STATES] = __atomic_load_n(&s->states, __ATOMIC_RELAXED);
+    c[SR_C_PRUNED] = __atomic_load_n(&s->pruned, __ATOMIC_RELAXED);
+    c[SR_C_CANDIDATES] = __atomic_load_n(&s->candidates, __ATOMIC_RELAXED);
+    c[SR_C_FOUND] = __atomic_load_n(&s->found, __ATOMIC_RELAXED);
+    c[SR_C_FIRST_US] = (int64_t)(s->first_s * 1e6);
+    if (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0) return; /* the workers' own counts once they are done */
+    for (int i = 0; i < s->n_workers; i++) {
+        const worker *w = &s->workers[i];
+        c[SR_C_REJECTED] += w->rejected, c[SR_C_DUPLICATES] += w->duplicates, c[SR_C_SCREENED] += w->screened;
+        c[SR_C_DOMINATED] += w->dominated, c[SR_C_UNFIT] += w->unfit;
+        c[SR_C_VERIFY_US] += (int64_t)(w->verify_s * 1e6);
+    }
+}
 
-static void progress(search *s, int final) {
+void sr_progress(const search *s, const int64_t c[SR_N_COUNTS], int final) {
     double t = sr_now_s() - s->t0;
-    int64_t st = __atomic_load_n(&s->states, __ATOMIC_RELAXED);
     fprintf(stderr, "%ssearch: %.0f s, %lld states (%.0f/s), %lld pruned, %lld candidates, %lld found, tasks %lld/%lld%s",
-            isatty(2) ? "\r" : "", t, (long long)st, t > 0 ? (double)st / t : 0.0,
-            (long long)__atomic_load_n(&s->pruned, __ATOMIC_RELAXED),
-            (long long)__atomic_load_n(&s->candidates, __ATOMIC_RELAXED),
-            (long long)__atomic_load_n(&s->found, __ATOMIC_RELAXED),
+            isatty(2) ? "\r" : "", t, (long long)c[SR_C_STATES], t > 0 ? (double)c[SR_C_STATES] / t : 0.0,
+            (long long)c[SR_C_PRUNED], (long long)c[SR_C_CANDIDATES], (long long)c[SR_C_FOUND],
             (long long)s->tasks_done, (long long)s->n_tasks, final || !isatty(2) ? "\n" : "  ");
     fflush(stderr);
 }
-
 
 /* Starts a thread for each of s's workers; if none starts, the caller's thread does the work
  * (and returns when it is done). The number of threads started. */
@@ -329,18 +406,29 @@ static int start_threads(search *s, pthread_t *th) {
     return started;
 }
 
-/* The main thread prints progress once a second while the workers run, and ends the search
- * at the time limit or a stop request even while every worker verifies. */
-static void watch(search *s) {
+int sr_check_stop(search *s) {
     const sr_opts *o = s->o;
+    if ((o->stop && *o->stop) || (o->time_limit > 0 && sr_now_s() - s->t0 > o->time_limit)) {
+        pthread_mutex_lock(&s->mu);
+        __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+    return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
+}
+
+/* The main thread of a single process prints progress once a second while the workers run,
+ * and ends the search at the time limit or a stop request even while every worker verifies. */
+static void watch(search *s) {
     double last = sr_now_s();
     while (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0) {
         nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-        if ((o->stop && *o->stop) || (o->time_limit > 0 && sr_now_s() - s->t0 > o->time_limit))
-            __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
-        if (o->progress && sr_now_s() - last >= 1.0) {
+        sr_check_stop(s);
+        if (s->o->progress && sr_now_s() - last >= 1.0) {
+            int64_t c[SR_N_COUNTS];
             last = sr_now_s();
-            progress(s, 0);
+            sr_counts_local(s, c);
+            sr_progress(s, c, 0);
         }
     }
 }
@@ -349,10 +437,18 @@ void sr_run_workers(search *s) {
     pthread_t th[SR_MAX_THREADS];
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->shrink_mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
     int started = start_threads(s, th);
-    watch(s);
+    if (s->n_ranks > 1) sr_ranks_watch(s); /* ranks.c: the messages between the ranks */
+    else watch(s);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (s->n_ranks > 1) sr_ranks_finish(s);
+    pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->shrink_mu);
-    if (s->o->progress) progress(s, 1);
+    if (s->o->progress && s->rank == 0) {
+        int64_t c[SR_N_COUNTS];
+        sr_totals(s, c);
+        sr_progress(s, c, 1);
+    }
 }
