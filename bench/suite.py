@@ -128,10 +128,10 @@ def program_fn(text):
     return ins, outs, fn, count
 
 
-def run_mugen(binary, path, reps, seed, extra):
+def run_mugen(binary, path, reps, seed, extra, ugraph=None):
     t0 = time.time()
     p = subprocess.run([binary, "run", "--backend", "gpu", "--reps", str(reps), "--seed", str(seed)]
-                       + extra + [path], capture_output=True, text=True)
+                       + extra + [path] + ([ugraph] if ugraph else []), capture_output=True, text=True)
     out = p.stdout + p.stderr
     t = re.findall(r"time\s+([0-9.]+) us", out)
     e = [float(x) for x in re.findall(r"rel err ([0-9.e+-]+|nan|inf)", out)]
@@ -156,6 +156,17 @@ def write_table(rows, out, say, seed, final):
                      f"{r.get('mugen_err') if r.get('mugen_err') is not None else '-'} | "
                      + " | ".join(f"{r[k]:.3g}" if isinstance(r.get(k), float) else "-" for k in ("eager_err", "compile_err"))
                      + " |")
+    best = [min(x for x in (r.get("eager"), r.get("compile")) if x) / r["mugen"]
+            for r in rows if r.get("mugen") and (r.get("eager") or r.get("compile"))]
+    lines.append("")
+    lines.append(f"| {'program':<18} | {'mugen from':>12} | {'lowered us':>10} | {'searched us':>11} | {'best torch/mugen':>16} |")
+    lines.append(f"|{'-' * 20}|{'-' * 14}|{'-' * 12}|{'-' * 13}|{'-' * 18}|")
+    for r in rows:
+        bt = min([x for x in (r.get("eager"), r.get("compile")) if x] or [0])
+        lines.append(f"| {r['case']:<18} | {r.get('mugen_src', '-'):>12} | {f(r.get('lowered'), 10)} | "
+                     f"{f(r.get('searched'), 11)} | {f(bt / r['mugen'] if bt and r.get('mugen') else None, 16)} |")
+    lines.append(f"\nbest of eager and torch.compile over mugen: geometric mean {geo(best):.3f}x, lowest "
+                 f"{min(best) if best else float('nan'):.3f}x, {sum(1 for b in best if b < 0.9)} programs below 0.9x")
     ge = geo([r["eager"] / r["mugen"] for r in rows if r.get("mugen") and r.get("eager")])
     gc = geo([r["compile"] / r["mugen"] for r in rows if r.get("mugen") and r.get("compile")])
     behind = [r["case"] for r in rows if not (r.get("mugen") and r.get("eager") and r["mugen"] <= r["eager"])]
@@ -185,6 +196,9 @@ def main():
     ap.add_argument("--seed", type=int, default=int(time.time()))
     ap.add_argument("--out", help="directory for table.md and log.txt")
     ap.add_argument("--no-plain", action="store_true", help="skip the --plain runs")
+    ap.add_argument("--searched", help="DIR/NAME/ holds program NAME's searched μGraphs (ugraph-N.mu, "
+                    "best.mu; bench/general_search.sh): mugen's time is the fastest correct of them and "
+                    "the lowered program, as mugen optimize chooses")
     a = ap.parse_args()
     here = os.path.dirname(os.path.abspath(__file__))
     progs = a.programs or sorted(os.path.join(here, "suite", f)
@@ -227,7 +241,19 @@ def main():
             log.append(f"== {name} {mode} (exit {m['rc']}, {m['secs']:.1f} s)\n{m['log']}")
             r[mode] = m["us"] if m["rc"] == 0 else None
             r[mode + "_err"], r[mode + "_rc"], r[mode + "_k"] = m["err"], m["rc"], m["launches"]
-        say(f"[{name}] mugen {r.get('mugen')} us (exit {r.get('mugen_rc')}, {r.get('mugen_k')} launches, "
+        r["lowered"], r["mugen_src"] = r.get("mugen"), "lowered"
+        sdir = os.path.join(a.searched, name) if a.searched else None
+        found = sorted((f for f in os.listdir(sdir) if re.match(r"(ugraph-\d+|best)\.mu$", f)),
+                       key=lambda f: int(re.sub(r"\D", "", f) or 0)) if sdir and os.path.isdir(sdir) else []
+        for f in found:
+            m = run_mugen(a.bin, path, a.reps, seed, [], os.path.join(sdir, f))
+            log.append(f"== {name} searched {f} (exit {m['rc']}, {m['secs']:.1f} s)\n{m['log']}")
+            say(f"[{name}] searched {f}: {m['us']} us (exit {m['rc']}, err {m['err']})")
+            if m["rc"] == 0 and m["us"] and (r.get("searched") is None or m["us"] < r["searched"]):
+                r["searched"], r["searched_src"] = m["us"], f
+            if m["rc"] == 0 and m["us"] and (r.get("mugen") is None or m["us"] < r["mugen"]):
+                r["mugen"], r["mugen_src"], r["mugen_k"], r["mugen_err"] = m["us"], f, m["launches"], m["err"]
+        say(f"[{name}] mugen {r.get('mugen')} us ({r['mugen_src']}, exit {r.get('mugen_rc')}, {r.get('mugen_k')} launches, "
             f"err {r.get('mugen_err')}), plain {r.get('plain')}, eager {r.get('eager')}, "
             f"compile {r.get('compile')}, floor {floor:.2f}")
         rows.append(r)
