@@ -5,20 +5,31 @@
 #   - a Lax program: mugen search --time-limit 600; its ranked μGraphs go to
 #     bench/general/searched/NAME/ (summary.txt and the 4 best-ranked, which `mugen optimize`
 #     would run);
-#   - any other: mugen optimize --backend c (piece by piece, each Lax piece searched for up to
-#     60 s, the default); its whole-program μGraph goes to bench/general/searched/NAME/best.mu.
+#   - any other: mugen optimize (piece by piece, each Lax piece searched for up to
+#     60 s, the default; its pieces timed on the GPU if there is one, else with the C backend);
+#     its whole-program μGraph goes to bench/general/searched/NAME/best.mu.
 # A program whose folder already holds summary.txt is skipped (FORCE=1 searches it again).
+# JOBS=N searches N programs at once (2 threads each: on a machine of 2N cores, each search
+# still has its 2 cores); TIME_LIMIT (600) and OUT (bench/general/searched) may be set.
 # Then, on the GPU machine, bench/general.sh times each program's μGraphs and its plain
 # lowering against PyTorch eager and torch.compile (bench/suite.py --searched).
 #   sh bench/general_search.sh [BUILD/mugen] [NAME ...]
-M=${1:-build/mugen}
-[ $# -ge 1 ] && shift
-OUT=bench/general/searched
+if [ "$1" = --one ]; then # one program: sh bench/general_search.sh --one MUGEN NAME
+    M=$2
+    set -- "$3"
+else
+    M=${1:-build/mugen}
+    [ $# -ge 1 ] && shift
+    [ $# -gt 0 ] || set -- $(ls bench/general/*.mu | sed 's|.*/||; s|\.mu$||')
+    if [ "${JOBS:-1}" -gt 1 ]; then
+        printf '%s\n' "$@" | xargs -P "$JOBS" -n 1 sh "$0" --one "$M"
+        exit 0
+    fi
+fi
+OUT=${OUT:-bench/general/searched}
 mkdir -p "$OUT"
 export MUGEN_SEARCH_CACHE=off
-names=$*
-[ -n "$names" ] || names=$(ls bench/general/*.mu | sed 's|.*/||; s|\.mu$||')
-for n in $names; do
+for n in "$@"; do
     p=bench/general/$n.mu
     d=$OUT/$n
     if [ -f "$d/summary.txt" ] && [ -z "$FORCE" ]; then
@@ -27,14 +38,14 @@ for n in $names; do
     fi
     rm -rf "$d" "$d.tmp"
     t0=$(date +%s)
-    "$M" search "$p" --threads 2 --time-limit 600 --quiet --out "$d.tmp" >"$d.out" 2>"$d.err"
+    "$M" search "$p" --threads 2 --time-limit "${TIME_LIMIT:-600}" --quiet --out "$d.tmp" >"$d.out" 2>"$d.err"
     rc=$?
     if grep -q 'not Lax' "$d.err"; then
         rm -rf "$d.tmp"
         mkdir -p "$d.tmp"
-        "$M" optimize "$p" --backend c --threads 2 --out "$d.tmp" >"$d.out" 2>"$d.err"
+        "$M" optimize "$p" --threads 2 --out "$d.tmp" >"$d.out" 2>"$d.err"
         rc=$?
-        { echo "# mugen optimize $p --backend c --threads 2 (not Lax: piece by piece), exit $rc"; cat "$d.out"; } >"$d.tmp/summary.txt"
+        { echo "# mugen optimize $p --threads 2 (not Lax: piece by piece), exit $rc"; cat "$d.out"; } >"$d.tmp/summary.txt"
     else
         # keep the summary and optimize's --top 4, drop the rest (checkpoint, .json, .dot)
         rm -rf "$d.tmp/checkpoint" "$d.tmp"/*.json "$d.tmp"/*.dot "$d.tmp/.lock"
