@@ -38,16 +38,18 @@ for n in "$@"; do
     fi
     rm -rf "$d" "$d.tmp"
     t0=$(date +%s)
-    "$M" search "$p" --threads 2 --time-limit "${TIME_LIMIT:-600}" --quiet --out "$d.tmp" >"$d.out" 2>"$d.err"
+    # the search stops itself at its limit; timeout only guards against one that does not
+    timeout $((${TIME_LIMIT:-600} + 40)) "$M" search "$p" --threads 2 --time-limit "${TIME_LIMIT:-600}" --quiet --out "$d.tmp" >"$d.out" 2>"$d.err"
     rc=$?
     if grep -q 'not Lax' "$d.err"; then
         rm -rf "$d.tmp"
         mkdir -p "$d.tmp"
-        "$M" optimize "$p" --threads 2 --out "$d.tmp" >"$d.out" 2>"$d.err"
+        timeout $((${TIME_LIMIT:-600} + 40)) "$M" optimize "$p" --threads 2 --out "$d.tmp" >"$d.out" 2>"$d.err"
         rc=$?
         { echo "# mugen optimize $p --threads 2 (not Lax: piece by piece), exit $rc"; cat "$d.out"; } >"$d.tmp/summary.txt"
     else
         # keep the summary and optimize's --top 4, drop the rest (checkpoint, .json, .dot)
+        [ $rc -eq 124 ] && echo "search: killed $((${TIME_LIMIT:-600} + 40)) s after its start: it did not stop at its time limit" >"$d.tmp/summary.txt"
         rm -rf "$d.tmp/checkpoint" "$d.tmp"/*.json "$d.tmp"/*.dot "$d.tmp/.lock"
         for f in "$d.tmp"/ugraph-*.mu; do
             [ -f "$f" ] || continue
