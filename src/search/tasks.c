@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "search_int.h"
+#include "../eval/eval.h"
 
 /* ---- the clock and stopping ---- */
 
@@ -359,8 +360,10 @@ static int take_task(worker *w) {
 
 static void *worker_main(void *arg) {
     worker *w = arg;
+    ev_set_stop(&w->s->stop); /* one long evaluation (a full-size verification) ends at the time limit too */
     while (take_task(w)) {
     }
+    ev_set_stop(NULL);
     __atomic_sub_fetch(&w->s->running, 1, __ATOMIC_RELEASE);
     return NULL;
 }
