@@ -124,10 +124,21 @@ uint64_t sr_text_hash(const char *s) {
  * those operators. The screen only rejects; what is kept is verified at full size. */
 
 /* Adds node i of g, untiled and shrunk as in sr_untile, to c (map: g's nodes to c's):
- * map[i] = its node, or -1 where it cannot be untiled (reshape, repeat, a partial sum) or on
- * error. 0 if a name or output could not be set, else 1. */
+ * map[i] = its node, or -1 where it cannot be untiled (repeat, a reshape other than a
+ * trailing dim of 1 appended or dropped, a partial sum) or on error. 0 if a name or output could not be set, else 1. */
 static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
                         int keep, mg_ctx *ctx);
+
+/* Does reshape nd only append or drop a trailing dim of size 1 (a split reduction's partial
+ * sums set side by side, or squeezed once summed)? Such a reshape moves no index. */
+static int trailing_one(const ir_graph *g, const ir_node *nd) {
+    const ir_shape *a = &g->nodes[nd->in[0]].shape;
+    int n = nd->n_ints < a->ndim ? nd->n_ints : a->ndim;
+    for (int d = 0; d < n; d++)
+        if (nd->ints[d] != a->d[d]) return 0;
+    return (nd->n_ints == a->ndim + 1 && nd->ints[a->ndim] == 1) ||
+           (nd->n_ints == a->ndim - 1 && a->d[a->ndim - 1] == 1);
+}
 
 static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
                        int n, int keep, mg_ctx *ctx) {
@@ -148,6 +159,15 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
         break;
     case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
     case IR_OP_RESHAPE:
+        if (trailing_one(g, nd)) { /* resized (or untiled) with its operand */
+            const ir_shape *a = &c->nodes[p.in[0]].shape;
+            for (int d = 0; d < p.n_ints; d++) p.ints[d] = d < a->ndim ? a->d[d] : 1;
+            map[i] = ir_add_node(c, ctx, &p);
+            if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
+        } else {
+            map[i] = -1;
+        }
+        break;
     case IR_OP_REPEAT: map[i] = -1; break;
     case IR_OP_CONCAT:
     case IR_OP_TRANSPOSE:
@@ -383,7 +403,9 @@ static int same_reductions(const ir_graph *g, const ir_graph *h) {
         case IR_KIND_MATMUL:
             if (ia->d[ia->ndim - 1] != ib->d[ib->ndim - 1]) return 0;
             break;
-        case IR_KIND_LAYOUT: return 0;
+        case IR_KIND_LAYOUT:
+            if (a->op != IR_OP_RESHAPE || !trailing_one(g, a)) return 0;
+            break;
         default: break;
         }
         if (a->op == IR_OP_KERNEL && !a->index && a->body && (!b->body || !same_reductions(a->body, b->body)))

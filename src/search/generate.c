@@ -150,9 +150,37 @@ uint64_t sr_ops_mask(const char *list, char *why, size_t n) {
 }
 
 /* Kernel-level: tries pre-defined op p over tensors ta[] (n_in of them). */
+/* Is kernel tensor x (or constant, x < 0) partial sums: a split reduction's blocks side by
+ * side along a last dim of more than one (a rank above every tensor of the program's)? */
+static int partial(const worker *w, int x) {
+    if (x < 0) return 0;
+    const ir_shape *sh = &w->k->nodes[w->t[x].node].shape;
+    return sh->ndim > w->s->max_rank && sh->d[sh->ndim - 1] > 1;
+}
+
+/* Partial sums stay linear until they are summed: an operator over them is right for every
+ * split only if it commutes with that sum. A sum (the combine itself, or over another dim),
+ * partials added to partials, and partials times or over a tensor constant along the parts
+ * (same rank, last dim 1: a total already summed) pass; anything else (exp, sqr, matmul,
+ * partials over partials, a total over partials) would be a wrong combination that the
+ * abstract expressions admit (sum over div is an unsound pruning axiom) and only a
+ * verification at a larger size rejects. */
+static int linear_in_partials(const worker *w, const ir_node *p, const int *ta) {
+    int pa = partial(w, ta[0]), pb = p->n_in > 1 && partial(w, ta[1]);
+    if (!pa && !pb) return 1;
+    if (p->op == IR_OP_SUM) return 1;
+    if (p->op == IR_OP_ADD || p->op == IR_OP_SUB) return pa && pb;
+    if (p->op != IR_OP_MUL && (p->op != IR_OP_DIV || !pa)) return 0;
+    if (pa && pb) return 0;
+    int o = pa ? ta[1] : ta[0];
+    if (o < 0) return 1; /* a program constant */
+    const ir_shape *a = &w->k->nodes[w->t[pa ? ta[0] : ta[1]].node].shape, *b = &w->k->nodes[w->t[o].node].shape;
+    return b->ndim == a->ndim && b->d[b->ndim - 1] == 1;
+}
+
 static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t attr) {
     key kk = make_key(ta, p.n_in, p.op, attr);
-    if (key_cmp(&kk, last) <= 0 || !k_operands_ok(w, ta, p.n_in)) return;
+    if (key_cmp(&kk, last) <= 0 || !k_operands_ok(w, ta, p.n_in) || !linear_in_partials(w, &p, ta)) return;
     int32_t tin[2];
     for (int i = 0; i < p.n_in; i++) {
         int x = ta[i];

@@ -30,9 +30,10 @@ enum { SR_MAX_TENSORS = 48, SR_MAX_KOPS = 8, SR_MAX_CONSTS = 8 };
 /* worker threads at most (--threads) */
 enum { SR_MAX_THREADS = 256 };
 /* Bumped whenever the generator changes what a task explores or what its results say (15:
- * verdicts reached at smaller instances): a checkpoint written by another version is
+ * verdicts reached at smaller instances; 16: operators over partial sums only where linear,
+ * trailing-1 reshapes screened and verified at smaller instances): a checkpoint written by another version is
  * refused rather than mixed in. */
-enum { SEARCH_VERSION = 15 };
+enum { SEARCH_VERSION = 16 };
 /* The deepest program the search takes (operators on its longest path): its abstract
  * expressions recurse once per level; 50,000 levels ran on the main thread's 8 MB stack. */
 enum { SR_MAX_DEPTH = 20000 };
