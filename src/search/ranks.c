@@ -298,6 +298,17 @@ static void watch_worker(search *s) {
 
 /* ---- rank 0: hands out tasks, gathers records ---- */
 
+/* Rank 0: rank r's unfinished tasks go back to the others, lowest first. The number. */
+static int take_back(search *s, int r) {
+    int n = 0;
+    pthread_mutex_lock(&s->mu);
+    for (int64_t t = s->n_tasks - 1; t >= 0; t--) /* lowest task last: given out first */
+        if (s->given[t] == r && !s->done[t]) s->redo[s->n_redo++] = t, s->given[t] = -1, n++;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    return n;
+}
+
 /* Rank 0: task's record from rank `from`. */
 static void take_record(search *s, const char *text, int from) {
     int64_t task;
@@ -338,7 +349,10 @@ static int receive_at_root(search *s) {
             int64_t c[SR_N_COUNTS];
             MPI_Recv(c, SR_N_COUNTS, MPI_INT64_T, from, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
             if (tag == TAG_COUNTS || tag == TAG_FINAL) memcpy(rk->counts[from], c, sizeof c);
-            if (tag == TAG_FINAL && rk->state[from] == R_RUNNING) rk->state[from] = R_FINISHED;
+            if (tag == TAG_FINAL && rk->state[from] == R_RUNNING) {
+                rk->state[from] = R_FINISHED;
+                take_back(s, from); /* a record it could not send (out of memory) is redone */
+            }
         }
         rk->heard[from] = sr_now_s();
     }
@@ -372,12 +386,7 @@ static void bury(search *s) {
         rk->state[r] = R_DEAD;
         rk->want[r] = 0;
         memset(rk->counts[r], 0, sizeof rk->counts[r]);
-        int n = 0;
-        pthread_mutex_lock(&s->mu);
-        for (int64_t t = s->n_tasks - 1; t >= 0; t--) /* lowest task last: given out first */
-            if (s->given[t] == r && !s->done[t]) s->redo[s->n_redo++] = t, n++;
-        pthread_cond_broadcast(&s->cv);
-        pthread_mutex_unlock(&s->mu);
+        int n = take_back(s, r);
         fprintf(stderr, "mugen: rank %d silent for %.0f s, presumed dead: its %d unfinished task%s go%s to "
                 "the other ranks\n", r, limit, n, n == 1 ? "" : "s", n == 1 ? "es" : "");
     }
