@@ -13,7 +13,10 @@ enum {
     MAX_LEAVES = 4,              /* stored tensors one recomputed elementwise value reads */
     THREADS = 128,
 };
-typedef enum { F_MM, F_ROW, F_EW } form;
+typedef enum { F_MM, F_ROW, F_EW, F_ATTN } form;
+/* form ATTN's tile spaces: the output, the scores' operands A and B, the scores' elementwise
+ * function E, and V */
+enum { SP_O, SP_A, SP_B, SP_E, SP_V };
 /* MM tiling rules (mm_tiles); compile-time so bench variants can be built with OPT=-D... */
 #ifndef LW_BN
 #define LW_BN 64         /* output columns a block */
@@ -58,6 +61,7 @@ typedef struct lw {
      * kin_p), its grid dim gk taking split blocks; b then adds them and runs the epilogue */
     int split, gk, sdim, fdim, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
+    int *att;       /* att[o] = S + 1: matmul o is attention over the scores matmul S */
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
 } lw;
@@ -223,6 +227,18 @@ static int emit_matmul(lw *L, int i, int s, int depth) {
     return ir_add_node(L->b, L->ctx, &p);
 }
 
+/* Form ATTN's scores S = matmul(A, B), the one matmul of its E (att[root]), in space SP_E:
+ * A's rows and B's keys as E's tile has them, the whole depth in one tile. */
+static int emit_scores(lw *L, int i, int s, int depth) {
+    const ir_node *n = &L->g->nodes[i];
+    if (i != L->att[L->root] - 1 || s != SP_E) return -(int)MG_ERR_SHAPE;
+    int a = emit(L, n->in[0], SP_A, depth + 1);
+    int b = a < 0 ? a : emit(L, n->in[1], SP_B, depth + 1);
+    if (b < 0) return b;
+    ir_node p = proto(IR_OP_MATMUL, a, b);
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
 /* A reduction of the ROW form along the reduced dim: sum or max of its operand's tile, then
  * an accumulator when the loop walks that dim (sums only). */
 static int emit_reduce(lw *L, int i, int s, int depth) {
@@ -252,7 +268,8 @@ static int emit(lw *L, int i, int s, int depth) {
     if (depth > MAX_DEPTH) return -(int)MG_ERR_LIMIT;
     if (L->mat[i] && i != L->root) r = emit_iter(L, i, s);
     else if (n->op == IR_OP_CONST) r = ir_add_const(L->b, L->ctx, n->lit, 0, 0);
-    else if (n->op == IR_OP_MATMUL) r = emit_matmul(L, i, s, depth);
+    else if (n->op == IR_OP_MATMUL)
+        r = L->f == F_ATTN ? emit_scores(L, i, s, depth) : emit_matmul(L, i, s, depth);
     else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX) r = emit_reduce(L, i, s, depth);
     else if (is_ew(n->op)) {
         ir_node p = proto(n->op, 0, 0);
@@ -462,6 +479,276 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     return st == MG_ERR_NOMEM ? st : st ? MG_ERR_SHAPE : MG_OK;
 }
 
+static mg_status build(lw *L, int root);
+static int sole_root(lw *L, int i, int *stack);
+
+/* ---- form ATTN: O = matmul(E / sum(E, last dim), V), E elementwise over S = matmul(A, B) ---- */
+
+/* The parts of attention root o: x = E / s, e (E), s = sum(E). */
+static void attn_parts(const lw *L, int o, int *x, int *e, int *s) {
+    *x = L->g->nodes[o].in[0];
+    *e = L->g->nodes[*x].in[0], *s = L->g->nodes[*x].in[1];
+}
+
+/* Adds a reshape of v to the given dims, or -rc. */
+static int reshape_to(lw *L, int v, const int64_t *dims, int nd) {
+    if (v < 0) return v;
+    ir_node p = proto(IR_OP_RESHAPE, v, 0);
+    p.n_ints = nd;
+    for (int d = 0; d < nd; d++) p.ints[d] = dims[d];
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
+/* Saves value v (a tile of the output space SP_O) of the kernel being built through the
+ * grid dims that split the output; with `partial`, as a split's partial: the output's
+ * leading dims of size 1 dropped (L->sdim of them) and the split a new last dim, taken by
+ * grid dim gk. Index of the output, or -rc. */
+static int attn_save(lw *L, int v, int partial) {
+    if (v < 0) return v;
+    if (partial) {
+        const ir_shape *vs = &L->b->nodes[v].shape;
+        int64_t dims[IR_MAX_DIMS];
+        int nd = 0;
+        for (int d = L->sdim; d < vs->ndim; d++) dims[nd++] = vs->d[d];
+        dims[nd++] = 1;
+        v = reshape_to(L, v, dims, nd);
+        if (v < 0) return v;
+    }
+    ir_node p = proto(IR_OP_SAVE, v, 0);
+    p.index = L->b->n_outputs;
+    for (int g = 0; g < 3; g++) {
+        int d = L->sp[SP_O].gdim[g];
+        p.map[g] = partial && g == L->gk ? L->b->nodes[v].shape.ndim - 1
+                   : L->grid[g] > 1 && d >= 0 ? d - (partial ? L->sdim : 0) : -1;
+    }
+    v = ir_add_node(L->b, L->ctx, &p);
+    return v < 0 ? v : ir_add_output(L->b, L->ctx, v);
+}
+
+/* The combining kernel's value of a split's partials of value shape vs and type t: the
+ * block's tile of every split at once (the split the last dim, L->sdim leading dims of 1
+ * dropped), summed over the splits, reshaped to vs's rank. */
+static int attn_combine_in(lw *L, int j, const ir_shape *vs, mg_dtype t, const char *nm) {
+    if (L->n_kin == IR_MAX_IN) return -(int)ctx_err(L->ctx, MG_ERR_LIMIT, "kernel inputs");
+    ir_shape ps = {.ndim = 0};
+    for (int d = L->sdim; d < vs->ndim; d++) ps.d[ps.ndim++] = vs->d[d];
+    ps.d[ps.ndim++] = L->split;
+    int r = ir_block_add_kin(L->b, L->ctx, nm, t, &ps);
+    if (r < 0) return r;
+    L->kin[L->n_kin++] = -(j + 1);
+    ir_node p = proto(IR_OP_ITER, 0, 0);
+    p.index = r;
+    for (int g = 0; g < 3; g++) {
+        int d = L->sp[SP_O].gdim[g];
+        p.map[g] = L->grid[g] > 1 && d >= 0 && vs->d[d] > 1 ? d - L->sdim : -1;
+    }
+    int v = ir_add_node(L->b, L->ctx, &p);
+    p = proto(IR_OP_ACCUM, v, 0);
+    if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+    p = proto(IR_OP_SUM, v, 0);
+    p.dim = ps.ndim - 1, p.group = L->split;
+    if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+    if (v < 0) return v;
+    int64_t dims[IR_MAX_DIMS];
+    for (int d = 0; d < vs->ndim; d++) dims[d] = d < L->sdim ? 1 : L->b->nodes[v].shape.d[d - L->sdim];
+    return reshape_to(L, v, dims, vs->ndim);
+}
+
+/* Form ATTN's spaces for grid dims gdim of the output (rows r - 2, batch dims before) and
+ * the split of the keys on grid dim gk: A moves with the rows, B and V with the keys, E
+ * with both; the loop walks the keys. */
+static void attn_spaces(lw *L, int o, int S) {
+    const ir_graph *g = L->g;
+    const ir_shape *os = &g->nodes[o].shape;
+    int r = os->ndim, x, e, s;
+    attn_parts(L, o, &x, &e, &s);
+    space *P = L->sp;
+    P[SP_A].ref = g->nodes[g->nodes[S].in[0]].shape, P[SP_B].ref = g->nodes[g->nodes[S].in[1]].shape;
+    P[SP_E].ref = g->nodes[e].shape, P[SP_V].ref = g->nodes[g->nodes[o].in[1]].shape;
+    int nb = P[SP_B].ref.ndim, nv = P[SP_V].ref.ndim;
+    for (int k = SP_A; k <= SP_V; k++) P[k].set = 1;
+    P[SP_A].fdim = -1, P[SP_B].fdim = nb - 1, P[SP_E].fdim = r - 1, P[SP_V].fdim = nv - 2;
+    for (int k = 0; k < 3; k++) {
+        int d = P[SP_O].gdim[k];
+        if (L->split > 1 && k == L->gk) {
+            P[SP_A].gdim[k] = -1, P[SP_B].gdim[k] = nb - 1, P[SP_E].gdim[k] = r - 1, P[SP_V].gdim[k] = nv - 2;
+            continue;
+        }
+        P[SP_E].gdim[k] = d;
+        P[SP_A].gdim[k] = leaf_dim(os, &P[SP_A].ref, d);
+        P[SP_B].gdim[k] = d == r - 2 ? -1 : leaf_dim(os, &P[SP_B].ref, d);
+        P[SP_V].gdim[k] = d == r - 2 ? -1 : leaf_dim(os, &P[SP_V].ref, d);
+    }
+}
+
+/* Builds attention root L->root, try t (each halves the keys an iteration; the third also
+ * the rows): one kernel when its blocks fill the GPU, else the keys split over grid dim gk
+ * (FlashDecoding) with partial numerators E V and denominators sum(E) saved, and a second
+ * kernel adding them one split an iteration and dividing. Every block: S = A B over the
+ * whole depth, E = f(S, ...), its row sum and E V accumulated over its keys, and (no split)
+ * (E V) / sum(E), which is (E / sum(E)) V. */
+static mg_status attn_try(lw *L, int t) {
+    const ir_graph *g = L->g;
+    int o = L->root, S = L->att[o] - 1, x, e, s;
+    attn_parts(L, o, &x, &e, &s);
+    const ir_node *O = &g->nodes[o];
+    const ir_shape *os = &O->shape, *ss = &g->nodes[s].shape;
+    int r = os->ndim, sms = L->cpu ? 1 : L->dev->n_sm, v = 0;
+    int64_t M = os->d[r - 2], D = os->d[r - 1], N = g->nodes[e].shape.d[r - 1];
+    if (t > 2) return MG_ERR_SHAPE;
+    int64_t bm = div_at_most(M, t < 2 ? 128 : 32), blocks = ir_numel(os) / (bm * D);
+    memset(L->sp, 0, sizeof L->sp);
+    L->sp[SP_O].ref = *os, L->sp[SP_O].set = 1, L->sp[SP_O].fdim = -1;
+    for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
+    L->tile[r - 2] = bm, L->tile[r - 1] = D;
+    if (assign_grid(os, L->tile, L->sp[SP_O].gdim, L->grid)) return MG_ERR_SHAPE;
+    /* the split: the first grid dim left free; the partials drop the output's leading dims
+     * (all of size 1) down to three and take the split as a last dim */
+    L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
+    for (int k = L->gk; k >= 0 && k < 3; k++)
+        if (L->grid[k] > 1) L->gk = -1;
+    L->sdim = r > 3 ? r - 3 : 0;
+    for (int d = 0; d < L->sdim; d++)
+        if (os->d[d] > 1) L->gk = -1;
+    L->split = 1;
+    /* split the keys while the blocks stay within one wave on the SMs, each keeping 64 keys
+     * or more (H100, bench/results/h100-2026-11-27-s19-attn/: capping the split at 4, 8, 16,
+     * 32 and 64 on nine attention shapes, this rule picks the fastest or within 10% of it) */
+    while (L->gk >= 0) {
+        int64_t rest = N / L->split, p = 2;
+        while (p * p <= rest && rest % p) p++;
+        if (rest % p) p = rest;
+        if (blocks * L->split * p > sms || L->split * p > 64 || rest / p < 64) break;
+        L->split *= (int)p;
+    }
+    int64_t chunk = N / L->split, bn = div_at_most(chunk, 128 >> t), f = chunk / bn;
+    if (f > IR_MAX_DIM) return MG_ERR_SHAPE;
+    int grid1[3];
+    memcpy(grid1, L->grid, sizeof grid1);
+    if (L->split > 1) grid1[L->gk] = L->split;
+    attn_spaces(L, o, S);
+    int grid0[3];
+    memcpy(grid0, L->grid, sizeof grid0);
+    memcpy(L->grid, grid1, sizeof grid1); /* emit_iter maps the grid dims that split */
+    L->b = ir_block_new(grid1, THREADS, f);
+    if (!L->b) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
+    L->f = F_ATTN, L->n_kin = 0, L->n_mm = 0, L->bp = NULL;
+    int ev = emit(L, e, SP_E, 1), vv = ev < 0 ? ev : emit(L, O->in[1], SP_V, 1), sa = -1, na = -1;
+    ir_node p;
+    if (vv >= 0) {
+        p = proto(IR_OP_SUM, ev, 0);
+        p.dim = L->b->nodes[ev].shape.ndim - 1, p.group = L->b->nodes[ev].shape.d[p.dim];
+        sa = ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_ACCUM, sa, 0);
+        if (sa >= 0) sa = ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_MATMUL, ev, vv);
+        na = sa < 0 ? sa : ir_add_node(L->b, L->ctx, &p);
+        p = proto(IR_OP_ACCUM, na, 0);
+        if (na >= 0) na = ir_add_node(L->b, L->ctx, &p);
+    } else na = vv;
+    if (na >= 0 && L->split == 1) {
+        p = proto(IR_OP_DIV, na, sa);
+        v = attn_save(L, ir_add_node(L->b, L->ctx, &p), 0);
+    } else if (na >= 0) {
+        v = attn_save(L, na, 1);
+        if (v >= 0) v = attn_save(L, sa, 1);
+    } else v = na;
+    mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
+    memcpy(L->grid, grid0, sizeof grid0);
+    if (st || L->split == 1) goto out;
+    /* the combining kernel: every split of its tile at once (forloop 1), summed; columns 16
+     * at a time and rows few enough for two blocks an SM (looping over the splits one an
+     * iteration, 16 blocks of 64 splits took 19 us on gqa_b1, the whole attention 10) */
+    mg_dtype tn = L->b->nodes[L->b->outputs[0]].dtype, td = L->b->nodes[L->b->outputs[1]].dtype;
+    L->bp = L->b, L->b = NULL;
+    memcpy(L->kin_p, L->kin, sizeof L->kin), L->n_kin_p = L->n_kin;
+    if (D > 16 && D % 16 == 0) L->tile[r - 1] = 16;
+    int64_t want = ir_numel(os) / (L->tile[r - 1] * 2 * sms), cap = 8192 / (L->tile[r - 1] * L->split);
+    if (want > cap) want = cap;
+    L->tile[r - 2] = div_at_most(M, want > 1 ? want : 1);
+    if (assign_grid(os, L->tile, L->sp[SP_O].gdim, L->grid)) {
+        st = MG_ERR_SHAPE;
+        goto out;
+    }
+    L->b = ir_block_new(L->grid, THREADS, 1);
+    if (!L->b) {
+        st = ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    L->n_kin = 0;
+    char nm[2][32];
+    snprintf(nm[0], sizeof nm[0], "n%d", o), snprintf(nm[1], sizeof nm[1], "d%d", o);
+    int pn = attn_combine_in(L, 0, os, tn, nm[0]), pd = pn < 0 ? pn : attn_combine_in(L, 1, ss, td, nm[1]);
+    p = proto(IR_OP_DIV, pn, pd);
+    v = pd < 0 ? pd : attn_save(L, ir_add_node(L->b, L->ctx, &p), 0);
+    st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
+out:
+    if (!st && L->b->nodes[L->b->outputs[0]].dtype != O->dtype) st = MG_ERR_SHAPE;
+    if (st) drop(L);
+    return st == MG_ERR_NOMEM ? st : st ? MG_ERR_SHAPE : MG_OK;
+}
+
+/* Whether matmul o is attention, O = matmul(E / sum(E, last dim), V) with E an elementwise
+ * value (none of the three stored, read by nothing else) over exactly one matmul S of E's
+ * shape and other stored tensors or constants, of one batch with O; *S then. */
+static int attn_match(lw *L, int o, int *S, int *stack) {
+    const ir_graph *g = L->g;
+    const ir_node *O = &g->nodes[o];
+    if (O->op != IR_OP_MATMUL || L->to_f32[o] || O->shape.ndim < 2) return 0;
+    int x, e, s, r = O->shape.ndim;
+    attn_parts(L, o, &x, &e, &s);
+    const ir_node *X = &g->nodes[x], *E = &g->nodes[e], *Sm = &g->nodes[s];
+    if (X->op != IR_OP_DIV || L->mat[x] || Sm->op != IR_OP_SUM || Sm->in[0] != e || !is_ew(E->op) ||
+        L->mat[e] || L->is_out[s] || E->shape.ndim != r || Sm->dim != r - 1 ||
+        Sm->group != E->shape.d[r - 1] || Sm->shape.ndim != r || !shape_eq(&X->shape, &E->shape))
+        return 0;
+    for (int d = 0; d < r - 1; d++)
+        if (E->shape.d[d] != O->shape.d[d]) return 0;
+    /* the one matmul E's elementwise tree reads */
+    int top = 0, found = -1;
+    L->seen[e] = ++L->stamp, stack[top++] = e;
+    while (top) {
+        const ir_node *n = &g->nodes[stack[--top]];
+        for (int k = 0; k < n->n_in; k++) {
+            int a = n->in[k];
+            if (L->seen[a] == L->stamp) continue;
+            L->seen[a] = L->stamp;
+            if (g->nodes[a].op == IR_OP_MATMUL && !L->is_out[a] && shape_eq(&g->nodes[a].shape, &E->shape)) {
+                if (found >= 0) return 0;
+                found = a;
+            } else if (!L->mat[a] && is_ew(g->nodes[a].op)) stack[top++] = a;
+        }
+    }
+    if (found < 0) return 0;
+    *S = found;
+    return 1;
+}
+
+/* Attention roots (attn_match) whose form ATTN builds: their scores and row sums are then
+ * computed inside them (mat 0), last first. */
+static mg_status attend(lw *L, int *fused) {
+    int *stack = base_alloc(((size_t)L->n + 1) * sizeof *stack);
+    if (!stack) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = MG_OK;
+    for (int o = L->n - 1; o >= 0 && !rc; o--) {
+        int S, x, e, s;
+        if (!attn_match(L, o, &S, stack)) continue;
+        attn_parts(L, o, &x, &e, &s);
+        L->mat[S] = L->mat[s] = 0;
+        if (sole_root(L, S, stack) != o || sole_root(L, s, stack) != o) {
+            L->mat[S] = L->mat[s] = 1;
+            continue;
+        }
+        L->att[o] = S + 1;
+        rc = build(L, o);
+        if (L->b) drop(L), *fused += 2;
+        else L->mat[S] = L->mat[s] = 1, L->att[o] = 0;
+    }
+    base_free(stack);
+    return rc;
+}
+
 /* Builds the kernel body of materialised node root into L->b (NULL when no form holds it).
  * MG_OK either way; MG_ERR_NOMEM. */
 static mg_status build(lw *L, int root) {
@@ -469,6 +756,11 @@ static mg_status build(lw *L, int root) {
     L->root = root, L->b = NULL, L->stamp++;
     const ir_node *r = &L->g->nodes[root];
     if ((!is_ew(r->op) && !is_anchor(r->op)) || L->no_kernels) return MG_OK;
+    for (int t = 0; L->att[root] && t < 3; t++) {
+        mg_status st = attn_try(L, t);
+        if (st != MG_ERR_SHAPE) return st;
+    }
+    if (L->att[root]) return MG_OK;
     G.ref = r->shape;
     scan(L, root, &G, 0, 0);
     /* a product on the tensor cores (16-bit operands, computed ones in bf16: docs/lower.md)
@@ -498,11 +790,12 @@ static mg_status setup(lw *L) {
     L->depth = base_calloc(nn, sizeof *L->depth), L->cstart = base_calloc(nn, sizeof *L->cstart);
     L->seen = base_calloc(nn, sizeof *L->seen);
     L->to_f32 = base_calloc(nn, sizeof *L->to_f32);
+    L->att = base_calloc(nn, sizeof *L->att);
     L->memo = base_alloc(nn * N_SP * sizeof *L->memo);
     int64_t edges = 0;
     for (int i = 0; i < n; i++) edges += L->g->nodes[i].n_in;
     L->cons = base_calloc((size_t)edges + 1, sizeof *L->cons);
-    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons || !L->to_f32)
+    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons || !L->to_f32 || !L->att)
         return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int k = 0; k < L->g->n_outputs; k++) L->is_out[L->g->outputs[k]] = 1;
     for (int i = 0; i < n; i++)
@@ -580,7 +873,7 @@ static mg_status absorb(lw *L, int *fused) {
     if (!stack) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = MG_OK;
     for (int i = L->n - 1; i >= 0 && !rc; i--) {
-        if (!is_anchor(L->g->nodes[i].op) || L->is_out[i]) continue;
+        if (!is_anchor(L->g->nodes[i].op) || L->is_out[i] || !L->mat[i]) continue;
         int root = sole_root(L, i, stack);
         if (root < 0) continue;
         L->mat[i] = 0;
@@ -668,12 +961,13 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
     for (int i = 0; i < g->n_nodes; i++)
         bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
     L.no_kernels = bytes > dev->dmem;
+    if (!rc && !L.no_kernels) rc = attend(&L, &stats->fused);
     if (!rc && !L.no_kernels) rc = absorb(&L, &stats->fused);
     if (!rc && !(o = ir_graph_new())) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) rc = assemble(&L, o, stats);
     if (!rc) *out = o, o = NULL;
     ir_graph_free(o);
     base_free(L.mat), base_free(L.is_out), base_free(L.depth), base_free(L.cstart);
-    base_free(L.seen), base_free(L.memo), base_free(L.cons), base_free(L.to_f32);
+    base_free(L.seen), base_free(L.memo), base_free(L.cons), base_free(L.to_f32), base_free(L.att);
     return rc;
 }

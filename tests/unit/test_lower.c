@@ -9,6 +9,7 @@
 
 void test_lower_examples(void);
 void test_lower_random(void);
+void test_lower_attention(void);
 
 /* Inputs uniform in [-1, 1) for g's inputs, in order; NULL-terminated array. */
 static double **random_inputs(const ir_graph *g, rng *r) {
@@ -77,7 +78,8 @@ void test_lower_examples(void) {
         "examples/ntrans_b8.mu", "examples/softmax_attention.mu", "tests/lower/mm_prologue_epilogue.mu",
         "tests/lower/mm_two_split.mu", "tests/lower/mm_batched_broadcast.mu", "tests/lower/odd_shapes.mu",
         "tests/lower/rows_loop_and_whole.mu", "tests/lower/layout_fallback.mu",
-        "tests/lower/shared_intermediates.mu"};
+        "tests/lower/shared_intermediates.mu", "tests/lower/attn_split_4d_mask.mu",
+        "tests/lower/attn_batched_4d.mu", "tests/lower/attn_2d_silu.mu"};
     int kernels = 0, fused = 0, plain = 0;
     for (size_t f = 0; f < sizeof files / sizeof *files; f++) {
         FILE *fp = fopen(files[f], "rb");
@@ -212,4 +214,59 @@ void test_lower_random(void) {
     }
     CHECK_MSG(forms >= 200 && fused >= 20, "kernels %d, fused %d, plain %d", forms, fused, plain);
     if (getenv("UNIT_VERBOSE")) fprintf(stderr, "  kernels %d, fused %d, plain %d\n", forms, fused, plain);
+}
+
+/* ---- attention (form ATTN) ---- */
+
+/* Kernels of the lowering of program text p (checked against the program as above), or -1. */
+static int attn_kernels(const char *p, const char *what, uint64_t seed, int *fused) {
+    ir_graph *g = unit_parse(p);
+    *fused = 0;
+    if (!g) return -1;
+    lw_stats st = lower_and_compare(g, what, seed);
+    ir_graph_free(g);
+    *fused = st.fused;
+    return st.kernels;
+}
+
+/* Attention programs of random shapes (0 to 2 batch dims, rows, keys, head dims), score
+ * functions (a scale, an additive mask broadcast along rows or batch, silu) lower to the ATTN
+ * form (the scores and row sums computed inside: 1 kernel, or 2 with the keys split) and
+ * compute what the program does; the scores or the row sum read elsewhere keep the old forms. */
+void test_lower_attention(void) {
+    static const int64_t rows[] = {1, 8, 16, 32, 48, 64, 256}, keys[] = {64, 96, 512, 1024, 2048, 4096},
+                         dh[] = {16, 64, 128};
+    rng r = {2026};
+    int one = 0, two = 0;
+    for (int t = 0; t < 40; t++) {
+        int nb = (int)rng_below(&r, 3);
+        int64_t b[2] = {1 + rng_below(&r, 2) * (1 + rng_below(&r, 8)), 1 + rng_below(&r, 2) * 7};
+        int64_t M = rows[rng_below(&r, 7)], N = keys[rng_below(&r, 6)], Kd = dh[rng_below(&r, 3)],
+                D = dh[rng_below(&r, 3)];
+        char bs[64] = "";
+        for (int k = 0; k < nb; k++) snprintf(bs + strlen(bs), sizeof bs - strlen(bs), "%lld, ", (long long)b[k]);
+        strbuf p = {0};
+        sb_printf(&p, "input Q : f16[%s%lld, %lld]\ninput K : f16[%s%lld, %lld]\ninput V : f16[%s%lld, %lld]\n",
+                  bs, (long long)M, (long long)Kd, bs, (long long)Kd, (long long)N, bs, (long long)N, (long long)D);
+        int f = (int)rng_below(&r, 4);
+        if (f == 1) sb_printf(&p, "input B : f16[%lld]\n", (long long)N); /* a key mask, every row */
+        if (f == 2) sb_printf(&p, "input B : f16[%lld, %lld]\n", (long long)M, (long long)N);
+        const char *e = f == 0 ? "matmul(Q, K) * 0.125" : f == 3 ? "silu(matmul(Q, K) / 8)" : "matmul(Q, K) * 0.125 + B";
+        sb_printf(&p, "S = exp(%s)\nO = matmul(S / sum(S, dim=%d), V)\noutput O\n", e, nb + 1);
+        int fused, k = attn_kernels(p.s, p.s, 100 + t, &fused);
+        CHECK_MSG(k >= 1 && k <= 2 && fused >= 2, "%s: %d kernels, %d fused (ATTN: 1 or 2, 2 fused)", p.s, k, fused);
+        one += k == 1, two += k == 2;
+        sb_free(&p);
+    }
+    CHECK_MSG(one >= 5 && two >= 5, "one kernel %d times, split %d times", one, two);
+    /* the scores also an output, or the row sum read twice: not attention's form */
+    static const char *no[] = {
+        "input Q : f16[8, 32, 64]\ninput K : f16[8, 64, 1024]\ninput V : f16[8, 1024, 64]\n"
+        "P = matmul(Q, K)\nS = exp(P)\nO = matmul(S / sum(S, dim=2), V)\noutput O, P\n",
+        "input Q : f16[8, 32, 64]\ninput K : f16[8, 64, 1024]\ninput V : f16[8, 1024, 64]\n"
+        "S = exp(matmul(Q, K))\nT = sum(S, dim=2)\nO = matmul(S / T, V) + T\noutput O\n"};
+    for (int q = 0; q < 2; q++) {
+        int fused, k = attn_kernels(no[q], no[q], 7, &fused);
+        CHECK_MSG(k >= 3, "%s: %d kernels (not the ATTN form)", no[q], k);
+    }
 }
