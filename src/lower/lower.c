@@ -21,10 +21,11 @@ enum { SP_O, SP_A, SP_B, SP_E, SP_V };
 #ifndef LW_BN
 #define LW_BN 64         /* output columns a block */
 #endif
-#ifndef LW_SPLIT_DIV
-#define LW_SPLIT_DIV 1   /* split the depth while blocks < SMs / this (2 measured on H100: a 16-row
-                          * MLP 18.0 -> 15.9 us, but RMSNorm + QKV 27.1 -> 39.7 and the decode
-                          * step b1 1,483 -> 1,787: bench/results/h100-2026-11-26-s15/div2) */
+#ifndef LW_SPLIT_FILL
+#define LW_SPLIT_FILL 150 /* split the depth while blocks < this % of the SMs (100 until session 19;
+                           * 50 measured on H100: a 16-row MLP 18.0 -> 15.9 us, but RMSNorm + QKV
+                           * 27.1 -> 39.7 and the decode step b1 1,483 -> 1,787:
+                           * bench/results/h100-2026-11-26-s15/div2; 150: docs/notes/2026-11-27-s19.md) */
 #endif
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
@@ -344,7 +345,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
      * s's rows at s * m: P V of a decode step at b = 8, [8, 8, 4, 64]) */
     L->sdim = r <= 3 || o->d[0] == 1 || L->tile[r - 2] == m ? r <= 3 : -1;
     L->fdim = r <= 3 || o->d[0] == 1 ? 0 : r - 2;
-    while (L->gk >= 0 && L->sdim >= 0 && blocks * L->split < sms / LW_SPLIT_DIV) {
+    while (L->gk >= 0 && L->sdim >= 0 && 100 * blocks * L->split < (int64_t)sms * LW_SPLIT_FILL) {
         int64_t rest = f / L->split, p = 2; /* the split grows by the smallest factor left */
         while (p * p <= rest && rest % p) p++;
         if (rest % p) p = rest;
