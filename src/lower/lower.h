@@ -6,8 +6,10 @@
  * The program's tensors that reach device memory are its inputs, outputs, matmuls and
  * reductions; every elementwise operator is recomputed inside each kernel that reads it. A
  * matmul or reduction whose only reader is one other kernel is computed inside that kernel
- * when one of three kernel forms holds it: MM (matmuls of one output shape and depth, their
- * operands' elementwise prologues, an elementwise epilogue), ROW (reductions along one dim,
+ * when one of the kernel forms holds it: ATTN (a softmax-like attention: the scores, their row
+ * sums and the product with V in one kernel, the keys split when the blocks are few), MM
+ * (matmuls of one output shape and depth, their operands' elementwise prologues, an
+ * elementwise epilogue), ROW (reductions along one dim,
  * the loop over that dim when only sums meet it, else whole rows in one tile) and EW (an
  * elementwise tree). What no form holds (layout operators, kernels the program already has,
  * shapes no tiling divides) stays a kernel-level operator of the old path. */
