@@ -2,6 +2,7 @@
  * (aexpr.h, docs/search.md). The A_eq e-graph and the subexpression queries are egraph.c's. */
 #include "aexpr.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -316,10 +317,22 @@ int32_t ae_op_term(ae_tab *t, const ir_graph *g, const ir_node *n, int32_t a, in
     return !f.outer ? m : m < 0 ? -1 : ae_make(t, AE_SUM, m, -1, f.outer, 0);
 }
 
+/* ae_op_root's answers, read from form_of once (the search asks for every operator it
+ * might try: building a node each time was a quarter of nTrans's search) */
+static int8_t op_root[IR_OP_COUNT];
+static pthread_once_t op_root_once = PTHREAD_ONCE_INIT;
+static void op_root_init(void) {
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        ir_node p = {.op = (ir_op)op, .fmap = -1};
+        op_form f = form_of(NULL, &p);
+        op_root[op] = (int8_t)(f.kind >= 0 ? f.kind : -1);
+    }
+}
+
 int ae_op_root(int op) {
-    ir_node p = {.op = (ir_op)op, .fmap = -1};
-    op_form f = op >= 0 && op < IR_OP_COUNT ? form_of(NULL, &p) : (op_form){AE_NONE_, 0, 0, 0, 0};
-    return f.kind >= 0 ? f.kind : -1;
+    if (op < 0 || op >= IR_OP_COUNT) return -1;
+    pthread_once(&op_root_once, op_root_init);
+    return op_root[op];
 }
 
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {

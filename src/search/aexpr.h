@@ -171,6 +171,10 @@ int ae_op_root(int op);
  * operator of that kind over a term of class c is a subexpression; 1 otherwise (also when
  * the e-graph keeps no masks: stopped, or out of memory). */
 int ae_class_may_parent(const ae_query *q, int32_t c, int kind);
+/* The kinds (bit kind) of the nodes that have class c as an operand: every bit where the
+ * e-graph keeps no masks (stopped, or out of memory), none for c < 0. ae_class_may_parent
+ * is its bit. */
+uint32_t ae_class_parents(const ae_query *q, int32_t c);
 /* The e-class of ae_op_term's term (its operands' terms a, b) by ae_probe, building no term:
  * -1 if none, -2 where ae_op_term gives -2 (no abstract expression here). */
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);

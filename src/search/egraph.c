@@ -635,8 +635,12 @@ int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64
 int ae_class_is_sub(const ae_query *q, int32_t c) { return c >= 0 && q->eg->reach[c]; }
 
 int ae_class_may_parent(const ae_query *q, int32_t c, int kind) {
-    if (!q->eg->parent_ops) return 1;
-    return c >= 0 && (q->eg->parent_ops[c] >> kind & 1);
+    return ae_class_parents(q, c) >> kind & 1;
+}
+
+uint32_t ae_class_parents(const ae_query *q, int32_t c) {
+    if (!q->eg->parent_ops) return ~0u;
+    return c >= 0 ? q->eg->parent_ops[c] : 0;
 }
 
 int ae_is_sub(ae_query *q, int32_t term) {

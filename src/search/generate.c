@@ -412,6 +412,7 @@ static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
         btens *t = &bs->t[bs->n_t++];
         memset(t, 0, sizeof *t);
         t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
+        t->parents = ae_class_parents(&w->q, ae_class(&w->q, t->term));
         bs->n_ops++;
     }
     return 1;
@@ -518,6 +519,7 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     btens *t = &bs->t[bs->n_t];
     memset(t, 0, sizeof *t);
     t->node = node, t->cls = cls, t->term = term, t->is_save = p->op == IR_OP_SAVE;
+    t->parents = ae_class_parents(&w->q, ae_class(&w->q, term));
     bs->n_saves += t->is_save;
     for (int i = 0; i < p->n_in; i++)
         if (ta[i] >= 0) bs->t[ta[i]].uses++;
@@ -536,8 +538,7 @@ static int may_apply(worker *w, const bstate *bs, int op, int x) {
     int kind = ae_op_root(op);
     /* (a depth-0 kernel's first operators are task points, numbered as b_try meets them) */
     if (!w->s->o->prune || kind < 0 || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return 1;
-    int32_t term = x >= 0 ? bs->t[x].term : w->const_term[-2 - x];
-    return ae_class_may_parent(&w->q, ae_class(&w->q, term), kind);
+    return (x >= 0 ? bs->t[x].parents : w->const_parents[-2 - x]) >> kind & 1;
 }
 
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
