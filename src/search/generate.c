@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <pthread.h>
+
 #include "search_int.h"
 
 /* ---- the rank (Mirage §4.1, search_int.h) ---- */
@@ -531,15 +533,33 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
 }
 
-/* Can op over block tensor (or constant, -2 - c) x be a subexpression at all? With pruning,
- * no when no node of op's kind has x's class as an operand: such operators are not tried
- * (most would be built only to be pruned; nTrans tried 170 M for 7 M states). */
-static int may_apply(worker *w, const bstate *bs, int op, int x) {
-    int kind = ae_op_root(op);
-    /* (a depth-0 kernel's first operators are task points, numbered as b_try meets them) */
-    if (!w->s->o->prune || kind < 0 || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return 1;
-    return (x >= 0 ? bs->t[x].parents : w->const_parents[-2 - x]) >> kind & 1;
+/* The unary and binary operators the search places, in the table's order, and each
+ * operator's abstract-expression root kind (ae_op_root): read once, for the block level's
+ * loops (which ran over the whole table for every tensor and pair). */
+static struct {
+    int n_un, n_bin;
+    int8_t un[IR_OP_COUNT], bin[IR_OP_COUNT], root[IR_OP_COUNT];
+} pl;
+static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
+static void pl_init(void) {
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        pl.root[op] = (int8_t)ae_op_root(op);
+        if (placed(op, IR_KIND_UNARY)) pl.un[pl.n_un++] = (int8_t)op;
+        if (placed(op, IR_KIND_BINARY)) pl.bin[pl.n_bin++] = (int8_t)op;
+    }
 }
+
+/* The operator kinds block tensor (or constant, -2 - c) x may be an operand of, as a mask
+ * (ae_class_parents): with pruning, an operator of a kind no node has x's class under is
+ * no subexpression and is not tried (most would be built only to be pruned; nTrans tried
+ * 170 M for 7 M states). Every kind where nothing is pruned, and at a depth-0 kernel's first
+ * operators (task points, numbered as b_try meets them). */
+static uint32_t may_mask(const worker *w, const bstate *bs, int x) {
+    if (!w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return ~0u;
+    return x >= 0 ? bs->t[x].parents : w->const_parents[-2 - x];
+}
+/* May op be applied over operands whose masks (may_mask) intersect in m? */
+static int may_op(int op, uint32_t m) { return pl.root[op] < 0 || (m >> pl.root[op] & 1); }
 
 /* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
  * of a depth-0 kernel is a task point (my_task). */
@@ -597,22 +617,23 @@ static int b_unused(worker *w, int d) {
 }
 
 /* The binary block operators with tensor i first: elementwise with a tensor or constant j,
- * matmul and concat (each dim) with a tensor j; lo as in bgen. */
-static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo) {
+ * matmul and concat (each dim) with a tensor j; lo as in bgen; mi is i's may_mask. */
+static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo, uint32_t mi) {
     const bstate *bs = &w->bs[d];
     for (int j = -1 - w->s->n_const; j < n; j++) {
         if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
-        for (int op = 0; op < IR_OP_COUNT; op++) {
-            if (!placed(op, IR_KIND_BINARY) || (ir_ops[op].commutative && j >= 0 && j < i)) continue;
-            if (!may_apply(w, bs, op, i) || !may_apply(w, bs, op, j)) continue;
+        uint32_t m = mi & may_mask(w, bs, j);
+        for (int q = 0; q < pl.n_bin; q++) {
+            int op = pl.bin[q];
+            if ((ir_ops[op].commutative && j >= 0 && j < i) || !may_op(op, m)) continue;
             ir_node p = {.op = (ir_op)op, .n_in = 2};
             b_try(w, d, last, &p, (int[]){i, j}, 0);
         }
-        if (j >= 0 && may_apply(w, bs, IR_OP_MATMUL, i) && may_apply(w, bs, IR_OP_MATMUL, j)) {
+        if (j >= 0 && may_op(IR_OP_MATMUL, m)) {
             ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
             b_try(w, d, last, &p, (int[]){i, j}, 0);
         }
-        if (j >= 0 && may_apply(w, bs, IR_OP_CONCAT, i) && may_apply(w, bs, IR_OP_CONCAT, j)) {
+        if (j >= 0 && may_op(IR_OP_CONCAT, m)) {
             ir_shape a = bs->b->nodes[bs->t[i].node].shape;
             for (int dd = 0; dd < a.ndim; dd++) {
                 ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
@@ -626,13 +647,14 @@ static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t 
  * the squeeze of a partial-sum dim, an accumulator, a saver. */
 static void bgen_reduce(worker *w, int d, const key *last, int i) {
     const bstate *bs = &w->bs[d];
+    uint32_t mi = may_mask(w, bs, i);
     ir_shape sh = bs->b->nodes[bs->t[i].node].shape;
     for (int dd = 0; dd < sh.ndim; dd++) {
         if (sh.d[dd] < 2) continue;
         ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh.d[dd]};
-        if (may_apply(w, bs, IR_OP_SUM, i)) b_try(w, d, last, &p, (int[]){i}, dd);
+        if (may_op(IR_OP_SUM, mi)) b_try(w, d, last, &p, (int[]){i}, dd);
         ir_node r = {.op = IR_OP_RMSNORM, .n_in = 1, .dim = dd};
-        if (may_apply(w, bs, IR_OP_RMSNORM, i)) b_try(w, d, last, &r, (int[]){i}, dd);
+        if (may_op(IR_OP_RMSNORM, mi)) b_try(w, d, last, &r, (int[]){i}, dd);
     }
     if (sh.ndim > w->s->max_rank && sh.d[sh.ndim - 1] == 1) { /* squeeze a partial-sum dim */
         ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh.ndim - 1};
@@ -664,14 +686,16 @@ static void bgen(worker *w, int d, const key *last) {
     /* an operator whose operands are all below the last operator's largest one ranks below
      * it (key_cmp): skipped here, before its node is even built */
     int64_t lo = last->v[0];
+    pthread_once(&pl_once, pl_init);
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
-        for (int op = 0; i >= lo && op < IR_OP_COUNT; op++) {
-            if (!placed(op, IR_KIND_UNARY) || !may_apply(w, bs, op, i)) continue;
-            ir_node p = {.op = (ir_op)op, .n_in = 1};
+        uint32_t mi = may_mask(w, bs, i);
+        for (int q = 0; i >= lo && q < pl.n_un; q++) {
+            if (!may_op(pl.un[q], mi)) continue;
+            ir_node p = {.op = (ir_op)pl.un[q], .n_in = 1};
             b_try(w, d, last, &p, (int[]){i}, 0);
         }
-        bgen_pairs(w, d, last, i, n, lo);
+        bgen_pairs(w, d, last, i, n, lo, mi);
         if (i >= lo) bgen_reduce(w, d, last, i);
     }
 }
