@@ -9,6 +9,7 @@
 #include "ir.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -292,11 +293,20 @@ int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
 
 /* ---- shape inference ---- */
 
-/* Formats "<op>: <what>; <operand> is <dtype[shape]>, ..." and returns MG_ERR_SHAPE. n need not
- * be in g yet: only its operands are looked up. The text stops growing at 1 KB. */
-static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *what) {
+/* Formats "<op>: <what>; <operand> is <dtype[shape]>, ..." (what from fmt) and returns
+ * MG_ERR_SHAPE; with no ctx, formats nothing (the search tries many operators that do not
+ * fit, and only counts them). n need not be in g yet: only its operands are looked up. The
+ * text stops growing at 1 KB. */
+static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...) {
+    if (!ctx) return MG_ERR_SHAPE;
     char msg[1024];
-    size_t k = (size_t)snprintf(msg, sizeof msg, "%s: %s", ir_ops[n->op].name, what);
+    size_t k = (size_t)snprintf(msg, sizeof msg, "%s: ", ir_ops[n->op].name);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < sizeof msg) k += (size_t)vsnprintf(msg + k, sizeof msg - k, fmt, ap);
+    va_end(ap);
     for (int i = 0; i < n->n_in && k < sizeof msg; i++) {
         char lb[96], sh[96];
         const ir_node *a = &g->nodes[n->in[i]];
@@ -343,10 +353,8 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         return shape_err(ctx, g, n, "operands need the same rank, at least 2");
     int r = a->ndim;
     if (a->d[r - 1] != b->d[r - 2]) {
-        char w[128];
-        snprintf(w, sizeof w, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
+        return shape_err(ctx, g, n, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
                  a->d[r - 1], b->d[r - 2]);
-        return shape_err(ctx, g, n, w);
     }
     n->shape.ndim = r;
     for (int i = 0; i < r - 2; i++) {
@@ -361,19 +369,18 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 /* transpose: result dim i is operand dim perm[i]; perm lists every dim of the operand once. */
 static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
-    char w[160];
     if (n->n_ints != a->ndim) {
-        snprintf(w, sizeof w, "perm= needs one entry per dim (%d), got %d", a->ndim, n->n_ints);
-        return shape_err(ctx, g, n, w);
+        return shape_err(ctx, g, n, "perm= needs one entry per dim (%d), got %d", a->ndim,
+                         n->n_ints);
     }
     int seen = 0;
     n->shape.ndim = a->ndim;
     for (int i = 0; i < a->ndim; i++) {
         int64_t p = n->ints[i];
         if (p < 0 || p >= a->ndim || (seen >> p & 1)) {
-            snprintf(w, sizeof w, "perm= must list each dim 0..%d once (entry %d is %" PRId64 ")",
-                     a->ndim - 1, i, p);
-            return shape_err(ctx, g, n, w);
+            return shape_err(ctx, g, n,
+                             "perm= must list each dim 0..%d once (entry %d is %" PRId64 ")",
+                             a->ndim - 1, i, p);
         }
         seen |= 1 << p;
         n->shape.d[i] = a->d[p];
@@ -384,16 +391,15 @@ static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 /* slice: dim d keeps elements [start, start + len), which must lie inside it. */
 static mg_status infer_slice(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
-    char w[160];
     if (a->ndim == 0) return shape_err(ctx, g, n, "the operand needs rank at least 1");
     if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
     if (n->n_ints != 2) return shape_err(ctx, g, n, "needs start= and len=");
     int64_t start = n->ints[0], len = n->ints[1], size = a->d[n->dim];
     if (start < 0 || len < 1 || start >= size || len > size - start) {
-        snprintf(w, sizeof w, "start=%" PRId64 ", len=%" PRId64 " is not inside dim %d (size %"
-                 PRId64 "): need 0 <= start, 1 <= len, start + len <= size", start, len, n->dim,
-                 size);
-        return shape_err(ctx, g, n, w);
+        return shape_err(ctx, g, n,
+                         "start=%" PRId64 ", len=%" PRId64 " is not inside dim %d (size %" PRId64
+                         "): need 0 <= start, 1 <= len, start + len <= size",
+                         start, len, n->dim, size);
     }
     n->shape = *a;
     n->shape.d[n->dim] = len;
@@ -407,16 +413,15 @@ static mg_status infer_slice(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
  * concat: dim d adds up, every other dim must be equal. */
 static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
-    char w[160];
     if (n->op == IR_OP_TRANSPOSE) return infer_transpose(g, ctx, n);
     if (n->op == IR_OP_SLICE) return infer_slice(g, ctx, n);
     if (n->op == IR_OP_RESHAPE) {
         n->shape.ndim = n->n_ints;
         for (int i = 0; i < n->n_ints; i++) {
             if (n->ints[i] > IR_MAX_DIM) {
-                snprintf(w, sizeof w, "shape= size %" PRId64 " is too large (at most %" PRId64 ")",
-                         n->ints[i], IR_MAX_DIM);
-                return shape_err(ctx, g, n, w);
+                return shape_err(ctx, g, n,
+                                 "shape= size %" PRId64 " is too large (at most %" PRId64 ")",
+                                 n->ints[i], IR_MAX_DIM);
             }
             n->shape.d[i] = n->ints[i];
         }
@@ -428,17 +433,16 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     }
     if (n->op == IR_OP_REPEAT) {
         if (n->n_ints != a->ndim) {
-            snprintf(w, sizeof w, "times= needs one factor per dim (%d), got %d", a->ndim,
-                     n->n_ints);
-            return shape_err(ctx, g, n, w);
+            return shape_err(ctx, g, n, "times= needs one factor per dim (%d), got %d", a->ndim,
+                             n->n_ints);
         }
         n->shape = *a;
         for (int i = 0; i < a->ndim; i++) {
             if (n->ints[i] < 1) return shape_err(ctx, g, n, "repeat factors must be at least 1");
             if (n->ints[i] > IR_MAX_DIM) {
-                snprintf(w, sizeof w, "repeat factor %" PRId64 " is too large (at most %" PRId64
-                         ")", n->ints[i], IR_MAX_DIM);
-                return shape_err(ctx, g, n, w);
+                return shape_err(ctx, g, n,
+                                 "repeat factor %" PRId64 " is too large (at most %" PRId64 ")",
+                                 n->ints[i], IR_MAX_DIM);
             }
             n->shape.d[i] = a->d[i] * n->ints[i];
         }
@@ -468,10 +472,8 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         return ctx_err(ctx, MG_ERR_SHAPE, "%s: not allowed in a %s graph", info->name,
                        g->is_block ? "block" : "kernel");
     if (info->arity < 0 ? n->n_in < 1 || n->n_in > IR_MAX_IN : n->n_in != info->arity) {
-        char w[96];
-        snprintf(w, sizeof w, "takes %d operand%s, got %d", info->arity,
+        return shape_err(ctx, g, n, "takes %d operand%s, got %d", info->arity,
                  info->arity == 1 ? "" : "s", n->n_in);
-        return shape_err(ctx, g, n, w);
     }
     const ir_node *a = n->n_in ? &g->nodes[n->in[0]] : NULL;
     /* docs/ir.md's rule for every op of two operands (binary, matmul, concat); a kernel's

@@ -144,7 +144,8 @@ void ir_graph_free(ir_graph *g);
 int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s);
 /* Adds an op node described by `proto` (op, n_in, in[], attributes, line/col; its shape and
  * dtype are ignored and inferred). Returns its index, or -rc with ctx holding a message that
- * names the op, its operands and their shapes. */
+ * names the op, its operands and their shapes; with ctx NULL no message is formatted (the
+ * search, which only counts the operators that do not fit). */
 int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto);
 /* Adds a constant node from decimal text ("4096", "-0.125", "1e-6"). -rc + ctx if malformed
  * or out of range. */

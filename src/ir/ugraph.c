@@ -56,8 +56,8 @@ static mg_status infer_iter(const ir_graph *b, mg_ctx *ctx, ir_node *n) {
         return ctx_err(ctx, MG_ERR_SHAPE, "iter: reads kernel input %d of %d", n->index, b->n_kin);
     const char *x = b->kin_name[n->index];
     ir_shape s = b->kin_shape[n->index];
-    char what[300];
-    snprintf(what, sizeof what, "iter(%s)", x);
+    char what[300] = "iter";
+    if (ctx) snprintf(what, sizeof what, "iter(%s)", x); /* no ctx: no message (the search) */
     mg_status rc = check_map(b, ctx, what, n->map, s.ndim, 0);
     if (rc) return rc;
     for (int g = 0; g < 3; g++) { /* imap: the grid splits a dim into equal chunks */

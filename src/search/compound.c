@@ -63,7 +63,7 @@ int sr_add_block_op(worker *w, bstate *bs, const ir_node *p) {
         ir_node q = steps[i];
         for (int k = 0; k < q.n_in; k++)
             if (q.in[k] < 0) q.in[k] = node;
-        node = ir_add_node(b, &w->ctx, &q);
+        node = ir_add_node(b, NULL, &q); /* most tries do not fit: no message */
         if (node < 0) goto fail;
         if (node >= SR_MAX_BNODES || !sr_labels_op(w->s, b, &b->nodes[node], bs->lab[q.in[0]],
                                         q.n_in > 1 ? bs->lab[q.in[1]] : NULL, bs->lab[node]))

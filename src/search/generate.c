@@ -191,7 +191,7 @@ static void k_try(worker *w, const key *last, ir_node p, const int *ta, int64_t 
     }
     int32_t term = ae_op_term(&w->tab, w->k, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
     if (!sr_keep_term(w, term)) return;
-    int node = ir_add_node(w->k, &w->ctx, &p);
+    int node = ir_add_node(w->k, NULL, &p); /* most tries do not fit: no message */
     if (node < 0) return;
     int32_t cls = ae_class(&w->q, term);
     for (int i = 0; i < w->n_t; i++) /* recomputes (abstractly) what is there already */
