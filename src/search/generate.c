@@ -561,41 +561,42 @@ static uint32_t may_mask(const worker *w, const bstate *bs, int x) {
 /* May op be applied over operands whose masks (may_mask) intersect in m? */
 static int may_op(int op, uint32_t m) { return pl.root[op] < 0 || (m >> pl.root[op] & 1); }
 
-/* Tries block op p over block tensors ta[] (or -2 - c for constants). The first operator
- * of a depth-0 kernel is a task point (my_task). */
-static void b_try(worker *w, int d, const key *last, const ir_node *pp, const int *ta, int64_t attr) {
+/* Tries block op *p over block tensors ta[] (or -2 - c for constants); writes p->in[]
+ * (the callers' loops change only the operator between tries: a 224-byte node built and
+ * copied per try was a tenth of nTrans's search). The first operator of a depth-0 kernel
+ * is a task point (my_task). */
+static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, int64_t attr) {
     bstate *bs = &w->bs[d];
-    int op = (int)pp->op;
+    int op = (int)p->op;
     if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !sr_op_on(w->s, op)) return;
     if (w->n_kops == 0 && bs->n_ops == bs->n_kin && !my_task(w, 1)) return;
-    if (!key_above(ta, pp->n_in, pp->op, attr, last)) return;
-    ir_node p = *pp;
+    if (!key_above(ta, p->n_in, p->op, attr, last)) return;
     int32_t tin[2] = {-1, -1};
-    int cls = b_operands(w, bs, &p, ta, tin);
+    int cls = b_operands(w, bs, p, ta, tin);
     if (cls < 0) return;
-    if (p.op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
+    if (p->op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
         * e-graph first, with no term built (b_keep's verdict and count; nTrans ...) */
-        int32_t c = ae_op_class(&w->q, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
+        int32_t c = ae_op_class(&w->q, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
         if (c != -2 && !ae_class_is_sub(&w->q, c)) {
             w->pruned++;
             return;
         }
     }
-    int32_t term = ae_op_term(&w->tab, bs->b, &p, tin[0], p.n_in > 1 ? tin[1] : -1);
-    if (!b_keep(w, d, &p, term)) return;
-    int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, &p);
+    int32_t term = ae_op_term(&w->tab, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
+    if (!b_keep(w, d, p, term)) return;
+    int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, p);
     if (node < 0) return;
-    if (p.op != IR_OP_SAVE && b_duplicate(w, bs, node, cls, term)) {
+    if (p->op != IR_OP_SAVE && b_duplicate(w, bs, node, cls, term)) {
         w->duplicates++;
         bs->b->n_nodes = n0;
         return;
     }
-    if (p.op == IR_OP_SAVE && ir_add_output(bs->b, &w->ctx, node) < 0) {
+    if (p->op == IR_OP_SAVE && ir_add_output(bs->b, &w->ctx, node) < 0) {
         bs->b->n_nodes = n0;
         return;
     }
-    key kk = make_key(ta, pp->n_in, pp->op, attr);
-    b_push(w, d, &kk, &p, ta, node, cls, term);
+    key kk = make_key(ta, p->n_in, p->op, attr);
+    b_push(w, d, &kk, p, ta, node, cls, term);
     bs->b->n_nodes = n0;
 }
 
@@ -620,24 +621,26 @@ static int b_unused(worker *w, int d) {
  * matmul and concat (each dim) with a tensor j; lo as in bgen; mi is i's may_mask. */
 static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo, uint32_t mi) {
     const bstate *bs = &w->bs[d];
+    ir_node p = {.n_in = 2};
     for (int j = -1 - w->s->n_const; j < n; j++) {
         if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
         uint32_t m = mi & may_mask(w, bs, j);
+        int ta[2] = {i, j};
         for (int q = 0; q < pl.n_bin; q++) {
             int op = pl.bin[q];
             if ((ir_ops[op].commutative && j >= 0 && j < i) || !may_op(op, m)) continue;
-            ir_node p = {.op = (ir_op)op, .n_in = 2};
-            b_try(w, d, last, &p, (int[]){i, j}, 0);
+            p.op = (ir_op)op, p.dim = 0;
+            b_try(w, d, last, &p, ta, 0);
         }
         if (j >= 0 && may_op(IR_OP_MATMUL, m)) {
-            ir_node p = {.op = IR_OP_MATMUL, .n_in = 2};
-            b_try(w, d, last, &p, (int[]){i, j}, 0);
+            p.op = IR_OP_MATMUL, p.dim = 0;
+            b_try(w, d, last, &p, ta, 0);
         }
         if (j >= 0 && may_op(IR_OP_CONCAT, m)) {
             ir_shape a = bs->b->nodes[bs->t[i].node].shape;
             for (int dd = 0; dd < a.ndim; dd++) {
-                ir_node q = {.op = IR_OP_CONCAT, .n_in = 2, .dim = dd};
-                b_try(w, d, last, &q, (int[]){i, j}, dd);
+                p.op = IR_OP_CONCAT, p.dim = dd;
+                b_try(w, d, last, &p, ta, dd);
             }
         }
     }
@@ -687,13 +690,14 @@ static void bgen(worker *w, int d, const key *last) {
      * it (key_cmp): skipped here, before its node is even built */
     int64_t lo = last->v[0];
     pthread_once(&pl_once, pl_init);
+    ir_node un = {.n_in = 1};
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
         uint32_t mi = may_mask(w, bs, i);
         for (int q = 0; i >= lo && q < pl.n_un; q++) {
             if (!may_op(pl.un[q], mi)) continue;
-            ir_node p = {.op = (ir_op)pl.un[q], .n_in = 1};
-            b_try(w, d, last, &p, (int[]){i}, 0);
+            un.op = (ir_op)pl.un[q];
+            b_try(w, d, last, &un, (int[]){i}, 0);
         }
         bgen_pairs(w, d, last, i, n, lo, mi);
         if (i >= lo) bgen_reduce(w, d, last, i);
