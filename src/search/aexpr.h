@@ -175,6 +175,10 @@ int ae_class_may_parent(const ae_query *q, int32_t c, int kind);
  * e-graph keeps no masks (stopped, or out of memory), none for c < 0. ae_class_may_parent
  * is its bit. */
 uint32_t ae_class_parents(const ae_query *q, int32_t c);
+/* 0 if no node of kind `kind` has classes ca and cb as its two operands (in either order),
+ * so that operator over them is no subexpression; 1 if one may (a 64-bit signature of each
+ * class's partners per kind: false positives, no false negatives; 1 with no filters). */
+int ae_pair_may(const ae_query *q, int kind, int32_t ca, int32_t cb);
 /* The e-class of ae_op_term's term (its operands' terms a, b) by ae_probe, building no term:
  * -1 if none, -2 where ae_op_term gives -2 (no abstract expression here). */
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);

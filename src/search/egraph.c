@@ -38,6 +38,8 @@ struct ae_egraph {
     uint64_t *bloom; /* frozen: a bit per hash of each live node (bloom_bit), 8 bits a slot */
     int bloom_shift;
     uint32_t *parent_ops; /* frozen: per class, a bit per op of the nodes it is an operand of */
+    uint64_t *pair_sig;   /* frozen: per class and op, bit (c & 63) for each class c it meets
+                           * as the other operand of a two-operand node of that op */
 };
 _Static_assert(AE_OP_COUNT <= 32, "ae_egraph.parent_ops holds a bit per ae_op");
 
@@ -501,6 +503,7 @@ static void freeze(ae_egraph *eg) {
     while (((int64_t)1 << lg) < eg->n_slots * 8) lg++;
     eg->bloom = eg->frozen ? base_calloc((size_t)1 << (lg - 6), sizeof *eg->bloom) : NULL;
     eg->parent_ops = eg->bloom ? base_calloc((size_t)eg->n_cls + 1, sizeof *eg->parent_ops) : NULL;
+    eg->pair_sig = eg->parent_ops ? base_calloc((size_t)eg->n_cls * AE_OP_COUNT + 1, sizeof *eg->pair_sig) : NULL;
     if (!eg->parent_ops) { /* no filters: lookups as before */
         base_free(eg->bloom);
         eg->bloom = NULL;
@@ -511,6 +514,10 @@ static void freeze(ae_egraph *eg) {
         if (m->op < 0) continue;
         if (m->c0 >= 0) eg->parent_ops[m->c0] |= 1u << m->op;
         if (m->c1 >= 0) eg->parent_ops[m->c1] |= 1u << m->op;
+        if (m->c0 >= 0 && m->c1 >= 0 && eg->pair_sig) {
+            eg->pair_sig[(size_t)m->c0 * AE_OP_COUNT + (size_t)m->op] |= 1ull << (m->c1 & 63);
+            eg->pair_sig[(size_t)m->c1 * AE_OP_COUNT + (size_t)m->op] |= 1ull << (m->c0 & 63);
+        }
     }
     eg->bloom_shift = 64 - lg;
     for (int64_t i = 0; i < eg->n_nodes; i++)
@@ -571,6 +578,7 @@ void ae_egraph_free(ae_egraph *eg) {
     base_free(eg->up);
     base_free(eg->bloom);
     base_free(eg->parent_ops);
+    base_free(eg->pair_sig);
     base_free(eg);
 }
 
@@ -636,6 +644,12 @@ int ae_class_is_sub(const ae_query *q, int32_t c) { return c >= 0 && q->eg->reac
 
 int ae_class_may_parent(const ae_query *q, int32_t c, int kind) {
     return ae_class_parents(q, c) >> kind & 1;
+}
+
+int ae_pair_may(const ae_query *q, int kind, int32_t ca, int32_t cb) {
+    const uint64_t *ps = q->eg->pair_sig;
+    if (!ps || kind < 0 || ae_kinds[kind].arity != 2) return 1;
+    return ca >= 0 && cb >= 0 && (ps[(size_t)ca * AE_OP_COUNT + (size_t)kind] >> (cb & 63) & 1);
 }
 
 uint32_t ae_class_parents(const ae_query *q, int32_t c) {

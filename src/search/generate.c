@@ -414,7 +414,7 @@ static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
         btens *t = &bs->t[bs->n_t++];
         memset(t, 0, sizeof *t);
         t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
-        t->parents = ae_class_parents(&w->q, ae_class(&w->q, t->term));
+        t->ecls = ae_class(&w->q, t->term), t->parents = ae_class_parents(&w->q, t->ecls);
         bs->n_ops++;
     }
     return 1;
@@ -521,7 +521,7 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     btens *t = &bs->t[bs->n_t];
     memset(t, 0, sizeof *t);
     t->node = node, t->cls = cls, t->term = term, t->is_save = p->op == IR_OP_SAVE;
-    t->parents = ae_class_parents(&w->q, ae_class(&w->q, term));
+    t->ecls = ae_class(&w->q, term), t->parents = ae_class_parents(&w->q, t->ecls);
     bs->n_saves += t->is_save;
     for (int i = 0; i < p->n_in; i++)
         if (ta[i] >= 0) bs->t[ta[i]].uses++;
@@ -626,13 +626,17 @@ static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t 
         if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
         uint32_t m = mi & may_mask(w, bs, j);
         int ta[2] = {i, j};
+        /* and the pair: a node of the op's kind over both classes (where masks apply) */
+        int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin);
+        int32_t ci = bs->t[i].ecls, cj = j >= 0 ? bs->t[j].ecls : w->const_cls[-2 - j];
         for (int q = 0; q < pl.n_bin; q++) {
             int op = pl.bin[q];
             if ((ir_ops[op].commutative && j >= 0 && j < i) || !may_op(op, m)) continue;
+            if (!open && !ae_pair_may(&w->q, pl.root[op], ci, cj)) continue;
             p.op = (ir_op)op, p.dim = 0;
             b_try(w, d, last, &p, ta, 0);
         }
-        if (j >= 0 && may_op(IR_OP_MATMUL, m)) {
+        if (j >= 0 && may_op(IR_OP_MATMUL, m) && (open || ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], ci, cj))) {
             p.op = IR_OP_MATMUL, p.dim = 0;
             b_try(w, d, last, &p, ta, 0);
         }

@@ -56,6 +56,7 @@ typedef struct ktens {
 typedef struct btens {
     int node, uses, cls, is_save;
     int32_t term;
+    int32_t ecls;     /* its term's e-class (-1: none) */
     uint32_t parents; /* the operator kinds its class is an operand of (ae_class_parents) */
 } btens;
 /* nodes of one block graph; dims of them (a dim class's slot); the constants a compound
@@ -107,6 +108,7 @@ typedef struct worker {
     int const_node[SR_MAX_CONSTS];
     int32_t const_term[SR_MAX_CONSTS]; /* the program's constants as terms of this worker's table */
     uint32_t const_parents[SR_MAX_CONSTS]; /* and the operator kinds their classes are operands of */
+    int32_t const_cls[SR_MAX_CONSTS];      /* and their e-classes */
     bstate bs[SR_MAX_KOPS];
     int task, counter; /* depth-0 choices are numbered; only the one == task is explored */
     int max_kops, min_kops; /* this task's pass: kernel graphs of min_kops..max_kops ops */

@@ -74,7 +74,8 @@ int sr_worker_init(worker *w, search *s) {
     for (int c = 0; c < s->n_const; c++) {
         const ir_node *n = &w->k->nodes[w->const_node[c]];
         w->const_term[c] = ae_make(&w->tab, AE_CONST, -1, -1, n->num, n->den);
-        w->const_parents[c] = ae_class_parents(&w->q, ae_class(&w->q, w->const_term[c]));
+        w->const_cls[c] = ae_class(&w->q, w->const_term[c]);
+        w->const_parents[c] = ae_class_parents(&w->q, w->const_cls[c]);
     }
     return 0;
 }
