@@ -115,6 +115,21 @@ static int64_t div_at_most(int64_t n, int64_t cap) {
     return 1;
 }
 
+/* The smallest factor of n above 1 (n itself when prime; 2 for n < 2): a split grows by it. */
+static int64_t smallest_factor(int64_t n) {
+    int64_t p = 2;
+    while (p * p <= n && n % p) p++;
+    return n % p ? n : p;
+}
+
+/* The first grid dim left free (1 block, as every dim after it), or -1: the dim a split takes. */
+static int free_grid_dim(const int grid[3]) {
+    int gk = grid[0] == 1 ? 0 : grid[1] == 1 ? 1 : grid[2] == 1 ? 2 : -1;
+    for (int k = gk; k >= 0 && k < 3; k++)
+        if (grid[k] > 1) gk = -1;
+    return gk;
+}
+
 /* Tiles of s from its innermost dim out, each the largest divisor keeping the tile at most
  * budget elements; dim keep (if >= 0) takes keep_tile. */
 static void tile_dims(const ir_shape *s, int keep, int64_t keep_tile, int64_t budget, int64_t *t) {
@@ -337,18 +352,14 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
     L->k = k, L->bk = bk, L->split = 1;
     if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
-    L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
-    for (int g = L->gk; g >= 0 && g < 3; g++) /* the split takes the first grid dim left free */
-        if (L->grid[g] > 1) L->gk = -1;
+    L->gk = free_grid_dim(L->grid); /* the split takes the first grid dim left free */
     /* the partials' split: a new leading dim (sdim 1), or folded into a dim of a 4-dim
      * output (sdim 0): its leading dim of 1, or its rows when one tile holds them all (split
      * s's rows at s * m: P V of a decode step at b = 8, [8, 8, 4, 64]) */
     L->sdim = r <= 3 || o->d[0] == 1 || L->tile[r - 2] == m ? r <= 3 : -1;
     L->fdim = r <= 3 || o->d[0] == 1 ? 0 : r - 2;
     while (L->gk >= 0 && L->sdim >= 0 && 100 * blocks * L->split < (int64_t)sms * LW_SPLIT_FILL) {
-        int64_t rest = f / L->split, p = 2; /* the split grows by the smallest factor left */
-        while (p * p <= rest && rest % p) p++;
-        if (rest % p) p = rest;
+        int64_t rest = f / L->split, p = smallest_factor(rest); /* the smallest factor left */
         if (L->split * p > LW_SPLIT_MAX || rest / p < 4 || 32 * L->split * m * n > 4 * m * k + 2 * k * n) break;
         L->split *= (int)p;
     }
@@ -605,9 +616,7 @@ static mg_status attn_try(lw *L, int t) {
     if (assign_grid(os, L->tile, L->sp[SP_O].gdim, L->grid)) return MG_ERR_SHAPE;
     /* the split: the first grid dim left free; the partials drop the output's leading dims
      * (all of size 1) down to three and take the split as a last dim */
-    L->gk = L->grid[0] == 1 ? 0 : L->grid[1] == 1 ? 1 : L->grid[2] == 1 ? 2 : -1;
-    for (int k = L->gk; k >= 0 && k < 3; k++)
-        if (L->grid[k] > 1) L->gk = -1;
+    L->gk = free_grid_dim(L->grid);
     L->sdim = r > 3 ? r - 3 : 0;
     for (int d = 0; d < L->sdim; d++)
         if (os->d[d] > 1) L->gk = -1;
@@ -616,9 +625,7 @@ static mg_status attn_try(lw *L, int t) {
      * or more (H100, bench/results/h100-2026-11-27-s19-attn/: capping the split at 4, 8, 16,
      * 32 and 64 on nine attention shapes, this rule picks the fastest or within 10% of it) */
     while (L->gk >= 0) {
-        int64_t rest = N / L->split, p = 2;
-        while (p * p <= rest && rest % p) p++;
-        if (rest % p) p = rest;
+        int64_t rest = N / L->split, p = smallest_factor(rest);
         if (blocks * L->split * p > sms || L->split * p > 64 || rest / p < 64) break;
         L->split *= (int)p;
     }

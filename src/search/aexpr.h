@@ -167,13 +167,9 @@ int ae_class_is_sub(const ae_query *q, int32_t c);
 /* The kind of the node that IR operator op builds over its operands' terms (a matmul: mul),
  * or -1 where its term is an operand's own or none (accum, save, layout). */
 int ae_op_root(int op);
-/* 0 if no node of kind `kind` has class c as an operand (c < 0: no class at all), so no
- * operator of that kind over a term of class c is a subexpression; 1 otherwise (also when
- * the e-graph keeps no masks: stopped, or out of memory). */
-int ae_class_may_parent(const ae_query *q, int32_t c, int kind);
-/* The kinds (bit kind) of the nodes that have class c as an operand: every bit where the
- * e-graph keeps no masks (stopped, or out of memory), none for c < 0. ae_class_may_parent
- * is its bit. */
+/* The kinds (bit kind) of the nodes that have class c as an operand: with no bit for a
+ * kind, no operator of that kind over a term of class c is a subexpression. Every bit where
+ * the e-graph keeps no masks (stopped, or out of memory), none for c < 0. */
 uint32_t ae_class_parents(const ae_query *q, int32_t c);
 /* 0 if no node of kind `kind` has classes ca and cb as its two operands (in either order),
  * so that operator over them is no subexpression; 1 if one may (a 64-bit signature of each

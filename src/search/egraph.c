@@ -642,10 +642,6 @@ int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64
 
 int ae_class_is_sub(const ae_query *q, int32_t c) { return c >= 0 && q->eg->reach[c]; }
 
-int ae_class_may_parent(const ae_query *q, int32_t c, int kind) {
-    return ae_class_parents(q, c) >> kind & 1;
-}
-
 int ae_pair_may(const ae_query *q, int kind, int32_t ca, int32_t cb) {
     const uint64_t *ps = q->eg->pair_sig;
     if (!ps || kind < 0 || ae_kinds[kind].arity != 2) return 1;
