@@ -63,6 +63,7 @@ typedef struct lw {
     int split, gk, sdim, fdim, mm_node[MAX_MM], kin_p[IR_MAX_IN], n_kin_p;
     ir_graph *bp;
     int *att;       /* att[o] = S + 1: matmul o is attention over the scores matmul S */
+    int *att_max;   /* att_max[o] = m + 1: its E is exp(A - m), m = max(B, keys) (attn_max) */
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
 } lw;
@@ -274,6 +275,22 @@ static int emit_reduce(lw *L, int i, int s, int depth) {
     return ir_add_node(L->b, L->ctx, &p);
 }
 
+/* Form ATTN: a reduction computed inside the block from its operand's tile, where the tile
+ * holds the reduced dim whole (the head dim of a norm of the queries or keys: the Q tile holds
+ * the whole depth, the K tile too), or the scores' max of attn_max, each block's over its own
+ * keys (one iteration: attn_try), which the combining kernel rescales (attn_combine_in). */
+static int emit_local(lw *L, int i, int s, int depth) {
+    const ir_node *n = &L->g->nodes[i], *a = &L->g->nodes[n->in[0]];
+    if (n->op == IR_OP_SUM && n->group != a->shape.d[n->dim]) return -(int)MG_ERR_SHAPE;
+    int x = emit(L, n->in[0], s, depth + 1);
+    if (x < 0) return x;
+    int whole = L->b->nodes[x].shape.d[n->dim] == a->shape.d[n->dim];
+    if (!whole && (i != L->att_max[L->root] - 1 || L->b->forloop > 1)) return -(int)MG_ERR_SHAPE;
+    ir_node p = proto(n->op, x, 0);
+    p.dim = n->dim, p.group = L->b->nodes[x].shape.d[n->dim];
+    return ir_add_node(L->b, L->ctx, &p);
+}
+
 /* Block node computing program node i in space s (memoised), or -rc. Kernel inputs are the
  * materialised nodes other than the root; elementwise operators are recomputed. */
 static int emit(lw *L, int i, int s, int depth) {
@@ -286,7 +303,8 @@ static int emit(lw *L, int i, int s, int depth) {
     else if (n->op == IR_OP_CONST) r = ir_add_const(L->b, L->ctx, n->lit, 0, 0);
     else if (n->op == IR_OP_MATMUL)
         r = L->f == F_ATTN ? emit_scores(L, i, s, depth) : emit_matmul(L, i, s, depth);
-    else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX) r = emit_reduce(L, i, s, depth);
+    else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX)
+        r = L->f == F_ATTN ? emit_local(L, i, s, depth) : emit_reduce(L, i, s, depth);
     else if (is_ew(n->op)) {
         ir_node p = proto(n->op, 0, 0);
         for (int k = 0; k < n->n_in; k++)
@@ -537,10 +555,9 @@ static int attn_save(lw *L, int v, int partial) {
     return v < 0 ? v : ir_add_output(L->b, L->ctx, v);
 }
 
-/* The combining kernel's value of a split's partials of value shape vs and type t: the
- * block's tile of every split at once (the split the last dim, L->sdim leading dims of 1
- * dropped), summed over the splits, reshaped to vs's rank. */
-static int attn_combine_in(lw *L, int j, const ir_shape *vs, mg_dtype t, const char *nm) {
+/* The combining kernel's tile of partial j (value shape vs, type t): every split at once,
+ * the split the last dim, L->sdim leading dims of 1 dropped. */
+static int attn_split_in(lw *L, int j, const ir_shape *vs, mg_dtype t, const char *nm) {
     if (L->n_kin == IR_MAX_IN) return -(int)ctx_err(L->ctx, MG_ERR_LIMIT, "kernel inputs");
     ir_shape ps = {.ndim = 0};
     for (int d = L->sdim; d < vs->ndim; d++) ps.d[ps.ndim++] = vs->d[d];
@@ -556,14 +573,38 @@ static int attn_combine_in(lw *L, int j, const ir_shape *vs, mg_dtype t, const c
     }
     int v = ir_add_node(L->b, L->ctx, &p);
     p = proto(IR_OP_ACCUM, v, 0);
-    if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
-    p = proto(IR_OP_SUM, v, 0);
-    p.dim = ps.ndim - 1, p.group = L->split;
-    if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
+    return v < 0 ? v : ir_add_node(L->b, L->ctx, &p);
+}
+
+/* The combining kernel's value of partial j: its splits (attn_split_in), each times its
+ * weight w (a block node, or -1 for none), summed, reshaped to vs's rank. */
+static int attn_combine_in(lw *L, int j, const ir_shape *vs, mg_dtype t, const char *nm, int w) {
+    int v = attn_split_in(L, j, vs, t, nm);
+    ir_node p = proto(IR_OP_MUL, v, w);
+    if (v >= 0 && w >= 0) v = ir_add_node(L->b, L->ctx, &p);
     if (v < 0) return v;
+    p = proto(IR_OP_SUM, v, 0);
+    p.dim = L->b->nodes[v].shape.ndim - 1, p.group = L->split;
+    if ((v = ir_add_node(L->b, L->ctx, &p)) < 0) return v;
     int64_t dims[IR_MAX_DIMS];
     for (int d = 0; d < vs->ndim; d++) dims[d] = d < L->sdim ? 1 : L->b->nodes[v].shape.d[d - L->sdim];
     return reshape_to(L, v, dims, vs->ndim);
+}
+
+/* The combining kernel's weights of the splits of an attention with a max (attn_max): each
+ * split's numerator and denominator were taken with its own keys' max m_j, so split j weighs
+ * exp(m_j - M), M the largest (exp(A - M) = exp(A - m_j) exp(m_j - M)): every exponent at
+ * most 0, as the program's. Partial 2 holds the m_j (value shape vs, type t). */
+static int attn_weights(lw *L, const ir_shape *vs, mg_dtype t, const char *nm) {
+    int v = attn_split_in(L, 2, vs, t, nm);
+    if (v < 0) return v;
+    ir_node p = proto(IR_OP_MAX, v, 0);
+    p.dim = L->b->nodes[v].shape.ndim - 1, p.group = L->split;
+    int m = ir_add_node(L->b, L->ctx, &p);
+    p = proto(IR_OP_SUB, v, m);
+    int d = m < 0 ? m : ir_add_node(L->b, L->ctx, &p);
+    p = proto(IR_OP_EXP, d, 0);
+    return d < 0 ? d : ir_add_node(L->b, L->ctx, &p);
 }
 
 /* Form ATTN's spaces for grid dims gdim of the output (rows r - 2, batch dims before) and
@@ -601,7 +642,7 @@ static void attn_spaces(lw *L, int o, int S) {
  * (E V) / sum(E), which is (E / sum(E)) V. */
 static mg_status attn_try(lw *L, int t) {
     const ir_graph *g = L->g;
-    int o = L->root, S = L->att[o] - 1, x, e, s;
+    int o = L->root, S = L->att[o] - 1, m = L->att_max[o] - 1, x, e, s;
     attn_parts(L, o, &x, &e, &s);
     const ir_node *O = &g->nodes[o];
     const ir_shape *os = &O->shape, *ss = &g->nodes[s].shape;
@@ -629,8 +670,15 @@ static mg_status attn_try(lw *L, int t) {
         if (blocks * L->split * p > sms || L->split * p > 64 || rest / p < 64) break;
         L->split *= (int)p;
     }
-    int64_t chunk = N / L->split, bn = div_at_most(chunk, 128 >> t), f = chunk / bn;
-    if (f > IR_MAX_DIM) return MG_ERR_SHAPE;
+    /* with a max over the keys (attn_max) each block takes its keys in one iteration, its
+     * own max over them: the keys split further until a block holds at most 128 */
+    while (m >= 0 && L->gk >= 0 && N / L->split > 128) {
+        int64_t p = smallest_factor(N / L->split);
+        if (L->split * p > 64) break;
+        L->split *= (int)p;
+    }
+    int64_t chunk = N / L->split, bn = m >= 0 ? chunk : div_at_most(chunk, 128 >> t), f = chunk / bn;
+    if (f > IR_MAX_DIM || (m >= 0 && chunk > 256)) return MG_ERR_SHAPE;
     int grid1[3];
     memcpy(grid1, L->grid, sizeof grid1);
     if (L->split > 1) grid1[L->gk] = L->split;
@@ -661,6 +709,10 @@ static mg_status attn_try(lw *L, int t) {
     } else if (na >= 0) {
         v = attn_save(L, na, 1);
         if (v >= 0) v = attn_save(L, sa, 1);
+        if (v >= 0 && m >= 0) { /* the block's max, for the combining kernel's weights */
+            p = proto(IR_OP_ACCUM, L->memo[(size_t)m * N_SP + SP_E], 0);
+            v = attn_save(L, p.in[0] < 0 ? -(int)MG_ERR_SHAPE : ir_add_node(L->b, L->ctx, &p), 1);
+        }
     } else v = na;
     mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
     memcpy(L->grid, grid0, sizeof grid0);
@@ -669,6 +721,7 @@ static mg_status attn_try(lw *L, int t) {
      * at a time and rows few enough for two blocks an SM (looping over the splits one an
      * iteration, 16 blocks of 64 splits took 19 us on gqa_b1, the whole attention 10) */
     mg_dtype tn = L->b->nodes[L->b->outputs[0]].dtype, td = L->b->nodes[L->b->outputs[1]].dtype;
+    mg_dtype tm = m >= 0 ? L->b->nodes[L->b->outputs[2]].dtype : td;
     L->bp = L->b, L->b = NULL;
     memcpy(L->kin_p, L->kin, sizeof L->kin), L->n_kin_p = L->n_kin;
     if (D > 16 && D % 16 == 0) L->tile[r - 1] = 16;
@@ -685,9 +738,12 @@ static mg_status attn_try(lw *L, int t) {
         goto out;
     }
     L->n_kin = 0;
-    char nm[2][32];
+    char nm[3][32];
     snprintf(nm[0], sizeof nm[0], "n%d", o), snprintf(nm[1], sizeof nm[1], "d%d", o);
-    int pn = attn_combine_in(L, 0, os, tn, nm[0]), pd = pn < 0 ? pn : attn_combine_in(L, 1, ss, td, nm[1]);
+    snprintf(nm[2], sizeof nm[2], "m%d", o);
+    int w = m >= 0 ? attn_weights(L, ss, tm, nm[2]) : -1;
+    int pn = m >= 0 && w < 0 ? w : attn_combine_in(L, 0, os, tn, nm[0], w);
+    int pd = pn < 0 ? pn : attn_combine_in(L, 1, ss, td, nm[1], w);
     p = proto(IR_OP_DIV, pn, pd);
     v = pd < 0 ? pd : attn_save(L, ir_add_node(L->b, L->ctx, &p), 0);
     st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
@@ -733,6 +789,20 @@ static int attn_match(lw *L, int o, int *S, int *stack) {
     return 1;
 }
 
+/* The max of a stable softmax's E = exp(A - m), m = max(B, last dim) read by nothing else
+ * (A and B elementwise over the scores and stored tensors), or -1. */
+static int attn_max(const lw *L, int e) {
+    const ir_graph *g = L->g;
+    const ir_node *E = &g->nodes[e], *d = &g->nodes[E->in[0]];
+    if (E->op != IR_OP_EXP || L->mat[E->in[0]] || d->op != IR_OP_SUB) return -1;
+    int m = d->in[1];
+    const ir_node *M = &g->nodes[m];
+    if (M->op != IR_OP_MAX || L->is_out[m] || d->in[0] == m || M->shape.ndim != E->shape.ndim ||
+        M->dim != M->shape.ndim - 1 || L->cstart[m + 1] - L->cstart[m] != 1)
+        return -1;
+    return m;
+}
+
 /* Attention roots (attn_match) whose form ATTN builds: their scores and row sums are then
  * computed inside them (mat 0), last first. */
 static mg_status attend(lw *L, int *fused) {
@@ -740,18 +810,25 @@ static mg_status attend(lw *L, int *fused) {
     if (!stack) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = MG_OK;
     for (int o = L->n - 1; o >= 0 && !rc; o--) {
-        int S, x, e, s;
+        int S, x, e, s, m;
         if (!attn_match(L, o, &S, stack)) continue;
         attn_parts(L, o, &x, &e, &s);
+        m = attn_max(L, e);
         L->mat[S] = L->mat[s] = 0;
-        if (sole_root(L, S, stack) != o || sole_root(L, s, stack) != o) {
+        if (m >= 0) L->mat[m] = 0;
+        if (sole_root(L, S, stack) != o || sole_root(L, s, stack) != o ||
+            (m >= 0 && sole_root(L, m, stack) != o)) {
             L->mat[S] = L->mat[s] = 1;
+            if (m >= 0) L->mat[m] = 1;
             continue;
         }
-        L->att[o] = S + 1;
+        L->att[o] = S + 1, L->att_max[o] = m + 1;
         rc = build(L, o);
-        if (L->b) drop(L), *fused += 2;
-        else L->mat[S] = L->mat[s] = 1, L->att[o] = 0;
+        if (L->b) drop(L), *fused += 2 + (m >= 0);
+        else {
+            L->mat[S] = L->mat[s] = 1, L->att[o] = L->att_max[o] = 0;
+            if (m >= 0) L->mat[m] = 1;
+        }
     }
     base_free(stack);
     return rc;
@@ -798,12 +875,12 @@ static mg_status setup(lw *L) {
     L->depth = base_calloc(nn, sizeof *L->depth), L->cstart = base_calloc(nn, sizeof *L->cstart);
     L->seen = base_calloc(nn, sizeof *L->seen);
     L->to_f32 = base_calloc(nn, sizeof *L->to_f32);
-    L->att = base_calloc(nn, sizeof *L->att);
+    L->att = base_calloc(nn, sizeof *L->att), L->att_max = base_calloc(nn, sizeof *L->att_max);
     L->memo = base_alloc(nn * N_SP * sizeof *L->memo);
     int64_t edges = 0;
     for (int i = 0; i < n; i++) edges += L->g->nodes[i].n_in;
     L->cons = base_calloc((size_t)edges + 1, sizeof *L->cons);
-    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons || !L->to_f32 || !L->att)
+    if (!L->mat || !L->is_out || !L->depth || !L->cstart || !L->seen || !L->memo || !L->cons || !L->to_f32 || !L->att || !L->att_max)
         return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int k = 0; k < L->g->n_outputs; k++) L->is_out[L->g->outputs[k]] = 1;
     for (int i = 0; i < n; i++)
@@ -977,5 +1054,6 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
     ir_graph_free(o);
     base_free(L.mat), base_free(L.is_out), base_free(L.depth), base_free(L.cstart);
     base_free(L.seen), base_free(L.memo), base_free(L.cons), base_free(L.to_f32), base_free(L.att);
+    base_free(L.att_max);
     return rc;
 }

@@ -259,6 +259,33 @@ void test_lower_attention(void) {
         sb_free(&p);
     }
     CHECK_MSG(one >= 5 && two >= 5, "one kernel %d times, split %d times", one, two);
+    /* the stable softmax (the scores' max subtracted: each block's own max, the splits
+     * rescaled in the combining kernel) and norms of the queries and keys over the head dim
+     * (computed inside the kernel from its tiles) keep the form */
+    int maxed = 0, normed = 0;
+    for (int t = 0; t < 24; t++) {
+        int nb = (int)rng_below(&r, 3), f = t % 2;
+        int64_t b[2] = {1 + rng_below(&r, 2) * (1 + rng_below(&r, 8)), 1 + rng_below(&r, 2) * 3};
+        int64_t M = rows[rng_below(&r, 7)], N = keys[rng_below(&r, 6)], Kd = dh[rng_below(&r, 3)],
+                D = dh[rng_below(&r, 3)];
+        char bs[64] = "";
+        for (int k = 0; k < nb; k++) snprintf(bs + strlen(bs), sizeof bs - strlen(bs), "%lld, ", (long long)b[k]);
+        strbuf p = {0};
+        sb_printf(&p, "input Q : f16[%s%lld, %lld]\ninput K : f16[%s%lld, %lld]\ninput V : f16[%s%lld, %lld]\n",
+                  bs, (long long)M, (long long)Kd, bs, (long long)Kd, (long long)N, bs, (long long)N, (long long)D);
+        if (f == 0)
+            sb_printf(&p, "T = matmul(Q, K) * 0.125\nS = exp(T - max(T, dim=%d))\n", nb + 1);
+        else
+            sb_printf(&p, "S = exp(matmul(rmsnorm(Q, dim=%d), K / sqrt(sum(sqr(K), dim=%d) + 0.5)) * 0.125)\n",
+                      nb + 1, nb);
+        sb_printf(&p, "O = matmul(S / sum(S, dim=%d), V)\noutput O\n", nb + 1);
+        int fused, k = attn_kernels(p.s, p.s, 300 + t, &fused);
+        if (f == 0) maxed += k >= 1 && k <= 2 && fused >= 3;
+        else normed += k >= 1 && k <= 2 && fused >= 4;
+        sb_free(&p);
+    }
+    CHECK_MSG(maxed >= 9 && normed >= 11, "ATTN with a max %d of 12, with norms %d of 12", maxed, normed);
+    if (getenv("UNIT_VERBOSE")) fprintf(stderr, "  ATTN with a max %d of 12, with norms %d of 12\n", maxed, normed);
     /* the scores also an output, or the row sum read twice: not attention's form */
     static const char *no[] = {
         "input Q : f16[8, 32, 64]\ninput K : f16[8, 64, 1024]\ninput V : f16[8, 1024, 64]\n"
