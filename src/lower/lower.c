@@ -634,8 +634,8 @@ static void attn_spaces(lw *L, int o, int S) {
     }
 }
 
-/* Builds attention root L->root, try t (each halves the keys an iteration; the third also
- * the rows): one kernel when its blocks fill the GPU, else the keys split over grid dim gk
+/* Builds attention root L->root, try t (rows and keys a block takes: try_rows, try_keys):
+ * one kernel when its blocks fill the GPU, else the keys split over grid dim gk
  * (FlashDecoding) with partial numerators E V and denominators sum(E) saved, and a second
  * kernel adding them one split an iteration and dividing. Every block: S = A B over the
  * whole depth, E = f(S, ...), its row sum and E V accumulated over its keys, and (no split)
@@ -648,8 +648,11 @@ static mg_status attn_try(lw *L, int t) {
     const ir_shape *os = &O->shape, *ss = &g->nodes[s].shape;
     int r = os->ndim, sms = L->cpu ? 1 : L->dev->n_sm, v = 0;
     int64_t M = os->d[r - 2], D = os->d[r - 1], N = g->nodes[e].shape.d[r - 1];
-    if (t > 2) return MG_ERR_SHAPE;
-    int64_t bm = div_at_most(M, t < 2 ? 128 : 32), blocks = ir_numel(os) / (bm * D);
+    /* rows and keys a block takes, try by try: 256 rows read each K and V tile for twice the
+     * rows of 128 (as the guided searches' μGraphs at 8 tokens) */
+    static const int64_t try_rows[] = {256, 128, 128, 32}, try_keys[] = {128, 128, 64, 32};
+    if (t >= (int)(sizeof try_rows / sizeof *try_rows)) return MG_ERR_SHAPE;
+    int64_t bm = div_at_most(M, try_rows[t]), blocks = ir_numel(os) / (bm * D);
     memset(L->sp, 0, sizeof L->sp);
     L->sp[SP_O].ref = *os, L->sp[SP_O].set = 1, L->sp[SP_O].fdim = -1;
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
@@ -677,8 +680,13 @@ static mg_status attn_try(lw *L, int t) {
         if (L->split * p > 64) break;
         L->split *= (int)p;
     }
-    int64_t chunk = N / L->split, bn = m >= 0 ? chunk : div_at_most(chunk, 128 >> t), f = chunk / bn;
+    int64_t chunk = N / L->split, bn = m >= 0 ? chunk : div_at_most(chunk, try_keys[t]), f = chunk / bn;
     if (f > IR_MAX_DIM || (m >= 0 && chunk > 256)) return MG_ERR_SHAPE;
+    /* 256 rows only for blocks that loop over their keys (2 or more tiles, each read once
+     * for the 256): with one tile a block, 128 rows in twice the blocks were faster (GQA at
+     * 1 token, 2 heads: 8.5 against 11.0 us; at 8 tokens, 16 heads 25.1 against 23.7 with
+     * 256; bench/results/h100-2026-11-27-s20/attn-rows.txt) */
+    if (bm > 128 && f < 2) return MG_ERR_SHAPE;
     int grid1[3];
     memcpy(grid1, L->grid, sizeof grid1);
     if (L->split > 1) grid1[L->gk] = L->split;
@@ -841,7 +849,7 @@ static mg_status build(lw *L, int root) {
     L->root = root, L->b = NULL, L->stamp++;
     const ir_node *r = &L->g->nodes[root];
     if ((!is_ew(r->op) && !is_anchor(r->op)) || L->no_kernels) return MG_OK;
-    for (int t = 0; L->att[root] && t < 3; t++) {
+    for (int t = 0; L->att[root] && t < 4; t++) {
         mg_status st = attn_try(L, t);
         if (st != MG_ERR_SHAPE) return st;
     }
