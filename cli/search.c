@@ -53,6 +53,8 @@ static const char *HELP_SEARCH =
     "  --ops A,B,..      the operators the search may place (default all: exp, sqr, sqrt,\n"
     "                    silu, add, sub, mul, div, matmul, sum, concat, rmsnorm)\n"
     "  --no-prune        no abstract-expression pruning (for comparison; slow)\n"
+    "  --no-lowered      leave the plain lowering's μGraph (verified, ranked with the\n"
+    "                    others) out of the results: what the enumeration finds alone\n"
     "  --threads N       worker threads (default: one per core)\n"
     "  --slack F         verify a schedule only if the cost model puts it within F times\n"
     "                    the best schedule of the same operators (default 1.5; 0: all)\n"
@@ -192,8 +194,9 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
     }
     fprintf(f, "rank  est. µs  kernel ops  kernels  block ops  file\n");
     for (int i = 0; i < r->n_found; i++)
-        fprintf(f, "%4d %8.1f %11d %8d %10d  ugraph-%d.mu\n", i + 1, r->found[i].cost_us,
-                r->found[i].kops, r->found[i].kernels, r->found[i].bops, i + 1);
+        fprintf(f, "%4d %8.1f %11d %8d %10d  ugraph-%d.mu%s\n", i + 1, r->found[i].cost_us,
+                r->found[i].kops, r->found[i].kernels, r->found[i].bops, i + 1,
+                r->found[i].task < 0 ? "  (the plain lowering: docs/search.md)" : "");
 }
 
 /* The command line of search/optimize. */
@@ -279,6 +282,7 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
             return 0;
         }
         if (!strcmp(a, "--no-prune")) c->o.prune = 0;
+        else if (!strcmp(a, "--no-lowered")) c->o.no_lowered = 1;
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
         else if (!strcmp(a, "--whole") && c->optimize) c->whole = 1;

@@ -184,6 +184,8 @@ typedef struct mg_search_opts {
                              src/ir/ops.def whose search column is 1); NULL: all */
     const char *device;   /* the target GPU: a row of the device table by name (src/ir/device.c;
                              mg_search_set_device); NULL: the table's first row */
+    int no_lowered;       /* 1: leave the plain lowering's μGraph out of the results (it is
+                             verified and ranked with the others by default: docs/search.md) */
 } mg_search_opts;
 
 /* One verified μGraph. */
@@ -194,7 +196,7 @@ typedef struct mg_found {
     double cost_us;   /* the cost model's estimate (docs/search.md) */
     double float_error; /* the verifier's float test: worst error over its element's scale (docs/verify.md) */
     int aeq;          /* its abstract expression is A_eq-equal to the program's */
-    int task;         /* which task found it */
+    int task;         /* which task found it; -1: the plain lowering (docs/search.md) */
     char verdict[256];
 } mg_found;
 

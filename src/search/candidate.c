@@ -515,8 +515,8 @@ static void add_found(worker *w, char *text, const ir_graph *u, const mg_verify_
     f->aeq = 1;
 }
 
-/* Candidate u (owned): deduplicated by text, verified, kept if equivalent. */
-static void verify_one(worker *w, ir_graph *u) {
+/* Candidate u (owned): deduplicated by text, verified, kept if equivalent (search_int.h). */
+void sr_verify_one(worker *w, ir_graph *u) {
     search *s = w->s;
     strbuf sb = {0};
     ir_print_text(u, &sb);
@@ -587,7 +587,7 @@ static void candidate_in(worker *w, const int *outs) {
             w->k->nodes[bs->knode].body = bs->tilings[bs->in_group[idx[i]]].t;
         }
         u = materialize(s, w->k, outs, &w->ctx);
-        if (u) verify_one(w, u);
+        if (u) sr_verify_one(w, u);
         else w->rejected++;
         for (int i = 0; i < nd && ++idx[i] == w->bs[ds[i]].n_in_group; i++) idx[i] = 0;
     }

@@ -72,9 +72,9 @@ static mg_status key_text(const ir_canon *c, const sr_opts *o, mg_ctx *ctx, strb
     for (int i = 0; i < o->n_grid; i++) sb_printf(sb, "%s%d", i ? "," : " ", o->grid[i]);
     sb_puts(sb, " forloop");
     for (int i = 0; i < o->n_forloop; i++) sb_printf(sb, "%s%d", i ? "," : " ", o->forloop[i]);
-    sb_printf(sb, "\nprune %d slack %.17g tests %d seed %llu egraph %lld screen %d\noperators", o->prune, o->slack,
-              o->verify_tests, (unsigned long long)o->seed, (long long)o->eg_max_nodes,
-              getenv("MUGEN_SEARCH_NO_SCREEN") ? 0 : 1);
+    sb_printf(sb, "\nprune %d slack %.17g tests %d seed %llu egraph %lld screen %d lowered %d\noperators", o->prune,
+              o->slack, o->verify_tests, (unsigned long long)o->seed, (long long)o->eg_max_nodes,
+              getenv("MUGEN_SEARCH_NO_SCREEN") ? 0 : 1, !o->no_lowered);
     for (int op = 0; op < IR_OP_COUNT; op++)
         if (ir_ops[op].search && (ops >> op & 1)) sb_printf(sb, " %s", ir_ops[op].name);
     sb_printf(sb, "\n%s", c->text);

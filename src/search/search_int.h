@@ -31,9 +31,10 @@ enum { SR_MAX_TENSORS = 48, SR_MAX_KOPS = 8, SR_MAX_CONSTS = 8 };
 enum { SR_MAX_THREADS = 256 };
 /* Bumped whenever the generator changes what a task explores or what its results say (15:
  * verdicts reached at smaller instances; 16: operators over partial sums only where linear,
- * trailing-1 reshapes screened and verified at smaller instances): a checkpoint written by another version is
+ * trailing-1 reshapes screened and verified at smaller instances; 17: the plain lowering's
+ * μGraph among the results): a checkpoint written by another version is
  * refused rather than mixed in. */
-enum { SEARCH_VERSION = 16 };
+enum { SEARCH_VERSION = 17 };
 /* The deepest program the search takes (operators on its longest path): its abstract
  * expressions recurse once per level; 50,000 levels ran on the main thread's 8 MB stack. */
 enum { SR_MAX_DEPTH = 20000 };
@@ -132,6 +133,10 @@ enum { SR_MAX_SMALL = 64, SR_MAX_SMALL_DIMS = 8 };
 struct search {
     const ir_graph *prog;
     const sr_opts *o;
+    /* the plain lowering's μGraph (search.c): to verify (the first worker takes it), then
+     * verified (text NULL: none) */
+    ir_graph *lowered_u;
+    sr_found lowered;
     mg_device dev; /* the target: the device table's row (--device) with o->n_sm multiprocessors */
     ae_egraph *eg;
     ae_tab tab0;
@@ -257,6 +262,13 @@ ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from,
                     mg_ctx *ctx);
 /* Frees the program sides of verification at smaller instances. */
 void sr_small_free(search *s);
+/* Candidate u (owned, a μGraph of the program): deduplicated against w's μGraphs by text,
+ * checked to fit the device, verified (at a smaller instance where one decides it), and
+ * appended to w->found when equivalent. */
+void sr_verify_one(worker *w, ir_graph *u);
+/* The first worker's first step (search.c): verifies the plain lowering's μGraph, if any,
+ * into s->lowered. */
+void sr_verify_lowered(worker *w);
 /* The complete kernel graph of worker w whose nodes outs[] are the program's outputs: one
  * candidate per combination of its kernels' schedule groups, screened, verified, and those
  * found equivalent kept in w->found. */

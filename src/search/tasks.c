@@ -363,6 +363,7 @@ static int take_task(worker *w) {
 static void *worker_main(void *arg) {
     worker *w = arg;
     ev_set_stop(&w->s->stop); /* one long evaluation (a full-size verification) ends at the time limit too */
+    if (w == &w->s->workers[0]) sr_verify_lowered(w);
     while (take_task(w)) {
     }
     ev_set_stop(NULL);

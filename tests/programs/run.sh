@@ -703,12 +703,12 @@ if expect_rc 1 "a second search into an --out in use"; then
 fi
 wait "$holder"
 mkdir "$T/stale"
-printf 'program: old.mu\nrank  est. µs  kernel ops  kernels  block ops  file\n   7      1.0           1        0          0  ugraph-7.mu\n  40      1.0           1        0          0  ugraph-40.mu\n' >"$T/stale/summary.txt"
-for f in ugraph-7.mu ugraph-7.json ugraph-7.dot ugraph-40.mu ugraph-99.mu notes.txt; do echo x >"$T/stale/$f"; done
+printf 'program: old.mu\nrank  est. µs  kernel ops  kernels  block ops  file\n  30      1.0           1        0          0  ugraph-30.mu\n  40      1.0           1        0          0  ugraph-40.mu\n' >"$T/stale/summary.txt"
+for f in ugraph-30.mu ugraph-30.json ugraph-30.dot ugraph-40.mu ugraph-99.mu notes.txt; do echo x >"$T/stale/$f"; done
 mg search --threads 1 --max-kops 1 "$T/tiny.mu" --out "$T/stale"
 if expect_rc 0 "search into an --out holding another search's μGraphs"; then
     left=$(cd "$T/stale" && ls | grep -v '^checkpoint$' | tr '\n' ' ')
-    if [ -e "$T/stale/ugraph-7.mu" ] || [ -e "$T/stale/ugraph-7.json" ] || [ -e "$T/stale/ugraph-40.mu" ]; then
+    if [ -e "$T/stale/ugraph-30.mu" ] || [ -e "$T/stale/ugraph-30.json" ] || [ -e "$T/stale/ugraph-40.mu" ]; then
         bad "stale μGraphs of an earlier search stayed: $left"
     elif [ ! -e "$T/stale/ugraph-99.mu" ] || [ ! -e "$T/stale/notes.txt" ] || [ ! -e "$T/stale/ugraph-1.mu" ]; then
         bad "search into a used --out removed files it did not list: $left"

@@ -4,6 +4,7 @@
 
 #include "search/aexpr.h"
 #include "search/search.h"
+#include "lower/lower.h"
 #include "unit.h"
 
 void test_aexpr_subexpr(void);
@@ -17,6 +18,7 @@ void test_search_split_reduction(void);
 void test_search_screen(void);
 void test_search_small_instance(void);
 void test_search_ops(void);
+void test_search_lowered(void);
 void test_aexpr_z3_corpus(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
@@ -140,11 +142,14 @@ void test_aexpr_print_parse(void) {
 }
 
 /* Runs the search on src with the given limits; returns the result (caller frees). */
+static int no_lowered; /* run_search without the plain lowering's μGraph */
+
 static mg_search_result run_search_ops(const char *src, int kops, int bops, int prune, int threads, const char *ops) {
     ir_graph *g = unit_parse(src);
     sr_opts o;
     sr_opts_default(&o);
     o.max_kops = kops, o.max_bops = bops, o.prune = prune, o.threads = threads, o.ops = ops;
+    o.no_lowered = no_lowered;
     o.grid[0] = 1, o.grid[1] = 2, o.n_grid = 2;
     o.forloop[0] = 1, o.forloop[1] = 2, o.n_forloop = 2;
     o.verify_tests = 2;
@@ -340,8 +345,11 @@ void test_search_small_instance(void) {
 }
 
 void test_search_nothing_found(void) {
-    /* exp needs an op the limits do not leave room for: nothing, and the reason */
+    /* exp needs an op the limits do not leave room for: nothing, and the reason (without the
+     * lowering's μGraph, which holds it in one kernel) */
+    no_lowered = 1;
     mg_search_result r = run_search("input X : f16[4, 8]\nO = exp(X) * X + X\noutput O\n", 1, 2, 1, 1);
+    no_lowered = 0;
     CHECK(r.n_found == 0 && strstr(r.why_none, "limits") != NULL);
     mg_search_result_free(&r);
     /* a program that is not Lax is refused with a message */
@@ -395,4 +403,33 @@ void test_aexpr_z3_corpus(void) {
     }
     fclose(f);
     CHECK_MSG(n >= 100, "%d pairs", n);
+}
+
+/* The plain lowering's μGraph is among the results, verified and ranked with the others
+ * (task -1): an attention whose fused kernels the enumeration does not reach within tight
+ * limits still gets them; its text is the lowering's; the same with 1 and 2 threads; left
+ * out with no_lowered, and where --ops excludes one of its operators. */
+void test_search_lowered(void) {
+    static const char *attn = "input Q : f16[2, 16, 16]\ninput K : f16[2, 16, 256]\ninput V : f16[2, 256, 16]\n"
+                              "S = exp(matmul(Q, K) / 4)\nO = matmul(S / sum(S, dim=2), V)\noutput O\n";
+    ir_graph *g = unit_parse(attn), *u = NULL;
+    mg_ctx ctx;
+    CHECK(lw_lower(g, &ctx, mg_device_default(), 0, &u, NULL) == MG_OK);
+    strbuf low = {0};
+    ir_print_text(u, &low);
+    mg_search_result r1 = run_search(attn, 1, 2, 1, 1), r2 = run_search(attn, 1, 2, 1, 2);
+    int at = -1;
+    for (int i = 0; i < r1.n_found; i++)
+        if (r1.found[i].task < 0) at = i;
+    CHECK_MSG(at >= 0 && !strcmp(r1.found[at].text, low.s) && strstr(r1.found[at].verdict, "equivalent"),
+              "%d found, the lowering's at %d", r1.n_found, at);
+    CHECK(r1.n_found == r2.n_found);
+    for (int i = 0; i < r1.n_found && i < r2.n_found; i++) CHECK(!strcmp(r1.found[i].text, r2.found[i].text));
+    no_lowered = 1;
+    mg_search_result r3 = run_search(attn, 1, 2, 1, 1);
+    no_lowered = 0;
+    mg_search_result r4 = run_search_ops(attn, 1, 2, 1, 1, "matmul,sum,div");
+    CHECK(!has_text(&r3, low.s) && !has_text(&r4, low.s) && r3.n_found == r1.n_found - 1);
+    mg_search_result_free(&r1), mg_search_result_free(&r2), mg_search_result_free(&r3), mg_search_result_free(&r4);
+    sb_free(&low), ir_graph_free(u), ir_graph_free(g);
 }
