@@ -238,7 +238,7 @@ MG_DI void mg_mm_acc(float (&acc)[T][4][4], const TA *A, const TB *B, int B0, in
  * 0 to C and group s to copy s - 1, side by side, then one pass adds the copies in
  * order; without (P null): group 0 stores, then each further group adds its slice's,
  * one group at a time. Either way C = ((g0 + g1) + g2) + ..: the same result every run.
- * Every thread calls it. */
+ * Every thread calls it; P may be the next call's scratch as soon as it returns. */
 template <int T, int SK>
 MG_DI void mg_mm_acc_store(float *C, const float (&acc)[T][4][4], float *P, int B0, int B1, int M, int N,
                            int sc0, int sc1, int scm, int scn) {
@@ -274,4 +274,9 @@ MG_DI void mg_mm_acc_store(float *C, const float (&acc)[T][4][4], float *P, int 
         for (int q = 0; q < SK - 1; q++) v += P[q * all + e];
         *c_ = v;
     }
+    /* P is read to the end before a next store (another accumulator's, a gate and an up
+     * projection's) writes its copies there: without this barrier that store's groups
+     * overwrote P under this one's adding pass (RMSNorm + gate/up at 2 tokens: a few
+     * outputs off by up to 164 in a third of the runs) */
+    __syncthreads();
 }
