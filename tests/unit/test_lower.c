@@ -229,25 +229,33 @@ static int attn_kernels(const char *p, const char *what, uint64_t seed, int *fus
     return st.kernels;
 }
 
+/* Draws an attention's shapes (0 to 2 batch dims, the second 1 or 1 + b1, rows *M, keys *N,
+ * head dims) and writes its Q, K, V inputs into p; *nb: the batch dims. */
+static void attn_inputs(rng *r, int64_t b1, strbuf *p, int *nb, int64_t *M, int64_t *N) {
+    static const int64_t rows[] = {1, 8, 16, 32, 48, 64, 256}, keys[] = {64, 96, 512, 1024, 2048, 4096},
+                         dh[] = {16, 64, 128};
+    *nb = (int)rng_below(r, 3);
+    int64_t b[2] = {1 + rng_below(r, 2) * (1 + rng_below(r, 8)), 1 + rng_below(r, 2) * b1};
+    *M = rows[rng_below(r, 7)], *N = keys[rng_below(r, 6)];
+    int64_t Kd = dh[rng_below(r, 3)], D = dh[rng_below(r, 3)];
+    char bs[64] = "";
+    for (int k = 0; k < *nb; k++) snprintf(bs + strlen(bs), sizeof bs - strlen(bs), "%lld, ", (long long)b[k]);
+    sb_printf(p, "input Q : f16[%s%lld, %lld]\ninput K : f16[%s%lld, %lld]\ninput V : f16[%s%lld, %lld]\n", bs,
+              (long long)*M, (long long)Kd, bs, (long long)Kd, (long long)*N, bs, (long long)*N, (long long)D);
+}
+
 /* Attention programs of random shapes (0 to 2 batch dims, rows, keys, head dims), score
  * functions (a scale, an additive mask broadcast along rows or batch, silu) lower to the ATTN
  * form (the scores and row sums computed inside: 1 kernel, or 2 with the keys split) and
  * compute what the program does; the scores or the row sum read elsewhere keep the old forms. */
 void test_lower_attention(void) {
-    static const int64_t rows[] = {1, 8, 16, 32, 48, 64, 256}, keys[] = {64, 96, 512, 1024, 2048, 4096},
-                         dh[] = {16, 64, 128};
     rng r = {2026};
     int one = 0, two = 0;
     for (int t = 0; t < 40; t++) {
-        int nb = (int)rng_below(&r, 3);
-        int64_t b[2] = {1 + rng_below(&r, 2) * (1 + rng_below(&r, 8)), 1 + rng_below(&r, 2) * 7};
-        int64_t M = rows[rng_below(&r, 7)], N = keys[rng_below(&r, 6)], Kd = dh[rng_below(&r, 3)],
-                D = dh[rng_below(&r, 3)];
-        char bs[64] = "";
-        for (int k = 0; k < nb; k++) snprintf(bs + strlen(bs), sizeof bs - strlen(bs), "%lld, ", (long long)b[k]);
+        int nb;
+        int64_t M, N;
         strbuf p = {0};
-        sb_printf(&p, "input Q : f16[%s%lld, %lld]\ninput K : f16[%s%lld, %lld]\ninput V : f16[%s%lld, %lld]\n",
-                  bs, (long long)M, (long long)Kd, bs, (long long)Kd, (long long)N, bs, (long long)N, (long long)D);
+        attn_inputs(&r, 7, &p, &nb, &M, &N);
         int f = (int)rng_below(&r, 4);
         if (f == 1) sb_printf(&p, "input B : f16[%lld]\n", (long long)N); /* a key mask, every row */
         if (f == 2) sb_printf(&p, "input B : f16[%lld, %lld]\n", (long long)M, (long long)N);
@@ -264,15 +272,10 @@ void test_lower_attention(void) {
      * (computed inside the kernel from its tiles) keep the form */
     int maxed = 0, normed = 0;
     for (int t = 0; t < 24; t++) {
-        int nb = (int)rng_below(&r, 3), f = t % 2;
-        int64_t b[2] = {1 + rng_below(&r, 2) * (1 + rng_below(&r, 8)), 1 + rng_below(&r, 2) * 3};
-        int64_t M = rows[rng_below(&r, 7)], N = keys[rng_below(&r, 6)], Kd = dh[rng_below(&r, 3)],
-                D = dh[rng_below(&r, 3)];
-        char bs[64] = "";
-        for (int k = 0; k < nb; k++) snprintf(bs + strlen(bs), sizeof bs - strlen(bs), "%lld, ", (long long)b[k]);
+        int nb, f = t % 2;
+        int64_t M, N;
         strbuf p = {0};
-        sb_printf(&p, "input Q : f16[%s%lld, %lld]\ninput K : f16[%s%lld, %lld]\ninput V : f16[%s%lld, %lld]\n",
-                  bs, (long long)M, (long long)Kd, bs, (long long)Kd, (long long)N, bs, (long long)N, (long long)D);
+        attn_inputs(&r, 3, &p, &nb, &M, &N);
         if (f == 0)
             sb_printf(&p, "T = matmul(Q, K) * 0.125\nS = exp(T - max(T, dim=%d))\n", nb + 1);
         else
