@@ -122,19 +122,23 @@ mg_status sr_ranks_agree(search *s, mg_ctx *ctx, mg_status rc) {
         return rc ? rc : ctx_err(ctx, MG_ERR_IO, "rank %d: the ranks could not agree (out of memory or MPI failed)", the_rank);
     }
     s->rk = rk;
+    int stopped = 0;
     for (int r = 0; r < n && !rc; r++) {
         if (all[3 * r] == 2)
             rc = ctx_err(ctx, MG_ERR_INVALID, "rank %d failed before the search (its message says why)", r);
-        else if (all[3 * r + 1] != all[1] || all[3 * r + 2] != all[2])
+        stopped |= all[3 * r] == 1;
+    }
+    /* a rank whose time limit ran out while it prepared may not have counted its tasks: then
+     * all stop (what the others prepared is not compared) */
+    for (int r = 0; r < n && !rc && !stopped; r++)
+        if (all[3 * r + 1] != all[1] || all[3 * r + 2] != all[2])
             rc = ctx_err(ctx, MG_ERR_INVALID, "rank %d prepared another search than rank 0 (%lld tasks, against "
                          "%lld): every rank must run the same mugen on the same program and options", r,
                          (long long)all[3 * r + 1], (long long)all[1]);
-        else if (all[3 * r] == 1)
-            s->stop = 1; /* one rank's time limit ran out while it prepared: all stop */
-    }
+    if (stopped) s->stop = 1;
     base_free(all);
     if (rc) return rc;
-    if (s->rank > 0) { /* every rank counted the tasks: rank 0's count of that work stands for all */
+    if (s->rank > 0 && s->n_workers) { /* every rank counted the tasks: rank 0's count of that work stands for all */
         worker *w = &s->workers[0];
         w->states = w->pruned = w->candidates = 0;
         memset(w->published, 0, sizeof w->published);

@@ -5,7 +5,8 @@
 # One search (lora, small limits: about 2 s, 836 tasks, 50 μGraphs) run by the plain build with
 # 1 and 2 threads and by the MPI build under mpirun with 1, 2 and 4 ranks (1 or 2 threads each);
 # each must give exactly the same ranked list (the μGraph files, their verdict lines aside) and
-# the same state count. Then: a search stopped by its time limit with 2 ranks and resumed with 3
+# the same state count. Then: a time limit that stops every rank while it prepares (all stop,
+# none crashes); a search stopped by its time limit with 2 ranks and resumed with 3
 # (the same list, tasks reloaded from rank 0's checkpoint); a rank that dies as it takes its
 # second task (MUGEN_TEST_RANK_EXIT, mpirun --enable-recovery; MUGEN_RANK_TIMEOUT=2), whose task
 # another rank redoes (the same list); ranks given different searches (refused by every rank,
@@ -86,9 +87,23 @@ mpi 4 "$MP" search $PROG $OPTS --threads 2 --out "$T/r42" >/dev/null 2>"$T/r42.e
 same "4 ranks, 2 threads each" "$T/r42"
 [ -s "$T/r4.err" ] && { echo "4 ranks wrote to stderr:"; head -5 "$T/r4.err"; }
 
-# stopped by the time limit with 2 ranks, resumed with 3: rank 0's checkpoint
-mpi 2 "$MP" search $PROG $OPTS --threads 1 --time-limit 1 --out "$T/res" >/dev/null 2>"$T/res1.err"
-done1=$(ls "$T/res/checkpoint" | grep -c '^task-')
+# a time limit that ends every rank's preparation: all stop with the message, none crashes
+# (a rank stopped before its workers existed dereferenced them: exit 139 until session 20)
+mpi 2 "$MP" search $PROG $OPTS --threads 1 --time-limit 0.001 --out "$T/early" >/dev/null 2>"$T/early.err"
+rc=$?
+if [ "$rc" -eq 3 ] && grep -q 'time limit stopped' "$T/early.err" && ! grep -q 'another search\|Segmentation' "$T/early.err"; then
+    ok
+else
+    bad "time limit during the preparation: exit $rc, $(head -c 200 "$T/early.err")"
+fi
+# stopped by the time limit with 2 ranks, resumed with 3: rank 0's checkpoint (a limit that
+# stops it midway on this machine: 1 s, or 2 or 4 where preparing took the whole second)
+for lim in 1 2 4; do
+    rm -rf "$T/res"
+    mpi 2 "$MP" search $PROG $OPTS --threads 1 --time-limit $lim --out "$T/res" >/dev/null 2>"$T/res1.err"
+    done1=$(ls "$T/res/checkpoint" 2>/dev/null | grep -c '^task-')
+    [ "$done1" -gt 0 ] && break
+done
 mpi 3 "$MP" search $PROG $OPTS --threads 1 --out "$T/res" >"$T/res2.out" 2>"$T/res2.err"
 resumed=$(sed -n 's/.*(\([0-9]*\) resumed).*/\1/p' "$T/res/summary.txt")
 if [ "$done1" -gt 0 ] && [ "$done1" -lt 836 ] && [ "$resumed" = "$done1" ]; then
