@@ -176,6 +176,8 @@ static void prepare_screen(search *s, mg_ctx *ctx) {
         }
     }
     s->full_verify = getenv("MUGEN_SEARCH_FULL_VERIFY") != NULL;
+    const char *chk = getenv("MUGEN_CHECK");
+    s->check = chk && *chk && strcmp(chk, "0");
     if (s->n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") &&
         (s->shrunk = sr_untile(prog, NULL, s->shrink_from, s->shrink_to, s->n_shrink, ctx)) &&
         vf_ref_new(s->shrunk, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &s->screen_ref))

@@ -158,6 +158,7 @@ struct search {
     } small[SR_MAX_SMALL];
     int n_small;
     int full_verify; /* MUGEN_SEARCH_FULL_VERIFY=1: every candidate at full size */
+    int check; /* MUGEN_CHECK=1: the search's shortcuts checked against what they stand for */
     pthread_mutex_t shrink_mu;
     int64_t shrink_from[SR_MAX_TENSORS * IR_MAX_DIMS], shrink_to[SR_MAX_TENSORS * IR_MAX_DIMS];
     int n_shrink;
