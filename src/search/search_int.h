@@ -85,6 +85,14 @@ typedef struct bstate {
     int rms_div_node[SR_MAX_RMS_DIVS], n_rms_div;   /* constants the compound rmsnorm divides by (compound.c) */
     int64_t rms_div_val[SR_MAX_RMS_DIVS];
     uint64_t lab[SR_MAX_BNODES][IR_MAX_DIMS]; /* dim labels of each block node */
+    /* with pruning, past a depth-0 kernel's first operator (generate.c pair_masks): the
+     * unary operators that may apply to tensor i (bit q: pl.un[q]), and the binary ones with
+     * tensor i first and tensor (or constant SR_MAX_TENSORS + c) j second (bit q: pl.bin[q],
+     * then matmul and concat): those of tensors t[0..n_masked) (against the ones before them)
+     * hold; bgen fills the others when it extends the graph (leaves never read them) */
+    int n_masked;
+    uint16_t un_mask[SR_MAX_TENSORS];
+    uint16_t pair_mask[SR_MAX_TENSORS][SR_MAX_TENSORS + SR_MAX_CONSTS];
     key klast;                 /* rank of the kernel graph's last operator */
     /* phase 2: the schedules of the complete block graph; in_group[0..n_in_group) those of the group
      * standing as kernel node knode in the kernel graph while active */
