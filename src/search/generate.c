@@ -418,7 +418,7 @@ static void pl_init(void) {
         if (placed(op, IR_KIND_UNARY)) pl.un[pl.n_un++] = (int8_t)op;
         if (placed(op, IR_KIND_BINARY)) pl.bin[pl.n_bin++] = (int8_t)op;
     }
-    MG_ASSERT(pl.n_un <= 16 && pl.n_bin <= 14); /* a bit each in bstate's masks */
+    MG_ASSERT(pl.n_un <= SR_UN_OPS && pl.n_bin < SR_PAIR_OPS); /* bstate's masks and terms */
 }
 
 /* The operator kinds block tensor (or constant, -2 - c) x may be an operand of, as a mask
@@ -444,10 +444,15 @@ static int classes_mix(const bstate *bs, int x, int y) {
 }
 
 /* Is operator p (its operands' nodes in p->in[], terms a, b) a subexpression as b_try's
- * pruning asks it of the e-graph (ae_op_class: no abstract expression counts as yes)? */
-static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t b) {
+ * pruning asks it of the e-graph (ae_op_class: no abstract expression counts as yes)? Then
+ * *term gets its term (-1 if out of memory), its class looked up once (b_try's later
+ * questions read it from the query's table). */
+static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t b, int32_t *term) {
     int32_t c = ae_op_class(&w->q, bs->b, p, a, b);
-    return c == -2 || ae_class_is_sub(&w->q, c);
+    if (c != -2 && !ae_class_is_sub(&w->q, c)) return 0;
+    *term = ae_op_term(&w->tab, bs->b, p, a, b);
+    if (*term >= 0) ae_class(&w->q, *term);
+    return 1;
 }
 
 /* The binary operators that may apply over block tensor x first and tensor (or constant,
@@ -455,9 +460,11 @@ static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t b)
  * classes that mix, of a kind both operands' classes are operands of, with a node of that
  * kind over both classes (ae_pair_may) whose class is a subexpression (the probe b_try would
  * make, made once here: b_try is told); bits as bstate.pair_mask. */
-static uint16_t pair_bits(worker *w, const bstate *bs, int x, int y) {
+static uint16_t pair_bits(worker *w, bstate *bs, int x, int y) {
     const search *s = w->s;
     if ((y >= 0 && bs->t[y].is_save) || !classes_mix(bs, x, y)) return 0;
+    int32_t *terms = bs->pair_term[x][y >= 0 ? y : SR_MAX_TENSORS - 2 - y];
+    ir_shape o;
     uint32_t m = bs->t[x].parents & (y >= 0 ? bs->t[y].parents : w->const_parents[-2 - y]);
     int32_t cx = bs->t[x].ecls, cy = y >= 0 ? bs->t[y].ecls : w->const_cls[-2 - y];
     int32_t tx = bs->t[x].term, ty = y >= 0 ? bs->t[y].term : w->const_term[-2 - y];
@@ -466,12 +473,15 @@ static uint16_t pair_bits(worker *w, const bstate *bs, int x, int y) {
     for (int q = 0; q < pl.n_bin; q++) {
         int op = pl.bin[q];
         if ((ir_ops[op].commutative && y >= 0 && y < x) || !may_op(op, m) || !sr_op_on(s, op)) continue;
-        p.op = (ir_op)op;
-        if (ae_pair_may(&w->q, pl.root[op], cx, cy) && sub_op(w, bs, &p, tx, ty)) bits |= (uint16_t)(1u << q);
+        p.op = (ir_op)op; /* shapes that do not broadcast: ir_add_node would refuse the node */
+        if (ae_pair_may(&w->q, pl.root[op], cx, cy) &&
+            !ir_broadcast(&bs->b->nodes[p.in[0]].shape, &bs->b->nodes[p.in[1]].shape, &o) &&
+            sub_op(w, bs, &p, tx, ty, &terms[q]))
+            bits |= (uint16_t)(1u << q);
     }
     p.op = IR_OP_MATMUL;
     if (y >= 0 && may_op(IR_OP_MATMUL, m) && sr_op_on(s, IR_OP_MATMUL) &&
-        ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], cx, cy) && sub_op(w, bs, &p, tx, ty))
+        ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], cx, cy) && sub_op(w, bs, &p, tx, ty, &terms[pl.n_bin]))
         bits |= PM_MATMUL;
     if (y >= 0 && may_op(IR_OP_CONCAT, m) && sr_op_on(s, IR_OP_CONCAT)) bits |= PM_CONCAT;
     return bits;
@@ -486,13 +496,23 @@ static void pair_masks(worker *w, bstate *bs, int x) {
     ir_node p = {.n_in = 1, .in = {t->node}};
     for (int q = 0; q < pl.n_un; q++) {
         p.op = (ir_op)pl.un[q];
-        if (may_op(pl.un[q], t->parents) && sr_op_on(w->s, pl.un[q]) && sub_op(w, bs, &p, t->term, -1))
+        if (may_op(pl.un[q], t->parents) && sr_op_on(w->s, pl.un[q]) && sub_op(w, bs, &p, t->term, -1, &bs->un_term[x][q]))
             un |= (uint16_t)(1u << q);
     }
     bs->un_mask[x] = un;
-    for (int y = 0; y < x; y++)
-        if (!bs->t[y].is_save) bs->pair_mask[x][y] = pair_bits(w, bs, x, y), bs->pair_mask[y][x] = pair_bits(w, bs, y, x);
-    for (int c = 0; c < w->s->n_const; c++) bs->pair_mask[x][SR_MAX_TENSORS + c] = pair_bits(w, bs, x, -2 - c);
+    int nc = w->s->n_const;
+    uint64_t any = 0, bx = 1ull << (x + 1 + nc);
+    for (int y = 0; y < x; y++) {
+        if (bs->t[y].is_save) continue;
+        bs->pair_mask[x][y] = pair_bits(w, bs, x, y), bs->pair_mask[y][x] = pair_bits(w, bs, y, x);
+        if (bs->pair_mask[x][y]) any |= 1ull << (y + 1 + nc);
+        bs->pair_any[y] = bs->pair_mask[y][x] ? bs->pair_any[y] | bx : bs->pair_any[y] & ~bx;
+    }
+    for (int c = 0; c < nc; c++) {
+        bs->pair_mask[x][SR_MAX_TENSORS + c] = pair_bits(w, bs, x, -2 - c);
+        if (bs->pair_mask[x][SR_MAX_TENSORS + c]) any |= 1ull << (nc - 1 - c);
+    }
+    bs->pair_any[x] = any;
 }
 
 /* An iterator over each kernel input, the block graph's first tensors. 1, or 0 on error. */
@@ -599,7 +619,7 @@ static int b_keep(worker *w, int d, const ir_node *p, int32_t term) {
 static int b_duplicate(worker *w, const bstate *bs, int node, int cls, int32_t term) {
     int32_t c = ae_class(&w->q, term);
     for (int i = 0; i < bs->n_t && c >= 0; i++)
-        if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
+        if (!bs->t[i].is_save && bs->t[i].cls == cls && bs->t[i].ecls == c &&
             !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape)))
             return 1;
     return 0;
@@ -630,7 +650,7 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
  * (the callers' loops change only the operator between tries: a 224-byte node built and
  * copied per try was a tenth of nTrans's search). The first operator of a depth-0 kernel
  * is a task point (my_task). */
-static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, int64_t attr, int sub) {
+static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, int64_t attr, int known, int32_t kterm) {
     bstate *bs = &w->bs[d];
     int op = (int)p->op;
     if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !sr_op_on(w->s, op)) return;
@@ -639,7 +659,7 @@ static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, 
     int32_t tin[2] = {-1, -1};
     int cls = b_operands(w, bs, p, ta, tin);
     if (cls < 0) return;
-    if (!sub && p->op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
+    if (!known && p->op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
         * e-graph first, with no term built (b_keep's verdict and count; nTrans ...) */
         int32_t c = ae_op_class(&w->q, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
         if (c != -2 && !ae_class_is_sub(&w->q, c)) {
@@ -647,7 +667,7 @@ static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, 
             return;
         }
     }
-    int32_t term = ae_op_term(&w->tab, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
+    int32_t term = known ? kterm : ae_op_term(&w->tab, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
     if (!b_keep(w, d, p, term)) return;
     int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, p);
     if (node < 0) return;
@@ -688,45 +708,48 @@ static int b_unused(worker *w, int d) {
 static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo, uint32_t mi) {
     const bstate *bs = &w->bs[d];
     ir_node p = {.n_in = 2};
-    int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin);
-    for (int j = -1 - w->s->n_const; j < n; j++) {
-        if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
-        int ta[2] = {i, j};
-        if (!open) {
-            unsigned bits = bs->pair_mask[i][j >= 0 ? j : SR_MAX_TENSORS - 2 - j];
+    int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin), nc = w->s->n_const;
+    if (!open) { /* the js whose pair has a mask (bit j + 1 + nc), in the order of the loop below */
+        uint64_t any = bs->pair_any[i] & ((2ull << (n + nc)) - 1);
+        if (i < lo) any &= ~((1ull << (lo + 1 + nc)) - 1);
+        for (; any; any &= any - 1) {
+            int j = __builtin_ctzll(any) - nc - 1, col = j >= 0 ? j : SR_MAX_TENSORS - 2 - j, ta[2] = {i, j};
+            unsigned bits = bs->pair_mask[i][col];
             for (unsigned b = bits & ~(unsigned)(PM_MATMUL | PM_CONCAT); b; b &= b - 1) {
-                p.op = (ir_op)pl.bin[__builtin_ctz(b)], p.dim = 0;
-                b_try(w, d, last, &p, ta, 0, 1);
+                int q = __builtin_ctz(b);
+                p.op = (ir_op)pl.bin[q], p.dim = 0;
+                b_try(w, d, last, &p, ta, 0, 1, bs->pair_term[i][col][q]);
             }
             if (bits & PM_MATMUL) {
                 p.op = IR_OP_MATMUL, p.dim = 0;
-                b_try(w, d, last, &p, ta, 0, 1);
+                b_try(w, d, last, &p, ta, 0, 1, bs->pair_term[i][col][pl.n_bin]);
             }
             for (int dd = 0; (bits & PM_CONCAT) && dd < bs->b->nodes[bs->t[i].node].shape.ndim; dd++) {
                 p.op = IR_OP_CONCAT, p.dim = dd;
-                b_try(w, d, last, &p, ta, dd, 0);
+                b_try(w, d, last, &p, ta, dd, 0, -1);
             }
-            continue;
         }
+        return;
+    }
+    for (int j = -1 - nc; j < n; j++) {
+        if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
+        int ta[2] = {i, j};
         uint32_t m = mi & may_mask(w, bs, j);
-        /* and the pair: a node of the op's kind over both classes (where masks apply) */
-        int32_t ci = bs->t[i].ecls, cj = j >= 0 ? bs->t[j].ecls : w->const_cls[-2 - j];
         for (int q = 0; q < pl.n_bin; q++) {
             int op = pl.bin[q];
             if ((ir_ops[op].commutative && j >= 0 && j < i) || !may_op(op, m)) continue;
-            if (!open && !ae_pair_may(&w->q, pl.root[op], ci, cj)) continue;
             p.op = (ir_op)op, p.dim = 0;
-            b_try(w, d, last, &p, ta, 0, 0);
+            b_try(w, d, last, &p, ta, 0, 0, -1);
         }
-        if (j >= 0 && may_op(IR_OP_MATMUL, m) && (open || ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], ci, cj))) {
+        if (j >= 0 && may_op(IR_OP_MATMUL, m)) {
             p.op = IR_OP_MATMUL, p.dim = 0;
-            b_try(w, d, last, &p, ta, 0, 0);
+            b_try(w, d, last, &p, ta, 0, 0, -1);
         }
         if (j >= 0 && may_op(IR_OP_CONCAT, m)) {
             ir_shape a = bs->b->nodes[bs->t[i].node].shape;
             for (int dd = 0; dd < a.ndim; dd++) {
                 p.op = IR_OP_CONCAT, p.dim = dd;
-                b_try(w, d, last, &p, ta, dd, 0);
+                b_try(w, d, last, &p, ta, dd, 0, -1);
             }
         }
     }
@@ -741,22 +764,22 @@ static void bgen_reduce(worker *w, int d, const key *last, int i) {
     for (int dd = 0; dd < sh.ndim; dd++) {
         if (sh.d[dd] < 2) continue;
         ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh.d[dd]};
-        if (may_op(IR_OP_SUM, mi)) b_try(w, d, last, &p, (int[]){i}, dd, 0);
+        if (may_op(IR_OP_SUM, mi)) b_try(w, d, last, &p, (int[]){i}, dd, 0, -1);
         ir_node r = {.op = IR_OP_RMSNORM, .n_in = 1, .dim = dd};
-        if (may_op(IR_OP_RMSNORM, mi)) b_try(w, d, last, &r, (int[]){i}, dd, 0);
+        if (may_op(IR_OP_RMSNORM, mi)) b_try(w, d, last, &r, (int[]){i}, dd, 0, -1);
     }
     if (sh.ndim > w->s->max_rank && sh.d[sh.ndim - 1] == 1) { /* squeeze a partial-sum dim */
         ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh.ndim - 1};
         for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh.d[dd];
-        b_try(w, d, last, &p, (int[]){i}, 0, 0);
+        b_try(w, d, last, &p, (int[]){i}, 0, 0, -1);
     }
     if (bs->t[i].cls == IR_LOOP) {
         ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
-        b_try(w, d, last, &p, (int[]){i}, 0, 0);
+        b_try(w, d, last, &p, (int[]){i}, 0, 0, -1);
     }
     if (bs->t[i].cls == IR_POST) {
         ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
-        b_try(w, d, last, &p, (int[]){i}, 0, 0);
+        b_try(w, d, last, &p, (int[]){i}, 0, 0, -1);
     }
 }
 
@@ -783,10 +806,10 @@ static void bgen(worker *w, int d, const key *last) {
         if (bs->t[i].is_save) continue;
         uint32_t mi = may_mask(w, bs, i);
         for (unsigned b = open ? (1u << pl.n_un) - 1 : bs->un_mask[i]; i >= lo && b; b &= b - 1) {
-            int op = pl.un[__builtin_ctz(b)];
+            int q = __builtin_ctz(b), op = pl.un[q];
             if (!may_op(op, mi)) continue;
             un.op = (ir_op)op;
-            b_try(w, d, last, &un, (int[]){i}, 0, !open);
+            b_try(w, d, last, &un, (int[]){i}, 0, !open, open ? -1 : bs->un_term[i][q]);
         }
         bgen_pairs(w, d, last, i, n, lo, mi);
         if (i >= lo) bgen_reduce(w, d, last, i);

@@ -33,25 +33,24 @@ typedef struct tiler {
     uint64_t olab[SR_MAX_BNODES][IR_MAX_DIMS];
 } tiler;
 
-/* Untiled node i as a node of the tiled graph: its operands mapped, its imap, fmap and omap
- * from the dims each grid dim and the for-loop split. */
-static ir_node tiled_copy(const tiler *T, int i) {
+/* Untiled node i as a node of the tiled graph (written to *p): its operands mapped, its imap,
+ * fmap and omap from the dims each grid dim and the for-loop split. */
+static void tiled_copy(const tiler *T, int i, ir_node *p) {
     const ir_graph *u = T->u;
     const ir_node *n = &u->nodes[i];
-    ir_node p = *n;
-    p.name = NULL;
-    for (int k = 0; k < p.n_in; k++) p.in[k] = T->map[n->in[k]];
+    *p = *n;
+    p->name = NULL;
+    for (int k = 0; k < p->n_in; k++) p->in[k] = T->map[n->in[k]];
     int src = n->op == IR_OP_ACCUM || n->op == IR_OP_SAVE ? n->in[0] : i;
-    if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) p.fmap = T->fl > 1 ? sr_dim_in(T->D, u, src, T->fc) : -1;
+    if (n->op == IR_OP_ITER || n->op == IR_OP_ACCUM) p->fmap = T->fl > 1 ? sr_dim_in(T->D, u, src, T->fc) : -1;
     if (n->op == IR_OP_ITER || n->op == IR_OP_SAVE)
-        for (int g = 0; g < 3; g++) p.map[g] = T->grid[g] > 1 ? sr_dim_in(T->D, u, i, T->gc[g]) : -1;
-    if (n->op == IR_OP_SUM) p.group = 0;
+        for (int g = 0; g < 3; g++) p->map[g] = T->grid[g] > 1 ? sr_dim_in(T->D, u, i, T->gc[g]) : -1;
+    if (n->op == IR_OP_SUM) p->group = 0;
     if (n->op == IR_OP_RESHAPE) { /* a squeeze: the tiled operand minus its last dim */
-        const ir_shape *a = &T->t->nodes[p.in[0]].shape;
-        p.n_ints = a->ndim - 1;
-        for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = a->d[dd];
+        const ir_shape *a = &T->t->nodes[p->in[0]].shape;
+        p->n_ints = a->ndim - 1;
+        for (int dd = 0; dd < p->n_ints; dd++) p->ints[dd] = a->d[dd];
     }
-    return p;
 }
 
 /* Can untiled saver i be tiled under grid (classes gc[])? A grid dim that splits no dim of its
@@ -93,7 +92,8 @@ static int partial_sums(tiler *T, int i, ir_node *p, int *pg) {
 static int tile_node(tiler *T, int i) {
     const ir_node *n = &T->u->nodes[i];
     if (n->op == IR_OP_CONST) return ir_add_const(T->t, NULL, n->lit, 0, 0);
-    ir_node p = tiled_copy(T, i);
+    ir_node p;
+    tiled_copy(T, i, &p);
     int pg;
     if (!partial_sums(T, i, &p, &pg)) return -1;
     int r = ir_add_node(T->t, NULL, &p);

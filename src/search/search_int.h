@@ -62,6 +62,8 @@ typedef struct btens {
 /* nodes of one block graph; dims of them (a dim class's slot); the constants a compound
  * rmsnorm may divide by (one per dim of a kernel input) */
 enum { SR_MAX_BNODES = 64, SR_DIM_SLOTS = SR_MAX_BNODES * IR_MAX_DIMS, SR_MAX_RMS_DIVS = IR_MAX_IN * IR_MAX_DIMS };
+/* the unary operators the search places at most, and the binary ones (with matmul) */
+enum { SR_UN_OPS = 8, SR_PAIR_OPS = 6 };
 
 /* One schedule of a complete untiled block graph (phase 2): the tiled graph and what the
  * kernel graph sees of it (its outputs' expressions and dim labels, and their hash iface:
@@ -88,11 +90,16 @@ typedef struct bstate {
     /* with pruning, past a depth-0 kernel's first operator (generate.c pair_masks): the
      * unary operators that may apply to tensor i (bit q: pl.un[q]), and the binary ones with
      * tensor i first and tensor (or constant SR_MAX_TENSORS + c) j second (bit q: pl.bin[q],
-     * then matmul and concat): those of tensors t[0..n_masked) (against the ones before them)
-     * hold; bgen fills the others when it extends the graph (leaves never read them) */
+     * then matmul and concat), and the terms of those that may apply (un_term, pair_term:
+     * index q, matmul at pl.n_bin; -1 if building one ran out of memory): those of tensors
+     * t[0..n_masked) (against the ones before them) hold; bgen fills the others when it
+     * extends the graph (leaves never read them) */
     int n_masked;
     uint16_t un_mask[SR_MAX_TENSORS];
     uint16_t pair_mask[SR_MAX_TENSORS][SR_MAX_TENSORS + SR_MAX_CONSTS];
+    uint64_t pair_any[SR_MAX_TENSORS]; /* bit j + 1 + n_const: pair_mask[i][j's column] != 0 */
+    int32_t un_term[SR_MAX_TENSORS][SR_UN_OPS];
+    int32_t pair_term[SR_MAX_TENSORS][SR_MAX_TENSORS + SR_MAX_CONSTS][SR_PAIR_OPS];
     key klast;                 /* rank of the kernel graph's last operator */
     /* phase 2: the schedules of the complete block graph; in_group[0..n_in_group) those of the group
      * standing as kernel node knode in the kernel graph while active */
