@@ -159,7 +159,13 @@ struct search {
     uint64_t in_lab[SR_MAX_TENSORS][IR_MAX_DIMS], red_lab;
     int max_rank; /* the program's largest tensor rank: a larger one may be squeezed */
     uint64_t ops; /* the operators it may place (--ops): bit op, IR_OP_RMSNORM for the compound */
-    vf_ref *ref; /* the verifier's program side, shared by the workers */
+    /* the verifier's program side at full size, shared by the workers: built by the first
+     * candidate that needs it (full_ref, candidate.c), under ref_mu; ref_rc its failure, the
+     * message in ref_msg */
+    vf_ref *ref;
+    mg_status ref_rc;
+    char ref_msg[256];
+    pthread_mutex_t ref_mu;
     /* the screen (screen()): the program untiled at small sizes, its verifier side */
     vf_ref *screen_ref;
     ir_graph *shrunk;
