@@ -590,6 +590,7 @@ void ae_query_init(ae_query *q, const ae_egraph *eg, const ae_tab *t) {
 }
 void ae_query_free(ae_query *q) {
     base_free(q->cls);
+    base_free(q->min_memo);
     memset(q, 0, sizeof *q);
 }
 
@@ -663,7 +664,40 @@ int ae_is_root(ae_query *q, int32_t term, int j) {
     return c >= 0 && j < q->eg->n_roots && c == q->eg->roots[j];
 }
 
+static int min_ops_of(ae_query *q, const int32_t *have, int n);
+
+/* The answer depends only on the set of have's classes: asked once per set (q->min_memo). */
 int ae_min_ops(ae_query *q, const int32_t *have, int n) {
+    int32_t key[AE_MIN_KEY];
+    int nk = 0;
+    for (int i = 0; i < n && nk <= AE_MIN_KEY; i++) {
+        int32_t c = q_class(q, have[i]);
+        if (c < 0) continue;
+        int j = 0; /* sorted, no repeats */
+        while (j < nk && key[j] < c) j++;
+        if (j < nk && key[j] == c) continue;
+        if (nk == AE_MIN_KEY) {
+            nk++; /* too many to key: no memo */
+            break;
+        }
+        memmove(key + j + 1, key + j, sizeof *key * (size_t)(nk - j));
+        key[j] = c, nk++;
+    }
+    if (nk > AE_MIN_KEY) return min_ops_of(q, have, n);
+    for (int j = nk; j < AE_MIN_KEY; j++) key[j] = -2;
+    uint64_t h = 1469598103934665603ull;
+    for (int j = 0; j < AE_MIN_KEY; j++) h = (h ^ (uint32_t)key[j]) * 1099511628211ull;
+    if (!q->min_memo) q->min_memo = base_calloc(AE_MIN_MEMO, sizeof *q->min_memo);
+    if (!q->min_memo) return min_ops_of(q, have, n);
+    struct ae_min_memo *m = &q->min_memo[h % AE_MIN_MEMO];
+    if (m->used && !memcmp(m->key, key, sizeof key)) return m->ops;
+    int ops = min_ops_of(q, have, n);
+    if (ops == 0) return 0; /* out of memory (no bound): not kept */
+    memcpy(m->key, key, sizeof key), m->ops = ops, m->used = 1;
+    return ops;
+}
+
+static int min_ops_of(ae_query *q, const int32_t *have, int n) {
     const ae_egraph *eg = q->eg;
     int64_t nc = eg->n_cls;
     int32_t *cost = base_alloc(sizeof *cost * (size_t)(nc + 1));

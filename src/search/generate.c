@@ -110,6 +110,13 @@ static int reaches(worker *w, int32_t term, int cap) {
     return 0;
 }
 
+/* reaches() for a block tensor, its ae_up stored (btens.up) */
+static int reaches_up(worker *w, int32_t up, int cap) {
+    if (!w->s->o->prune || up <= cap) return 1;
+    w->pruned++;
+    return 0;
+}
+
 /* Is term allowed (pruning)? Counts the pruned ones. */
 int sr_keep_term(worker *w, int32_t term) {
     if (term < 0) {
@@ -526,6 +533,7 @@ static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
         memset(t, 0, sizeof *t);
         t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
         t->ecls = ae_class(&w->q, t->term), t->parents = ae_class_parents(&w->q, t->ecls);
+        t->up = ae_up(&w->q, t->term);
         bs->n_ops++;
     }
     return 1;
@@ -634,6 +642,7 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     memset(t, 0, sizeof *t);
     t->node = node, t->cls = cls, t->term = term, t->is_save = p->op == IR_OP_SAVE;
     t->ecls = ae_class(&w->q, term), t->parents = ae_class_parents(&w->q, t->ecls);
+    t->up = ae_up(&w->q, term);
     if (bs->n_masked > bs->n_t) bs->n_masked = bs->n_t; /* t's masks are not yet filled */
     bs->n_saves += t->is_save;
     for (int i = 0; i < p->n_in; i++)
@@ -697,7 +706,7 @@ static int b_unused(worker *w, int d) {
         unused++;
         /* it must reach the outputs through the rest of this block (a saver at least
          * follows) and what comes after the kernel */
-        if (!reaches(w, bs->t[i].term, s->o->max_bops - bs->n_ops - 1 + after)) return -1;
+        if (!reaches_up(w, bs->t[i].up, s->o->max_bops - bs->n_ops - 1 + after)) return -1;
     }
     return unused;
 }

@@ -57,6 +57,7 @@ typedef struct btens {
     int node, uses, cls, is_save;
     int32_t term;
     int32_t ecls;     /* its term's e-class (-1: none) */
+    int32_t up;       /* ae_up of its term */
     uint32_t parents; /* the operator kinds its class is an operand of (ae_class_parents) */
 } btens;
 /* nodes of one block graph; dims of them (a dim class's slot); the constants a compound
