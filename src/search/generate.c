@@ -454,11 +454,15 @@ static int classes_mix(const bstate *bs, int x, int y) {
  * pruning asks it of the e-graph (ae_op_class: no abstract expression counts as yes)? Then
  * *term gets its term (-1 if out of memory), its class looked up once (b_try's later
  * questions read it from the query's table). */
-static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t b, int32_t *term) {
-    int32_t c = ae_op_class(&w->q, bs->b, p, a, b);
+static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t ca, int32_t b, int32_t cb,
+                  int32_t *term) {
+    int32_t c = ae_op_class_of(&w->q, bs->b, p, ca, cb);
     if (c != -2 && !ae_class_is_sub(&w->q, c)) return 0;
     *term = ae_op_term(&w->tab, bs->b, p, a, b);
-    if (*term >= 0) ae_class(&w->q, *term);
+    if (*term >= 0 && c != -2) {
+        if (w->s->check) MG_ASSERT(ae_class(&w->q, *term) == c); /* MUGEN_CHECK=1: looked up */
+        else ae_class_note(&w->q, *term, c);
+    }
     return 1;
 }
 
@@ -483,12 +487,12 @@ static uint16_t pair_bits(worker *w, bstate *bs, int x, int y) {
         p.op = (ir_op)op; /* shapes that do not broadcast: ir_add_node would refuse the node */
         if (ae_pair_may(&w->q, pl.root[op], cx, cy) &&
             !ir_broadcast(&bs->b->nodes[p.in[0]].shape, &bs->b->nodes[p.in[1]].shape, &o) &&
-            sub_op(w, bs, &p, tx, ty, &terms[q]))
+            sub_op(w, bs, &p, tx, cx, ty, cy, &terms[q]))
             bits |= (uint16_t)(1u << q);
     }
     p.op = IR_OP_MATMUL;
     if (y >= 0 && may_op(IR_OP_MATMUL, m) && sr_op_on(s, IR_OP_MATMUL) &&
-        ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], cx, cy) && sub_op(w, bs, &p, tx, ty, &terms[pl.n_bin]))
+        ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], cx, cy) && sub_op(w, bs, &p, tx, cx, ty, cy, &terms[pl.n_bin]))
         bits |= PM_MATMUL;
     if (y >= 0 && may_op(IR_OP_CONCAT, m) && sr_op_on(s, IR_OP_CONCAT)) bits |= PM_CONCAT;
     return bits;
@@ -503,7 +507,7 @@ static void pair_masks(worker *w, bstate *bs, int x) {
     ir_node p = {.n_in = 1, .in = {t->node}};
     for (int q = 0; q < pl.n_un; q++) {
         p.op = (ir_op)pl.un[q];
-        if (may_op(pl.un[q], t->parents) && sr_op_on(w->s, pl.un[q]) && sub_op(w, bs, &p, t->term, -1, &bs->un_term[x][q]))
+        if (may_op(pl.un[q], t->parents) && sr_op_on(w->s, pl.un[q]) && sub_op(w, bs, &p, t->term, t->ecls, -1, -1, &bs->un_term[x][q]))
             un |= (uint16_t)(1u << q);
     }
     bs->un_mask[x] = un;
