@@ -104,11 +104,33 @@ static int tile_node(tiler *T, int i) {
     return r;
 }
 
+/* A lower bound on ir_block_smem(t) (bytes[i]: node i's tile, 0 for constants and savers): its
+ * peak counts, at each node p, every iterator's tile still to be read and every tile made at p
+ * or before and read at p or after; tiles of operators that are not elementwise (iterators,
+ * matmuls, reductions, accumulators, layout) never stay in registers, so they alone bound it. */
+static int64_t smem_floor(const ir_graph *t, const int64_t *bytes) {
+    int n = t->n_nodes, last[SR_MAX_BNODES];
+    for (int i = 0; i < n; i++) {
+        last[i] = i;
+        for (int k = 0; k < t->nodes[i].n_in; k++) last[t->nodes[i].in[k]] = i;
+    }
+    int64_t best = 0;
+    for (int p = 0; p < n; p++) {
+        int64_t b = 0;
+        for (int i = 0; i < n; i++) {
+            ir_kind k = ir_ops[t->nodes[i].op].kind;
+            if (k == IR_KIND_UNARY || k == IR_KIND_BINARY || last[i] < p) continue;
+            if (i <= p || t->nodes[i].op == IR_OP_ITER) b += bytes[i];
+        }
+        if (b > best) best = b;
+    }
+    return best;
+}
+
 /* ir_block_check(t) == MG_OK, without its messages (it names every node it looks at) and
  * with the shared-memory peak (ir_block_smem) computed only where bounds leave it open:
- * every tile but constants and savers live at once bounds it above, the iterators' tiles
- * (live from the start to their last reader) below. Most schedules that reach here fail on
- * shared memory. */
+ * every tile but constants and savers live at once bounds it above, smem_floor below. Most
+ * schedules that reach here fail on shared memory. */
 static int block_ok(const ir_graph *t, const mg_device *dev) {
     int n = t->n_nodes, cls[SR_MAX_BNODES + 1];
     for (int g = 0; g < 3; g++)
@@ -118,7 +140,7 @@ static int block_ok(const ir_graph *t, const mg_device *dev) {
         t->n_outputs == 0)
         return 0;
     ir_block_classes(t, cls);
-    int64_t hi = 0, lo = 0;
+    int64_t hi = 0, bytes[SR_MAX_BNODES];
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &t->nodes[i];
         if (!(ir_ops[nd->op].levels & IR_LEVEL_B) || (cls[i] & 3) == 3) return 0;
@@ -126,13 +148,11 @@ static int block_ok(const ir_graph *t, const mg_device *dev) {
         if (nd->op == IR_OP_SAVE && cls[nd->in[0]] != IR_POST) return 0;
         for (int k = 0; k < nd->n_in; k++)
             if (t->nodes[nd->in[k]].op == IR_OP_SAVE) return 0;
-        if (nd->op == IR_OP_CONST || nd->op == IR_OP_SAVE) continue;
-        int64_t bytes = ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
-        hi += bytes;
-        if (nd->op == IR_OP_ITER) lo += bytes;
+        bytes[i] = nd->op == IR_OP_CONST || nd->op == IR_OP_SAVE ? 0 : ir_numel(&nd->shape) * (int64_t)base_dtype_size(nd->dtype);
+        hi += bytes[i];
     }
-    if (lo > dev->smem_per_block) return 0;
     if (hi <= dev->smem_per_block) return 1;
+    if (smem_floor(t, bytes) > dev->smem_per_block) return 0;
     int64_t smem = ir_block_smem(t);
     return smem >= 0 && smem <= dev->smem_per_block;
 }
@@ -276,9 +296,15 @@ static void tile_one(choices *C, const int grid[3], const int gc[3], int fl, int
     T.t = scratch_graph(C, grid, fl);
     int ok = T.t != NULL;
     for (int i = 0; ok && i < C->n_pre; i++) T.map[i] = i;
+    int64_t iters = 0; /* the iterators' tiles: more than shared memory fails block_ok */
     for (int i = C->n_pre; ok && i < u->n_nodes; i++) { /* untiled -> tiled node */
         T.map[i] = tile_node(&T, i);
         ok = T.map[i] >= 0 && T.map[i] < SR_MAX_BNODES;
+        if (ok && u->nodes[i].op == IR_OP_ITER) {
+            const ir_node *it = &T.t->nodes[T.map[i]];
+            iters += ir_numel(&it->shape) * (int64_t)base_dtype_size(it->dtype);
+            ok = iters <= mg_device_default()->smem_per_block;
+        }
     }
     ok = ok && tiled_ok(&T);
     if (ok) output_labels(&T);
