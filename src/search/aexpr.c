@@ -336,7 +336,10 @@ int ae_op_root(int op) {
 }
 
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b) {
-    int32_t ca = a >= 0 ? ae_class(q, a) : -1, cb = b >= 0 ? ae_class(q, b) : -1;
+    return ae_op_class_of(q, g, n, a >= 0 ? ae_class(q, a) : -1, b >= 0 ? ae_class(q, b) : -1);
+}
+
+int32_t ae_op_class_of(ae_query *q, const ir_graph *g, const ir_node *n, int32_t ca, int32_t cb) {
     op_form f = form_of(g, n);
     if (f.kind == AE_NONE_) return -2;
     if (f.kind == AE_ID_) return ca;

@@ -144,13 +144,21 @@ ae_egraph *ae_egraph_new(const ae_tab *t, const int32_t *roots, int n, const ae_
                          ae_egraph_stats *st);
 void ae_egraph_free(ae_egraph *eg);
 
-/* A per-thread query handle: memoises the e-class of every term of one table. */
+/* A per-thread query handle: memoises the e-class of every term of one table, and
+ * ae_min_ops's answers by the set of classes asked (a direct-mapped table: a slot holds its
+ * classes, sorted, -2 past the last; a whole pass over the e-graph per call was 4% of nTrans). */
+enum { AE_MIN_MEMO = 256, AE_MIN_KEY = 8 };
 typedef struct ae_query {
     const ae_egraph *eg;
     const ae_tab *t;
     int32_t *cls; /* term id -> class, -1 absent, -2 not yet computed */
     int32_t cap;
     int64_t hits, lookups;
+    struct ae_min_memo {
+        int32_t key[AE_MIN_KEY];
+        int32_t ops;
+        int used;
+    } *min_memo; /* AE_MIN_MEMO slots, allocated on first use */
 } ae_query;
 void ae_query_init(ae_query *q, const ae_egraph *eg, const ae_tab *t);
 void ae_query_free(ae_query *q);
@@ -178,6 +186,12 @@ int ae_pair_may(const ae_query *q, int kind, int32_t ca, int32_t cb);
 /* The e-class of ae_op_term's term (its operands' terms a, b) by ae_probe, building no term:
  * -1 if none, -2 where ae_op_term gives -2 (no abstract expression here). */
 int32_t ae_op_class(ae_query *q, const ir_graph *g, const ir_node *n, int32_t a, int32_t b);
+/* ae_op_class from the operands' classes ca, cb (ae_class of a, b: -1 none) instead of their
+ * terms. */
+int32_t ae_op_class_of(ae_query *q, const ir_graph *g, const ir_node *n, int32_t ca, int32_t cb);
+/* Records that term's class is c (ae_op_class's answer for the operator that built it), so
+ * that ae_class does not look it up again; c must be what ae_class would give. */
+void ae_class_note(ae_query *q, int32_t term, int32_t c);
 /* 1 if A_eq ⊨ term = roots[j] (within the saturation bounds). */
 int ae_is_root(ae_query *q, int32_t term, int j);
 /* A lower bound on the operators (sums not counted) that build some root from the terms

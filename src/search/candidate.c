@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../eval/eval.h"
 #include "../opt/opt.h"
 #include "search_int.h"
 
@@ -485,6 +486,26 @@ static int verify_small(worker *w, const ir_graph *u, mg_verify_report *rep, mg_
 
 /* ---- candidates ---- */
 
+/* The program's verifier side at full size (s->ref), built by the first candidate that needs
+ * it, under ref_mu (the others wait for it); NULL with *rc set where it cannot be built
+ * (MG_ERR_LIMIT: stopped). The same tests as if built before the search: they depend only on
+ * the program and the seed. */
+static vf_ref *full_ref(worker *w, mg_status *rc) {
+    search *s = w->s;
+    pthread_mutex_lock(&s->ref_mu);
+    if (!s->ref && !s->ref_rc) {
+        ev_set_stop(&s->stop); /* seconds at full size: a stop is seen inside them */
+        s->ref_rc = vf_ref_new(s->prog, NULL, &w->ctx, s->o->verify_tests, s->o->seed, 1, &s->ref);
+        ev_set_stop(NULL);
+        if (s->ref) vf_ref_set_stop(s->ref, &s->stop);
+        else snprintf(s->ref_msg, sizeof s->ref_msg, "%s", mg_ctx_error(&w->ctx));
+    }
+    vf_ref *ref = s->ref;
+    *rc = s->ref_rc;
+    pthread_mutex_unlock(&s->ref_mu);
+    return ref;
+}
+
 static void add_found(worker *w, char *text, const ir_graph *u, const mg_verify_report *rep) {
     if (w->n_found == w->cap_found) {
         int cap = w->cap_found ? w->cap_found * 2 : 8;
@@ -546,7 +567,10 @@ void sr_verify_one(worker *w, ir_graph *u) {
     }
     mg_verify_report rep; /* its first field test is Mirage's fingerprint screen */
     mg_status rc;
-    if (verify_small(w, u, &rep, &rc) < 0) rc = vf_verify_ref(s->ref, u, &w->ctx, &rep);
+    if (verify_small(w, u, &rep, &rc) < 0) {
+        vf_ref *ref = full_ref(w, &rc);
+        if (ref) rc = vf_verify_ref(ref, u, &w->ctx, &rep);
+    }
     if (rc == MG_OK && rep.verdict == MG_EQUIVALENT) {
         add_found(w, text, u, &rep);
         if (__atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0) s->first_s = sr_now_s() - s->t0;

@@ -83,9 +83,10 @@ static int node_eq(const eg_node *a, const eg_node *b) {
     return a->op == b->op && a->c0 == b->c0 && a->c1 == b->c1 && a->k == b->k && a->k2 == b->k2;
 }
 
-/* Slot for canonical node n: the slot holding an equal node, or the empty one to fill. */
-static int64_t eg_slot(const ae_egraph *eg, const eg_node *n) {
-    int64_t j = (int64_t)(node_hash(n) & (uint64_t)(eg->n_slots - 1));
+/* Slot for canonical node n (its node_hash h): the slot holding an equal node, or the empty
+ * one to fill. */
+static int64_t eg_slot_h(const ae_egraph *eg, const eg_node *n, uint64_t h) {
+    int64_t j = (int64_t)(h & (uint64_t)(eg->n_slots - 1));
     while (eg->slots[j] >= 0) {
         eg_node m = eg->nodes[eg->slots[j]];
         if (!eg->frozen) eg_canon(eg, &m);
@@ -94,6 +95,7 @@ static int64_t eg_slot(const ae_egraph *eg, const eg_node *n) {
     }
     return j;
 }
+static int64_t eg_slot(const ae_egraph *eg, const eg_node *n) { return eg_slot_h(eg, n, node_hash(n)); }
 
 static int eg_grow_slots(ae_egraph *eg) {
     int64_t ns = eg->n_slots ? eg->n_slots * 2 : 4096;
@@ -590,19 +592,24 @@ void ae_query_init(ae_query *q, const ae_egraph *eg, const ae_tab *t) {
 }
 void ae_query_free(ae_query *q) {
     base_free(q->cls);
+    base_free(q->min_memo);
     memset(q, 0, sizeof *q);
+}
+
+/* Room in q->cls for term id; -1 if out of memory. */
+static int q_class_grow(ae_query *q, int32_t id) {
+    int32_t cap = q->cap ? q->cap : 1024;
+    while (cap <= id) cap *= 2;
+    int32_t *n = base_realloc(q->cls, sizeof *n * (size_t)cap);
+    if (!n) return -1;
+    for (int32_t i = q->cap; i < cap; i++) n[i] = -2;
+    q->cls = n, q->cap = cap;
+    return 0;
 }
 
 /* The e-class of term id, or -1 if the e-graph has no node for it. */
 static int32_t q_class(ae_query *q, int32_t id) {
-    if (id >= q->cap) {
-        int32_t cap = q->cap ? q->cap : 1024;
-        while (cap <= id) cap *= 2;
-        int32_t *n = base_realloc(q->cls, sizeof *n * (size_t)cap);
-        if (!n) return -1;
-        for (int32_t i = q->cap; i < cap; i++) n[i] = -2;
-        q->cls = n, q->cap = cap;
-    }
+    if (id >= q->cap && q_class_grow(q, id)) return -1;
     q->lookups++;
     if (q->cls[id] != -2) {
         q->hits++;
@@ -623,6 +630,12 @@ static int32_t q_class(ae_query *q, int32_t id) {
 
 int32_t ae_class(ae_query *q, int32_t term) { return q_class(q, term); }
 
+void ae_class_note(ae_query *q, int32_t term, int32_t c) {
+    if (term < 0 || (term < q->cap && q->cls[term] != -2)) return;
+    if (term >= q->cap && q_class_grow(q, term)) return;
+    q->cls[term] = c;
+}
+
 int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64_t k2) {
     if (op == AE_SUM && k == 1) return ca; /* as ae_make: x = sum(1, x) */
     if (ae_kinds[op].arity < 2) cb = -1;
@@ -632,11 +645,12 @@ int32_t ae_probe(ae_query *q, ae_op op, int32_t ca, int32_t cb, int64_t k, int64
     if (po && ((ca >= 0 && !(po[ca] >> op & 1)) || (cb >= 0 && !(po[cb] >> op & 1)))) return -1;
     eg_node n = {op, ca, cb, k, k2};
     eg_canon(q->eg, &n);
+    uint64_t h = node_hash(&n);
     if (q->eg->bloom) {
-        int64_t b = bloom_bit(q->eg, node_hash(&n));
+        int64_t b = bloom_bit(q->eg, h);
         if (!(q->eg->bloom[b >> 6] >> (b & 63) & 1)) return -1;
     }
-    int64_t j = eg_slot(q->eg, &n);
+    int64_t j = eg_slot_h(q->eg, &n, h);
     return q->eg->slots[j] >= 0 ? eg_find(q->eg, q->eg->node_cls[q->eg->slots[j]]) : -1;
 }
 
@@ -663,7 +677,40 @@ int ae_is_root(ae_query *q, int32_t term, int j) {
     return c >= 0 && j < q->eg->n_roots && c == q->eg->roots[j];
 }
 
+static int min_ops_of(ae_query *q, const int32_t *have, int n);
+
+/* The answer depends only on the set of have's classes: asked once per set (q->min_memo). */
 int ae_min_ops(ae_query *q, const int32_t *have, int n) {
+    int32_t key[AE_MIN_KEY];
+    int nk = 0;
+    for (int i = 0; i < n && nk <= AE_MIN_KEY; i++) {
+        int32_t c = q_class(q, have[i]);
+        if (c < 0) continue;
+        int j = 0; /* sorted, no repeats */
+        while (j < nk && key[j] < c) j++;
+        if (j < nk && key[j] == c) continue;
+        if (nk == AE_MIN_KEY) {
+            nk++; /* too many to key: no memo */
+            break;
+        }
+        memmove(key + j + 1, key + j, sizeof *key * (size_t)(nk - j));
+        key[j] = c, nk++;
+    }
+    if (nk > AE_MIN_KEY) return min_ops_of(q, have, n);
+    for (int j = nk; j < AE_MIN_KEY; j++) key[j] = -2;
+    uint64_t h = 1469598103934665603ull;
+    for (int j = 0; j < AE_MIN_KEY; j++) h = (h ^ (uint32_t)key[j]) * 1099511628211ull;
+    if (!q->min_memo) q->min_memo = base_calloc(AE_MIN_MEMO, sizeof *q->min_memo);
+    if (!q->min_memo) return min_ops_of(q, have, n);
+    struct ae_min_memo *m = &q->min_memo[h % AE_MIN_MEMO];
+    if (m->used && !memcmp(m->key, key, sizeof key)) return m->ops;
+    int ops = min_ops_of(q, have, n);
+    if (ops == 0) return 0; /* out of memory (no bound): not kept */
+    memcpy(m->key, key, sizeof key), m->ops = ops, m->used = 1;
+    return ops;
+}
+
+static int min_ops_of(ae_query *q, const int32_t *have, int n) {
     const ae_egraph *eg = q->eg;
     int64_t nc = eg->n_cls;
     int32_t *cost = base_alloc(sizeof *cost * (size_t)(nc + 1));

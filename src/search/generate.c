@@ -110,6 +110,13 @@ static int reaches(worker *w, int32_t term, int cap) {
     return 0;
 }
 
+/* reaches() for a block tensor, its ae_up stored (btens.up) */
+static int reaches_up(worker *w, int32_t up, int cap) {
+    if (!w->s->o->prune || up <= cap) return 1;
+    w->pruned++;
+    return 0;
+}
+
 /* Is term allowed (pruning)? Counts the pruned ones. */
 int sr_keep_term(worker *w, int32_t term) {
     if (term < 0) {
@@ -404,6 +411,121 @@ static int add_kins(worker *w, bstate *bs, const int *in, int n_in) {
     return ok;
 }
 
+/* The unary and binary operators the search places, in the table's order, and each
+ * operator's abstract-expression root kind (ae_op_root): read once, for the block level's
+ * loops (which ran over the whole table for every tensor and pair). */
+static struct {
+    int n_un, n_bin;
+    int8_t un[IR_OP_COUNT], bin[IR_OP_COUNT], root[IR_OP_COUNT];
+} pl;
+static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
+static void pl_init(void) {
+    for (int op = 0; op < IR_OP_COUNT; op++) {
+        pl.root[op] = (int8_t)ae_op_root(op);
+        if (placed(op, IR_KIND_UNARY)) pl.un[pl.n_un++] = (int8_t)op;
+        if (placed(op, IR_KIND_BINARY)) pl.bin[pl.n_bin++] = (int8_t)op;
+    }
+    MG_ASSERT(pl.n_un <= SR_UN_OPS && pl.n_bin < SR_PAIR_OPS); /* bstate's masks and terms */
+}
+
+/* The operator kinds block tensor (or constant, -2 - c) x may be an operand of, as a mask
+ * (ae_class_parents): with pruning, an operator of a kind no node has x's class under is
+ * no subexpression and is not tried (most would be built only to be pruned; nTrans tried
+ * 170 M for 7 M states). Every kind where nothing is pruned, and at a depth-0 kernel's first
+ * operators (task points, numbered as b_try meets them). */
+static uint32_t may_mask(const worker *w, const bstate *bs, int x) {
+    if (!w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return ~0u;
+    return x >= 0 ? bs->t[x].parents : w->const_parents[-2 - x];
+}
+/* May op be applied over operands whose masks (may_mask) intersect in m? */
+static int may_op(int op, uint32_t m) { return pl.root[op] < 0 || (m >> pl.root[op] & 1); }
+
+/* Bits of bstate.pair_mask past the binary operators (pl.bin) */
+enum { PM_MATMUL = 1 << 14, PM_CONCAT = 1 << 15 };
+
+/* Are block tensors (or constants) x, y of classes that one operator may read together
+ * (b_operands: no loop value with an accumulated one)? */
+static int classes_mix(const bstate *bs, int x, int y) {
+    int cx = x >= 0 ? bs->t[x].cls : IR_INVARIANT, cy = y >= 0 ? bs->t[y].cls : IR_INVARIANT;
+    return !((cx == IR_LOOP && cy == IR_POST) || (cx == IR_POST && cy == IR_LOOP));
+}
+
+/* Is operator p (its operands' nodes in p->in[], terms a, b) a subexpression as b_try's
+ * pruning asks it of the e-graph (ae_op_class: no abstract expression counts as yes)? Then
+ * *term gets its term (-1 if out of memory), its class looked up once (b_try's later
+ * questions read it from the query's table). */
+static int sub_op(worker *w, const bstate *bs, ir_node *p, int32_t a, int32_t ca, int32_t b, int32_t cb,
+                  int32_t *term) {
+    int32_t c = ae_op_class_of(&w->q, bs->b, p, ca, cb);
+    if (c != -2 && !ae_class_is_sub(&w->q, c)) return 0;
+    *term = ae_op_term(&w->tab, bs->b, p, a, b);
+    if (*term >= 0 && c != -2) {
+        if (w->s->check) MG_ASSERT(ae_class(&w->q, *term) == c); /* MUGEN_CHECK=1: looked up */
+        else ae_class_note(&w->q, *term, c);
+    }
+    return 1;
+}
+
+/* The binary operators that may apply over block tensor x first and tensor (or constant,
+ * -2 - c) y second with pruning, where b_try would not prune them at once: placed, over
+ * classes that mix, of a kind both operands' classes are operands of, with a node of that
+ * kind over both classes (ae_pair_may) whose class is a subexpression (the probe b_try would
+ * make, made once here: b_try is told); bits as bstate.pair_mask. */
+static uint16_t pair_bits(worker *w, bstate *bs, int x, int y) {
+    const search *s = w->s;
+    if ((y >= 0 && bs->t[y].is_save) || !classes_mix(bs, x, y)) return 0;
+    int32_t *terms = bs->pair_term[x][y >= 0 ? y : SR_MAX_TENSORS - 2 - y];
+    ir_shape o;
+    uint32_t m = bs->t[x].parents & (y >= 0 ? bs->t[y].parents : w->const_parents[-2 - y]);
+    int32_t cx = bs->t[x].ecls, cy = y >= 0 ? bs->t[y].ecls : w->const_cls[-2 - y];
+    int32_t tx = bs->t[x].term, ty = y >= 0 ? bs->t[y].term : w->const_term[-2 - y];
+    ir_node p = {.n_in = 2, .in = {bs->t[x].node, y >= 0 ? bs->t[y].node : bs->const_node[-2 - y]}};
+    uint16_t bits = 0;
+    for (int q = 0; q < pl.n_bin; q++) {
+        int op = pl.bin[q];
+        if ((ir_ops[op].commutative && y >= 0 && y < x) || !may_op(op, m) || !sr_op_on(s, op)) continue;
+        p.op = (ir_op)op; /* shapes that do not broadcast: ir_add_node would refuse the node */
+        if (ae_pair_may(&w->q, pl.root[op], cx, cy) &&
+            !ir_broadcast(&bs->b->nodes[p.in[0]].shape, &bs->b->nodes[p.in[1]].shape, &o) &&
+            sub_op(w, bs, &p, tx, cx, ty, cy, &terms[q]))
+            bits |= (uint16_t)(1u << q);
+    }
+    p.op = IR_OP_MATMUL;
+    if (y >= 0 && may_op(IR_OP_MATMUL, m) && sr_op_on(s, IR_OP_MATMUL) &&
+        ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], cx, cy) && sub_op(w, bs, &p, tx, cx, ty, cy, &terms[pl.n_bin]))
+        bits |= PM_MATMUL;
+    if (y >= 0 && may_op(IR_OP_CONCAT, m) && sr_op_on(s, IR_OP_CONCAT)) bits |= PM_CONCAT;
+    return bits;
+}
+
+/* Fills the masks of block tensor x against the tensors before it and the constants: bgen
+ * reads them instead of asking every pair again in every state below. */
+static void pair_masks(worker *w, bstate *bs, int x) {
+    const btens *t = &bs->t[x];
+    if (t->is_save) return;
+    uint16_t un = 0;
+    ir_node p = {.n_in = 1, .in = {t->node}};
+    for (int q = 0; q < pl.n_un; q++) {
+        p.op = (ir_op)pl.un[q];
+        if (may_op(pl.un[q], t->parents) && sr_op_on(w->s, pl.un[q]) && sub_op(w, bs, &p, t->term, t->ecls, -1, -1, &bs->un_term[x][q]))
+            un |= (uint16_t)(1u << q);
+    }
+    bs->un_mask[x] = un;
+    int nc = w->s->n_const;
+    uint64_t any = 0, bx = 1ull << (x + 1 + nc);
+    for (int y = 0; y < x; y++) {
+        if (bs->t[y].is_save) continue;
+        bs->pair_mask[x][y] = pair_bits(w, bs, x, y), bs->pair_mask[y][x] = pair_bits(w, bs, y, x);
+        if (bs->pair_mask[x][y]) any |= 1ull << (y + 1 + nc);
+        bs->pair_any[y] = bs->pair_mask[y][x] ? bs->pair_any[y] | bx : bs->pair_any[y] & ~bx;
+    }
+    for (int c = 0; c < nc; c++) {
+        bs->pair_mask[x][SR_MAX_TENSORS + c] = pair_bits(w, bs, x, -2 - c);
+        if (bs->pair_mask[x][SR_MAX_TENSORS + c]) any |= 1ull << (nc - 1 - c);
+    }
+    bs->pair_any[x] = any;
+}
+
 /* An iterator over each kernel input, the block graph's first tensors. 1, or 0 on error. */
 static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
     for (int k = 0; k < n_in; k++) {
@@ -415,6 +537,7 @@ static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
         memset(t, 0, sizeof *t);
         t->node = node, t->cls = IR_LOOP, t->term = w->t[in[k]].term;
         t->ecls = ae_class(&w->q, t->term), t->parents = ae_class_parents(&w->q, t->ecls);
+        t->up = ae_up(&w->q, t->term);
         bs->n_ops++;
     }
     return 1;
@@ -424,13 +547,14 @@ static int add_iterators(worker *w, bstate *bs, const int *in, int n_in) {
 static void start_block(worker *w, const int *in, int n_in, const key *last) {
     int d = w->n_kops;
     if (d >= SR_MAX_KOPS || !block_viable(w, d, in, n_in)) return;
+    pthread_once(&pl_once, pl_init);
     bstate *bs = &w->bs[d];
     ir_graph *b = ir_block_new((int[]){1, 1, 1}, 128, 1);
     if (!b) {
         w->oom = 1;
         return;
     }
-    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = n_in, bs->n_rms_div = 0;
+    bs->b = b, bs->n_t = 0, bs->n_ops = 0, bs->n_saves = 0, bs->n_kin = n_in, bs->n_rms_div = 0, bs->n_masked = 0;
     if (add_kins(w, bs, in, n_in) && sr_add_rms_divisors(w, bs, in, n_in) && add_iterators(w, bs, in, n_in)) {
         key bl = key_min;
         bs->klast = *last;
@@ -507,7 +631,7 @@ static int b_keep(worker *w, int d, const ir_node *p, int32_t term) {
 static int b_duplicate(worker *w, const bstate *bs, int node, int cls, int32_t term) {
     int32_t c = ae_class(&w->q, term);
     for (int i = 0; i < bs->n_t && c >= 0; i++)
-        if (!bs->t[i].is_save && bs->t[i].cls == cls && ae_class(&w->q, bs->t[i].term) == c &&
+        if (!bs->t[i].is_save && bs->t[i].cls == cls && bs->t[i].ecls == c &&
             !memcmp(&bs->b->nodes[bs->t[i].node].shape, &bs->b->nodes[node].shape, sizeof(ir_shape)))
             return 1;
     return 0;
@@ -522,6 +646,8 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     memset(t, 0, sizeof *t);
     t->node = node, t->cls = cls, t->term = term, t->is_save = p->op == IR_OP_SAVE;
     t->ecls = ae_class(&w->q, term), t->parents = ae_class_parents(&w->q, t->ecls);
+    t->up = ae_up(&w->q, term);
+    if (bs->n_masked > bs->n_t) bs->n_masked = bs->n_t; /* t's masks are not yet filled */
     bs->n_saves += t->is_save;
     for (int i = 0; i < p->n_in; i++)
         if (ta[i] >= 0) bs->t[ta[i]].uses++;
@@ -533,39 +659,11 @@ static void b_push(worker *w, int d, const key *kk, const ir_node *p, const int 
     if (t->is_save) bs->n_saves--, bs->b->n_outputs--;
 }
 
-/* The unary and binary operators the search places, in the table's order, and each
- * operator's abstract-expression root kind (ae_op_root): read once, for the block level's
- * loops (which ran over the whole table for every tensor and pair). */
-static struct {
-    int n_un, n_bin;
-    int8_t un[IR_OP_COUNT], bin[IR_OP_COUNT], root[IR_OP_COUNT];
-} pl;
-static pthread_once_t pl_once = PTHREAD_ONCE_INIT;
-static void pl_init(void) {
-    for (int op = 0; op < IR_OP_COUNT; op++) {
-        pl.root[op] = (int8_t)ae_op_root(op);
-        if (placed(op, IR_KIND_UNARY)) pl.un[pl.n_un++] = (int8_t)op;
-        if (placed(op, IR_KIND_BINARY)) pl.bin[pl.n_bin++] = (int8_t)op;
-    }
-}
-
-/* The operator kinds block tensor (or constant, -2 - c) x may be an operand of, as a mask
- * (ae_class_parents): with pruning, an operator of a kind no node has x's class under is
- * no subexpression and is not tried (most would be built only to be pruned; nTrans tried
- * 170 M for 7 M states). Every kind where nothing is pruned, and at a depth-0 kernel's first
- * operators (task points, numbered as b_try meets them). */
-static uint32_t may_mask(const worker *w, const bstate *bs, int x) {
-    if (!w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin)) return ~0u;
-    return x >= 0 ? bs->t[x].parents : w->const_parents[-2 - x];
-}
-/* May op be applied over operands whose masks (may_mask) intersect in m? */
-static int may_op(int op, uint32_t m) { return pl.root[op] < 0 || (m >> pl.root[op] & 1); }
-
 /* Tries block op *p over block tensors ta[] (or -2 - c for constants); writes p->in[]
  * (the callers' loops change only the operator between tries: a 224-byte node built and
  * copied per try was a tenth of nTrans's search). The first operator of a depth-0 kernel
  * is a task point (my_task). */
-static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, int64_t attr) {
+static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, int64_t attr, int known, int32_t kterm) {
     bstate *bs = &w->bs[d];
     int op = (int)p->op;
     if (op != IR_OP_ACCUM && op != IR_OP_SAVE && op != IR_OP_RESHAPE && !sr_op_on(w->s, op)) return;
@@ -574,7 +672,7 @@ static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, 
     int32_t tin[2] = {-1, -1};
     int cls = b_operands(w, bs, p, ta, tin);
     if (cls < 0) return;
-    if (p->op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
+    if (!known && p->op != IR_OP_SAVE && w->s->o->prune) { /* most tries are no subexpression: asked of the
         * e-graph first, with no term built (b_keep's verdict and count; nTrans ...) */
         int32_t c = ae_op_class(&w->q, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
         if (c != -2 && !ae_class_is_sub(&w->q, c)) {
@@ -582,7 +680,7 @@ static void b_try(worker *w, int d, const key *last, ir_node *p, const int *ta, 
             return;
         }
     }
-    int32_t term = ae_op_term(&w->tab, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
+    int32_t term = known ? kterm : ae_op_term(&w->tab, bs->b, p, tin[0], p->n_in > 1 ? tin[1] : -1);
     if (!b_keep(w, d, p, term)) return;
     int n0 = bs->b->n_nodes, node = sr_add_block_op(w, bs, p);
     if (node < 0) return;
@@ -612,39 +710,64 @@ static int b_unused(worker *w, int d) {
         unused++;
         /* it must reach the outputs through the rest of this block (a saver at least
          * follows) and what comes after the kernel */
-        if (!reaches(w, bs->t[i].term, s->o->max_bops - bs->n_ops - 1 + after)) return -1;
+        if (!reaches_up(w, bs->t[i].up, s->o->max_bops - bs->n_ops - 1 + after)) return -1;
     }
     return unused;
 }
 
+/* The nodes bgen's tries describe (b_try writes only their operands), zeroed once per graph
+ * bgen extends rather than once per try (224 bytes each: a fifth of bgen's own time). */
+typedef struct tries {
+    ir_node un, pair, sum, rms, acc, save;
+} tries;
+
 /* The binary block operators with tensor i first: elementwise with a tensor or constant j,
- * matmul and concat (each dim) with a tensor j; lo as in bgen; mi is i's may_mask. */
-static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo, uint32_t mi) {
+ * matmul and concat (each dim) with a tensor j, described in *p; lo as in bgen; mi is i's may_mask. With
+ * pruning, past a depth-0 kernel's first operator, the pairs' masks (pair_masks) say which. */
+static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t lo, uint32_t mi, ir_node *p) {
     const bstate *bs = &w->bs[d];
-    ir_node p = {.n_in = 2};
-    for (int j = -1 - w->s->n_const; j < n; j++) {
+    int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin), nc = w->s->n_const;
+    if (!open) { /* the js whose pair has a mask (bit j + 1 + nc), in the order of the loop below */
+        uint64_t any = bs->pair_any[i] & ((2ull << (n + nc)) - 1);
+        if (i < lo) any &= ~((1ull << (lo + 1 + nc)) - 1);
+        for (; any; any &= any - 1) {
+            int j = __builtin_ctzll(any) - nc - 1, col = j >= 0 ? j : SR_MAX_TENSORS - 2 - j, ta[2] = {i, j};
+            unsigned bits = bs->pair_mask[i][col];
+            for (unsigned b = bits & ~(unsigned)(PM_MATMUL | PM_CONCAT); b; b &= b - 1) {
+                int q = __builtin_ctz(b);
+                p->op = (ir_op)pl.bin[q], p->dim = 0;
+                b_try(w, d, last, p, ta, 0, 1, bs->pair_term[i][col][q]);
+            }
+            if (bits & PM_MATMUL) {
+                p->op = IR_OP_MATMUL, p->dim = 0;
+                b_try(w, d, last, p, ta, 0, 1, bs->pair_term[i][col][pl.n_bin]);
+            }
+            for (int dd = 0; (bits & PM_CONCAT) && dd < bs->b->nodes[bs->t[i].node].shape.ndim; dd++) {
+                p->op = IR_OP_CONCAT, p->dim = dd;
+                b_try(w, d, last, p, ta, dd, 0, -1);
+            }
+        }
+        return;
+    }
+    for (int j = -1 - nc; j < n; j++) {
         if (j == -1 || j == i || (j >= 0 && bs->t[j].is_save) || (i < lo && j < lo)) continue;
-        uint32_t m = mi & may_mask(w, bs, j);
         int ta[2] = {i, j};
-        /* and the pair: a node of the op's kind over both classes (where masks apply) */
-        int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin);
-        int32_t ci = bs->t[i].ecls, cj = j >= 0 ? bs->t[j].ecls : w->const_cls[-2 - j];
+        uint32_t m = mi & may_mask(w, bs, j);
         for (int q = 0; q < pl.n_bin; q++) {
             int op = pl.bin[q];
             if ((ir_ops[op].commutative && j >= 0 && j < i) || !may_op(op, m)) continue;
-            if (!open && !ae_pair_may(&w->q, pl.root[op], ci, cj)) continue;
-            p.op = (ir_op)op, p.dim = 0;
-            b_try(w, d, last, &p, ta, 0);
+            p->op = (ir_op)op, p->dim = 0;
+            b_try(w, d, last, p, ta, 0, 0, -1);
         }
-        if (j >= 0 && may_op(IR_OP_MATMUL, m) && (open || ae_pair_may(&w->q, pl.root[IR_OP_MATMUL], ci, cj))) {
-            p.op = IR_OP_MATMUL, p.dim = 0;
-            b_try(w, d, last, &p, ta, 0);
+        if (j >= 0 && may_op(IR_OP_MATMUL, m)) {
+            p->op = IR_OP_MATMUL, p->dim = 0;
+            b_try(w, d, last, p, ta, 0, 0, -1);
         }
         if (j >= 0 && may_op(IR_OP_CONCAT, m)) {
             ir_shape a = bs->b->nodes[bs->t[i].node].shape;
             for (int dd = 0; dd < a.ndim; dd++) {
-                p.op = IR_OP_CONCAT, p.dim = dd;
-                b_try(w, d, last, &p, ta, dd);
+                p->op = IR_OP_CONCAT, p->dim = dd;
+                b_try(w, d, last, p, ta, dd, 0, -1);
             }
         }
     }
@@ -652,30 +775,24 @@ static void bgen_pairs(worker *w, int d, const key *last, int i, int n, int64_t 
 
 /* The reducing and structural block operators of tensor i: sum and rmsnorm over each dim,
  * the squeeze of a partial-sum dim, an accumulator, a saver. */
-static void bgen_reduce(worker *w, int d, const key *last, int i) {
+static void bgen_reduce(worker *w, int d, const key *last, int i, tries *T) {
     const bstate *bs = &w->bs[d];
     uint32_t mi = may_mask(w, bs, i);
     ir_shape sh = bs->b->nodes[bs->t[i].node].shape;
     for (int dd = 0; dd < sh.ndim; dd++) {
         if (sh.d[dd] < 2) continue;
-        ir_node p = {.op = IR_OP_SUM, .n_in = 1, .dim = dd, .group = sh.d[dd]};
-        if (may_op(IR_OP_SUM, mi)) b_try(w, d, last, &p, (int[]){i}, dd);
-        ir_node r = {.op = IR_OP_RMSNORM, .n_in = 1, .dim = dd};
-        if (may_op(IR_OP_RMSNORM, mi)) b_try(w, d, last, &r, (int[]){i}, dd);
+        T->sum.dim = dd, T->sum.group = sh.d[dd];
+        if (may_op(IR_OP_SUM, mi)) b_try(w, d, last, &T->sum, (int[]){i}, dd, 0, -1);
+        T->rms.dim = dd;
+        if (may_op(IR_OP_RMSNORM, mi)) b_try(w, d, last, &T->rms, (int[]){i}, dd, 0, -1);
     }
     if (sh.ndim > w->s->max_rank && sh.d[sh.ndim - 1] == 1) { /* squeeze a partial-sum dim */
         ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .n_ints = sh.ndim - 1};
         for (int dd = 0; dd < p.n_ints; dd++) p.ints[dd] = sh.d[dd];
-        b_try(w, d, last, &p, (int[]){i}, 0);
+        b_try(w, d, last, &p, (int[]){i}, 0, 0, -1);
     }
-    if (bs->t[i].cls == IR_LOOP) {
-        ir_node p = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1};
-        b_try(w, d, last, &p, (int[]){i}, 0);
-    }
-    if (bs->t[i].cls == IR_POST) {
-        ir_node p = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}};
-        b_try(w, d, last, &p, (int[]){i}, 0);
-    }
+    if (bs->t[i].cls == IR_LOOP) b_try(w, d, last, &T->acc, (int[]){i}, 0, 0, -1);
+    if (bs->t[i].cls == IR_POST) b_try(w, d, last, &T->save, (int[]){i}, 0, 0, -1);
 }
 
 /* The block level, phase 1: the untiled block graph of kernel depth d built so far goes to
@@ -694,17 +811,22 @@ static void bgen(worker *w, int d, const key *last) {
      * it (key_cmp): skipped here, before its node is even built */
     int64_t lo = last->v[0];
     pthread_once(&pl_once, pl_init);
-    ir_node un = {.n_in = 1};
+    tries T = {.un = {.n_in = 1}, .pair = {.n_in = 2}, .sum = {.op = IR_OP_SUM, .n_in = 1},
+               .rms = {.op = IR_OP_RMSNORM, .n_in = 1}, .acc = {.op = IR_OP_ACCUM, .n_in = 1, .fmap = -1},
+               .save = {.op = IR_OP_SAVE, .n_in = 1, .index = bs->n_saves, .fmap = -1, .map = {-1, -1, -1}}};
+    int open = !w->s->o->prune || (w->n_kops == 0 && bs->n_ops == bs->n_kin);
+    for (; !open && bs->n_masked < n; bs->n_masked++) pair_masks(w, bs, bs->n_masked);
     for (int i = 0; i < n; i++) {
         if (bs->t[i].is_save) continue;
         uint32_t mi = may_mask(w, bs, i);
-        for (int q = 0; i >= lo && q < pl.n_un; q++) {
-            if (!may_op(pl.un[q], mi)) continue;
-            un.op = (ir_op)pl.un[q];
-            b_try(w, d, last, &un, (int[]){i}, 0);
+        for (unsigned b = open ? (1u << pl.n_un) - 1 : bs->un_mask[i]; i >= lo && b; b &= b - 1) {
+            int q = __builtin_ctz(b), op = pl.un[q];
+            if (!may_op(op, mi)) continue;
+            T.un.op = (ir_op)op;
+            b_try(w, d, last, &T.un, (int[]){i}, 0, !open, open ? -1 : bs->un_term[i][q]);
         }
-        bgen_pairs(w, d, last, i, n, lo, mi);
-        if (i >= lo) bgen_reduce(w, d, last, i);
+        bgen_pairs(w, d, last, i, n, lo, mi, &T.pair);
+        if (i >= lo) bgen_reduce(w, d, last, i, &T);
     }
 }
 

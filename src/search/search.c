@@ -177,6 +177,8 @@ static void prepare_screen(search *s, mg_ctx *ctx) {
         }
     }
     s->full_verify = getenv("MUGEN_SEARCH_FULL_VERIFY") != NULL;
+    const char *chk = getenv("MUGEN_CHECK");
+    s->check = chk && *chk && strcmp(chk, "0");
     if (s->n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") &&
         (s->shrunk = sr_untile(prog, NULL, s->shrink_from, s->shrink_to, s->n_shrink, ctx)) &&
         vf_ref_new(s->shrunk, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &s->screen_ref))
@@ -361,15 +363,15 @@ static mg_status prepare(search *s, mg_ctx *ctx, sr_result *r) {
     if (!rc) rc = label_dims(s, ctx);
     if (!rc) rc = build_egraph(s, ctx, r);
     if (rc) return rc;
-    /* the verifier's tests of the program, once for every candidate: at full size this takes
-     * seconds, so the time limit and a stop request are seen inside it too */
+    /* the verifier's tests of the program at full size are built by the first candidate
+     * that needs them (candidate.c full_ref): most are verified at a smaller instance or
+     * rejected by the screen, and the build took seconds of one core before any task ran
+     * (QKNorm: 5 s). The screen's are small; the time limit and a stop request are seen
+     * inside them too. */
     ev_set_stop_fn(egraph_stopped, s);
-    rc = vf_ref_new(s->prog, NULL, ctx, o->verify_tests, o->seed, 1, &s->ref);
-    if (!rc) prepare_screen(s, ctx);
+    prepare_screen(s, ctx);
     ev_set_stop_fn(NULL, NULL);
-    if (rc == MG_ERR_LIMIT && s->stop) return MG_OK; /* stopped before any task: not an error */
-    if (rc) return rc;
-    vf_ref_set_stop(s->ref, &s->stop);
+    if (egraph_stopped(s)) return MG_OK; /* stopped before any task: not an error */
     rc = make_workers(s, ctx);
     if (!rc) rc = count_tasks(s, ctx);
     if (!rc) lower_program(s);
@@ -388,6 +390,10 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     if (rc) goto done;
     int early = s.stop; /* stopped before any task */
     if (!early) sr_run_workers(&s);
+    if (s.ref_rc && s.ref_rc != MG_ERR_LIMIT) { /* the full-size tests could not be built */
+        rc = ctx_err(ctx, s.ref_rc, "%s", s.ref_msg);
+        goto done;
+    }
     rc = merge_results(&s, ctx, r);
     if (rc) goto done;
     if (!r->n_found && !early && s.rank == 0) explain_none(&s, r);

@@ -58,11 +58,14 @@ typedef struct btens {
     int node, uses, cls, is_save;
     int32_t term;
     int32_t ecls;     /* its term's e-class (-1: none) */
+    int32_t up;       /* ae_up of its term */
     uint32_t parents; /* the operator kinds its class is an operand of (ae_class_parents) */
 } btens;
 /* nodes of one block graph; dims of them (a dim class's slot); the constants a compound
  * rmsnorm may divide by (one per dim of a kernel input) */
 enum { SR_MAX_BNODES = 64, SR_DIM_SLOTS = SR_MAX_BNODES * IR_MAX_DIMS, SR_MAX_RMS_DIVS = IR_MAX_IN * IR_MAX_DIMS };
+/* the unary operators the search places at most, and the binary ones (with matmul) */
+enum { SR_UN_OPS = 8, SR_PAIR_OPS = 6 };
 
 /* One schedule of a complete untiled block graph (phase 2): the tiled graph and what the
  * kernel graph sees of it (its outputs' expressions and dim labels, and their hash iface:
@@ -86,6 +89,19 @@ typedef struct bstate {
     int rms_div_node[SR_MAX_RMS_DIVS], n_rms_div;   /* constants the compound rmsnorm divides by (compound.c) */
     int64_t rms_div_val[SR_MAX_RMS_DIVS];
     uint64_t lab[SR_MAX_BNODES][IR_MAX_DIMS]; /* dim labels of each block node */
+    /* with pruning, past a depth-0 kernel's first operator (generate.c pair_masks): the
+     * unary operators that may apply to tensor i (bit q: pl.un[q]), and the binary ones with
+     * tensor i first and tensor (or constant SR_MAX_TENSORS + c) j second (bit q: pl.bin[q],
+     * then matmul and concat), and the terms of those that may apply (un_term, pair_term:
+     * index q, matmul at pl.n_bin; -1 if building one ran out of memory): those of tensors
+     * t[0..n_masked) (against the ones before them) hold; bgen fills the others when it
+     * extends the graph (leaves never read them) */
+    int n_masked;
+    uint16_t un_mask[SR_MAX_TENSORS];
+    uint16_t pair_mask[SR_MAX_TENSORS][SR_MAX_TENSORS + SR_MAX_CONSTS];
+    uint64_t pair_any[SR_MAX_TENSORS]; /* bit j + 1 + n_const: pair_mask[i][j's column] != 0 */
+    int32_t un_term[SR_MAX_TENSORS][SR_UN_OPS];
+    int32_t pair_term[SR_MAX_TENSORS][SR_MAX_TENSORS + SR_MAX_CONSTS][SR_PAIR_OPS];
     key klast;                 /* rank of the kernel graph's last operator */
     /* phase 2: the schedules of the complete block graph; in_group[0..n_in_group) those of the group
      * standing as kernel node knode in the kernel graph while active */
@@ -149,7 +165,13 @@ struct search {
     uint64_t in_lab[SR_MAX_TENSORS][IR_MAX_DIMS], red_lab;
     int max_rank; /* the program's largest tensor rank: a larger one may be squeezed */
     uint64_t ops; /* the operators it may place (--ops): bit op, IR_OP_RMSNORM for the compound */
-    vf_ref *ref; /* the verifier's program side, shared by the workers */
+    /* the verifier's program side at full size, shared by the workers: built by the first
+     * candidate that needs it (full_ref, candidate.c), under ref_mu; ref_rc its failure, the
+     * message in ref_msg */
+    vf_ref *ref;
+    mg_status ref_rc;
+    char ref_msg[256];
+    pthread_mutex_t ref_mu;
     /* the screen (screen()): the program untiled at small sizes, its verifier side */
     vf_ref *screen_ref;
     ir_graph *shrunk;
@@ -163,6 +185,7 @@ struct search {
     } small[SR_MAX_SMALL];
     int n_small;
     int full_verify; /* MUGEN_SEARCH_FULL_VERIFY=1: every candidate at full size */
+    int check; /* MUGEN_CHECK=1: the search's shortcuts checked against what they stand for */
     pthread_mutex_t shrink_mu;
     int64_t shrink_from[SR_MAX_TENSORS * IR_MAX_DIMS], shrink_to[SR_MAX_TENSORS * IR_MAX_DIMS];
     int n_shrink;

@@ -443,6 +443,7 @@ void sr_run_workers(search *s) {
     pthread_t th[SR_MAX_THREADS];
     pthread_mutex_init(&s->mu, NULL);
     pthread_mutex_init(&s->shrink_mu, NULL);
+    pthread_mutex_init(&s->ref_mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     int started = start_threads(s, th);
     if (s->n_ranks > 1) sr_ranks_watch(s); /* ranks.c: the messages between the ranks */
@@ -452,6 +453,7 @@ void sr_run_workers(search *s) {
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);
     pthread_mutex_destroy(&s->shrink_mu);
+    pthread_mutex_destroy(&s->ref_mu);
     if (s->o->progress && s->rank == 0) {
         int64_t c[SR_N_COUNTS];
         sr_totals(s, c);
