@@ -417,9 +417,9 @@ static void say_resume(const cli_opts *c, const mg_search_result *r) {
     long long done = r->tasks_done, all = r->tasks;
     if (!r->stopped)
         fprintf(stderr, "mugen: the search finished %lld of %lld tasks (the others ran out of memory).\n", done, all);
-    else if (!all) { /* before the tasks were counted: while the verifier prepared its tests */
-        fprintf(stderr, "mugen: %s stopped the search while it prepared the verifier's tests of the "
-                "program, before any task; nothing is lost, run it again with more time.\n",
+    else if (!all) { /* before the tasks were counted: while the search was prepared */
+        fprintf(stderr, "mugen: %s stopped the search while it was prepared (the program's e-graph, "
+                "the screen's tests), before any task; nothing is lost, run it again with more time.\n",
                 stop_flag ? "Ctrl-C" : "the time limit");
         return;
     } else
