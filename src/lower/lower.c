@@ -824,19 +824,17 @@ static mg_status attend(lw *L, int *fused) {
         m = attn_max(L, e);
         L->mat[S] = L->mat[s] = 0;
         if (m >= 0) L->mat[m] = 0;
-        if (sole_root(L, S, stack) != o || sole_root(L, s, stack) != o ||
-            (m >= 0 && sole_root(L, m, stack) != o)) {
-            L->mat[S] = L->mat[s] = 1;
-            if (m >= 0) L->mat[m] = 1;
-            continue;
+        if (sole_root(L, S, stack) == o && sole_root(L, s, stack) == o && (m < 0 || sole_root(L, m, stack) == o)) {
+            L->att[o] = S + 1, L->att_max[o] = m + 1;
+            rc = build(L, o);
+            if (L->b) {
+                drop(L), *fused += 2 + (m >= 0);
+                continue;
+            }
+            L->att[o] = L->att_max[o] = 0;
         }
-        L->att[o] = S + 1, L->att_max[o] = m + 1;
-        rc = build(L, o);
-        if (L->b) drop(L), *fused += 2 + (m >= 0);
-        else {
-            L->mat[S] = L->mat[s] = 1, L->att[o] = L->att_max[o] = 0;
-            if (m >= 0) L->mat[m] = 1;
-        }
+        L->mat[S] = L->mat[s] = 1; /* not this form: they stay stored */
+        if (m >= 0) L->mat[m] = 1;
     }
     base_free(stack);
     return rc;
