@@ -193,8 +193,11 @@ static void mm_spaces(lw *L, const ir_node *n, int j) {
     if (L->split > 1) A->gdim[L->gk] = as->ndim - 1, B->gdim[L->gk] = bs->ndim - 2;
 }
 
-/* With a split, the j-th matmul in the adding kernel: its partial products, one split an
- * iteration, accumulated (accum(reshape(iter(P_j, fmap=0)))). */
+/* With a split, the j-th matmul in the adding kernel: its partial products. With the split a
+ * new leading dim (sdim 1), every split at once, summed in the block
+ * (accum(reshape(sum(iter(P_j), dim=0)))): one load's latency where a split an iteration
+ * waited split times (docs/notes/2026-11-27-s21.md). Folded into a dim (sdim 0), one split an
+ * iteration, accumulated (accum(iter(P_j, fmap=fdim))). */
 static int emit_partial(lw *L, int j) {
     if (L->n_kin == IR_MAX_IN) return -(int)ctx_err(L->ctx, MG_ERR_LIMIT, "kernel inputs");
     const space *O = &L->sp[0];
@@ -208,10 +211,13 @@ static int emit_partial(lw *L, int j) {
     if (r < 0) return r;
     L->kin[L->n_kin++] = -(j + 1);
     ir_node p = proto(IR_OP_ITER, 0, 0);
-    p.index = r, p.fmap = L->fdim;
+    p.index = r, p.fmap = L->sdim ? -1 : L->fdim;
     for (int g = 0; g < 3; g++) p.map[g] = L->grid[g] > 1 && O->gdim[g] >= 0 ? O->gdim[g] + L->sdim : -1;
     int it = ir_add_node(L->b, L->ctx, &p), rs = it;
     if (it < 0 || !L->sdim) goto accum; /* the split folded into a dim: the tile has the shape */
+    p = proto(IR_OP_SUM, it, 0);
+    p.dim = 0, p.group = L->split;
+    if ((it = ir_add_node(L->b, L->ctx, &p)) < 0) return it;
     p = proto(IR_OP_RESHAPE, it, 0);
     p.n_ints = O->ref.ndim;
     for (int d = 0; d < O->ref.ndim; d++) p.ints[d] = L->b->nodes[it].shape.d[d + 1];
@@ -390,7 +396,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
         while (blocks < sms / 3 && bn >= 64 && n % (bn / 2) == 0) bn /= 2, blocks *= 2;
     L->tile[r - 1] = bn;
     if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
-    *forloop = L->split > 1 ? L->split : (int)f;
+    *forloop = L->split == 1 ? (int)f : L->sdim ? 1 : L->split;
     return 0;
 }
 
@@ -475,11 +481,14 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     /* a split's adding kernel takes columns 16 at a time: 4 times the blocks of its 64-wide
      * partial products, each with a quarter of the reading (16 x 4096 x 1024: 16 blocks of 16
      * partial tiles each took 12.7 us alone, 64 blocks 10.7; the SiLU MLP 20.9 -> 17.9 us) */
-    int64_t wide = L->tile[root->shape.ndim - 1];
-    if (f == F_MM && L->split > 1 && wide > 16 && wide % 16 == 0) {
-        L->tile[root->shape.ndim - 1] = 16;
-        if (assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) return MG_ERR_SHAPE;
-    }
+    int r = root->shape.ndim;
+    int64_t wide = L->tile[r - 1], tall = r > 1 ? L->tile[r - 2] : 1;
+    if (f == F_MM && L->split > 1 && wide > 16 && wide % 16 == 0) L->tile[r - 1] = 16;
+    /* reading every split at once (emit_partial), a block holds at most 32 KB of partials */
+    if (f == F_MM && L->split > 1 && L->sdim)
+        while (L->tile[r - 2] % 2 == 0 && G->n_mm * L->split * L->tile[r - 2] * L->tile[r - 1] * 4 > 32768)
+            L->tile[r - 2] /= 2;
+    if (f == F_MM && L->split > 1 && assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) return MG_ERR_SHAPE;
     L->b = ir_block_new(L->grid, THREADS, forloop);
     if (!L->b) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
@@ -501,7 +510,7 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
     if (!st && L->b->nodes[L->b->outputs[0]].dtype != root->dtype) st = MG_ERR_SHAPE;
     if (!st && L->split > 1) { /* the partial products at the wide tile */
-        L->tile[root->shape.ndim - 1] = wide;
+        L->tile[r - 1] = wide, L->tile[r - 2] = tall;
         if (assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) st = MG_ERR_SHAPE;
         else st = build_partial(L);
     }

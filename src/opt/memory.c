@@ -3,7 +3,10 @@
  * depth: the deepest that still fits. */
 #include "opt_internal.h"
 
-enum { MAX_STAGES = 4 }; /* deepest software pipeline tried for iterator tiles */
+#ifndef OP_MAX_STAGES
+#define OP_MAX_STAGES 4
+#endif
+enum { MAX_STAGES = OP_MAX_STAGES }; /* deepest software pipeline tried for iterator tiles */
 enum { MAX_TMA_STAGES = 6 }; /* the same for TMA-loaded tiles (op_kernel.tma): with one stage
                               * read by the wgmmas still in flight, 4 are ahead of the loop
                               * (bench/micro/gemm/wg_gemm.cu: 5-6 stages fastest) */
