@@ -966,6 +966,41 @@ static int sole_root(lw *L, int i, int *stack) {
     return root;
 }
 
+/* A matmul's left operand computed from a reduction (a norm, X / sqrt(sum(sqr(X))) * G) is
+ * stored by a kernel of its own, the reduction moving into it (absorb), when it has at most a
+ * quarter of the right operand's elements (decode and prefill shapes): the product then reads
+ * two stored tiles, a plain product loop (TMA and wgmma where the shapes allow, opt/tma.c),
+ * where it re-applied the norm to A's tile every iteration (H100: l2norm_linear_b16 8.62 ->
+ * 6.90 µs, rmsnorm_eps_linear_b1 17.35 -> 16.29; docs/notes/2026-11-27-s21.md). Attention
+ * keeps its operands' norms inside its tiles (attend decides first). Not for the C target,
+ * whose blocks gain nothing from a plain loop. */
+static mg_status store_normed(lw *L) {
+    if (L->cpu) return MG_OK;
+    int *stack = base_alloc(((size_t)L->n + 1) * sizeof *stack);
+    if (!stack) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < L->n; i++) {
+        const ir_node *nd = &L->g->nodes[i];
+        int a = nd->in[0], found = 0, top = 0;
+        if (nd->op != IR_OP_MATMUL || !L->mat[i] || L->att[i] || L->mat[a] || !is_ew(L->g->nodes[a].op) ||
+            4 * ir_numel(&L->g->nodes[a].shape) > ir_numel(&L->g->nodes[nd->in[1]].shape))
+            continue;
+        L->seen[a] = ++L->stamp, stack[top++] = a;
+        while (top && !found) { /* the stored tensors a's recomputed value reads */
+            const ir_node *x = &L->g->nodes[stack[--top]];
+            for (int k = 0; k < x->n_in; k++) {
+                int y = x->in[k];
+                if (L->seen[y] == L->stamp) continue;
+                L->seen[y] = L->stamp;
+                if (!L->mat[y]) stack[top++] = y;
+                else found |= L->g->nodes[y].op == IR_OP_SUM || L->g->nodes[y].op == IR_OP_MAX;
+            }
+        }
+        if (found) L->mat[a] = 1, L->depth[a] = 0;
+    }
+    base_free(stack);
+    return MG_OK;
+}
+
 /* Matmuls and reductions that one kernel alone reads move into it when its form still
  * holds them, last first (a consumer's decision is made before its producers'). */
 static mg_status absorb(lw *L, int *fused) {
@@ -1062,6 +1097,7 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
         bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
     L.no_kernels = bytes > dev->dmem;
     if (!rc && !L.no_kernels) rc = attend(&L, &stats->fused);
+    if (!rc && !L.no_kernels) rc = store_normed(&L);
     if (!rc && !L.no_kernels) rc = absorb(&L, &stats->fused);
     if (!rc && !(o = ir_graph_new())) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) rc = assemble(&L, o, stats);

@@ -10,6 +10,7 @@
 void test_lower_examples(void);
 void test_lower_random(void);
 void test_lower_attention(void);
+void test_lower_store_normed(void);
 
 /* Inputs uniform in [-1, 1) for g's inputs, in order; NULL-terminated array. */
 static double **random_inputs(const ir_graph *g, rng *r) {
@@ -108,6 +109,37 @@ void test_lower_examples(void) {
     CHECK_MSG(kn == 2 && u && u->nodes[2].op == IR_OP_KERNEL && u->nodes[2].body != g->nodes[2].body &&
                   u->nodes[2].body->n_nodes == g->nodes[2].body->n_nodes, "%d kernels", kn);
     ir_graph_free(u), ir_graph_free(g);
+}
+
+/* Whether g lowered (GPU, or the C target with cpu) runs its matmul as a plain product loop:
+ * the matmul's left operand an iterator, not a prologue computed from one. */
+static int plain_product(const char *src, int cpu) {
+    ir_graph *g = unit_parse(src), *u = NULL;
+    mg_ctx ctx = {{0}};
+    int plain = -1;
+    CHECK_MSG(lw_lower(g, &ctx, mg_device_default(), cpu, &u, NULL) == MG_OK && u, "%s", ctx.msg);
+    for (int i = 0; u && i < u->n_nodes; i++) {
+        const ir_graph *b = u->nodes[i].body;
+        for (int j = 0; b && u->nodes[i].op == IR_OP_KERNEL && j < b->n_nodes; j++)
+            if (b->nodes[j].op == IR_OP_MATMUL) plain = b->nodes[b->nodes[j].in[0]].op == IR_OP_ITER;
+    }
+    ir_graph_free(u), ir_graph_free(g);
+    return plain;
+}
+
+/* A norm before a projection (store_normed): the normalized rows are stored by the norm's
+ * kernel when they are small beside the weights, so the product is a plain loop; a left
+ * operand as large as the weights, and the C target, keep the norm as the product's prologue.
+ * Equivalence is test_lower_examples' (rmsnorm_linear_b1). */
+void test_lower_store_normed(void) {
+    CHECK(plain_product("input X : f16[8, 1024]\ninput G : f16[1024]\ninput W : f16[1024, 2048]\n"
+                        "O = matmul(rmsnorm(X, dim=1) * G, W)\noutput O\n", 0) == 1);
+    CHECK(plain_product("input X : f16[8, 1024]\ninput G : f16[1024]\ninput W : f16[1024, 2048]\n"
+                        "O = matmul(rmsnorm(X, dim=1) * G, W)\noutput O\n", 1) == 0);
+    CHECK(plain_product("input X : f16[2048, 1024]\ninput G : f16[1024]\ninput W : f16[1024, 512]\n"
+                        "O = matmul(rmsnorm(X, dim=1) * G, W)\noutput O\n", 0) == 0);
+    CHECK(plain_product("input X : f16[8, 1024]\ninput W : f16[1024, 2048]\n" /* no reduction: no store */
+                        "O = matmul(X * 2, W)\noutput O\n", 0) == 0);
 }
 
 /* ---- random programs ---- */
