@@ -177,6 +177,7 @@ static void prepare_screen(search *s, mg_ctx *ctx) {
         }
     }
     s->full_verify = getenv("MUGEN_SEARCH_FULL_VERIFY") != NULL;
+    s->queue_all = getenv("MUGEN_SEARCH_QUEUE") != NULL;
     const char *chk = getenv("MUGEN_CHECK");
     s->check = chk && *chk && strcmp(chk, "0");
     if (s->n_shrink && !getenv("MUGEN_SEARCH_NO_SCREEN") &&
@@ -343,6 +344,7 @@ static void search_free(search *s) {
     base_free(s->task_n_found);
     base_free(s->done);
     base_free(s->given);
+    base_free(s->queue);
     base_free(s->redo);
     sr_ranks_free(s);
     vf_ref_free(s->ref);

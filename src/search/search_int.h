@@ -113,6 +113,18 @@ typedef struct bstate {
 
 typedef struct search search;
 
+/* A candidate handed to another thread (sr_verify_one): verified by whichever thread takes it
+ * first (taken, then done, under search.mu), its verdict kept by its owner at the end of the
+ * owner's task (sr_finish_jobs). */
+typedef struct sr_job {
+    struct worker *owner;
+    ir_graph *u;
+    char *text;
+    int taken, done;
+    mg_status rc;
+    mg_verify_report rep;
+} sr_job;
+
 typedef struct worker {
     search *s;
     ae_tab tab;
@@ -140,7 +152,9 @@ typedef struct worker {
     uint64_t *verdicts;
     int64_t n_verdicts, cap_verdicts;
     int64_t screened, dominated, unfit;
-    double verify_s; /* time in sr_candidate() */
+    double verify_s; /* time verifying: in sr_candidate() and in jobs (sr_run_job) */
+    sr_job **jobs; /* this task's candidates handed to the queue, in the order made */
+    int n_jobs, cap_jobs;
     int64_t published[3]; /* states, pruned, candidates as of the last publish() */
 } worker;
 
@@ -210,6 +224,12 @@ struct search {
     double t0;
     int stop;
     int running; /* worker threads not finished */
+    /* verification spread over the threads (tasks.c): while some thread has no task left
+     * (idle of them), the others queue their candidates here for any thread to verify; busy:
+     * threads running a task. Under mu, one process only (n_ranks 1). */
+    sr_job **queue;
+    int n_queue, cap_queue, idle, busy;
+    int queue_all; /* MUGEN_SEARCH_QUEUE=1: every candidate of a task is queued (test hook) */
     double first_s; /* when the first μGraph was verified */
 };
 
@@ -289,6 +309,11 @@ void sr_small_free(search *s);
  * checked to fit the device, verified (at a smaller instance where one decides it), and
  * appended to w->found when equivalent. */
 void sr_verify_one(worker *w, ir_graph *u);
+/* Verifies job j (taken from the queue) on thread w and marks it done (search.mu). */
+void sr_run_job(worker *w, sr_job *j);
+/* The end of w's task: verifies its queued candidates no other thread has taken, waits for the
+ * rest, and keeps each verdict as sr_verify_one would have, in the order they were made. */
+void sr_finish_jobs(worker *w);
 /* The first worker's first step (search.c): verifies the plain lowering's μGraph, if any,
  * into s->lowered. */
 void sr_verify_lowered(worker *w);

@@ -86,6 +86,7 @@ void sr_worker_free(worker *w) {
     for (int d = 0; d < SR_MAX_KOPS; d++) base_free(w->bs[d].tilings), base_free(w->bs[d].in_group);
     for (int i = 0; i < w->n_found; i++) base_free(w->found[i].text);
     base_free(w->found);
+    base_free(w->jobs);
     ae_query_free(&w->q);
     ae_tab_free(&w->tab);
     ir_graph_free(w->k);
@@ -112,6 +113,7 @@ static void run_task(worker *w, int64_t task) {
     w->n_memo = 0;
     w->n_found = 0;
     sr_generate(w);
+    sr_finish_jobs(w);
 }
 
 /* ---- the checkpoint ---- */
@@ -313,8 +315,33 @@ static int64_t next_task(search *s) {
     while (!__atomic_load_n(&s->stop, __ATOMIC_RELAXED) && (t = sr_dispense(s, 0)) < 0 && s->n_ranks > 1 &&
            s->tasks_done < s->n_tasks)
         pthread_cond_wait(&s->cv, &s->mu);
+    s->busy += t >= 0;
     pthread_mutex_unlock(&s->mu);
     return t;
+}
+
+/* A thread with no task left verifies the candidates other threads queue (sr_verify_one)
+ * until no thread runs a task and the queue is empty. One process only: with ranks, a thread
+ * of rank 0 waits in next_task while tasks are out, and the others' tasks come by message. */
+static void help(worker *w) {
+    search *s = w->s;
+    if (s->n_ranks > 1) return;
+    pthread_mutex_lock(&s->mu);
+    __atomic_add_fetch(&s->idle, 1, __ATOMIC_RELAXED);
+    while (s->busy > 0 || s->n_queue > 0) {
+        if (!s->n_queue) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        sr_job *j = s->queue[0];
+        memmove(&s->queue[0], &s->queue[1], sizeof *s->queue * (size_t)--s->n_queue);
+        j->taken = 1;
+        pthread_mutex_unlock(&s->mu);
+        sr_run_job(w, j);
+        pthread_mutex_lock(&s->mu);
+    }
+    __atomic_sub_fetch(&s->idle, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&s->mu);
 }
 
 void sr_record(search *s, int64_t task, sr_found *f, int n, int finished) {
@@ -357,6 +384,12 @@ static int take_task(worker *w) {
     if (s->rank > 0) sr_ranks_post(s, task, copy, n, finished);
     else sr_record(s, task, copy, n, finished);
     publish(w);
+    if (s->rank == 0) { /* next_task counted it busy */
+        pthread_mutex_lock(&s->mu);
+        s->busy--;
+        pthread_cond_broadcast(&s->cv); /* the helpers may be done */
+        pthread_mutex_unlock(&s->mu);
+    }
     return 1;
 }
 
@@ -366,6 +399,8 @@ static void *worker_main(void *arg) {
     if (w == &w->s->workers[0]) sr_verify_lowered(w);
     while (take_task(w)) {
     }
+    help(w);
+    publish(w); /* what it counted outside tasks too (the first worker counts the tasks) */
     ev_set_stop(NULL);
     __atomic_sub_fetch(&w->s->running, 1, __ATOMIC_RELEASE);
     return NULL;

@@ -276,12 +276,23 @@ void test_search_ops(void) {
     mg_search_result_free(&all), mg_search_result_free(&some), mg_search_result_free(&none);
 }
 
+/* The same ranked list and counts on 1 and 2 threads, and with every candidate handed to the
+ * verification queue (MUGEN_SEARCH_QUEUE: queue_job, sr_finish_jobs, help) on 2 and 3. */
 void test_search_threads_same(void) {
-    mg_search_result a = run_search(SMALL_MM, 2, 4, 1, 1), b = run_search(SMALL_MM, 2, 4, 1, 2);
-    CHECK_MSG(a.n_found == b.n_found && a.n_found > 0, "%d vs %d", a.n_found, b.n_found);
-    for (int i = 0; i < a.n_found && i < b.n_found; i++) CHECK(!strcmp(a.found[i].text, b.found[i].text));
-    mg_search_result_free(&a);
-    mg_search_result_free(&b);
+    mg_search_result r[4];
+    r[0] = run_search(SMALL_MM, 2, 4, 1, 1), r[1] = run_search(SMALL_MM, 2, 4, 1, 2);
+    setenv("MUGEN_SEARCH_QUEUE", "1", 1);
+    r[2] = run_search(SMALL_MM, 2, 4, 1, 2), r[3] = run_search(SMALL_MM, 2, 4, 1, 3);
+    unsetenv("MUGEN_SEARCH_QUEUE");
+    for (int k = 1; k < 4; k++) {
+        CHECK_MSG(r[0].n_found == r[k].n_found && r[0].n_found > 0, "run %d: %d vs %d", k, r[0].n_found, r[k].n_found);
+        CHECK_MSG(r[0].states == r[k].states && r[0].rejected == r[k].rejected && r[0].duplicates == r[k].duplicates,
+                  "run %d: states %lld/%lld rejected %lld/%lld duplicates %lld/%lld", k, (long long)r[0].states,
+                  (long long)r[k].states, (long long)r[0].rejected, (long long)r[k].rejected,
+                  (long long)r[0].duplicates, (long long)r[k].duplicates);
+        for (int i = 0; i < r[0].n_found && i < r[k].n_found; i++) CHECK(!strcmp(r[0].found[i].text, r[k].found[i].text));
+    }
+    for (int k = 0; k < 4; k++) mg_search_result_free(&r[k]);
 }
 
 void test_search_theorem1(void) {
