@@ -127,8 +127,8 @@ uint64_t sr_text_hash(const char *s) {
 /* Adds node i of g, untiled and shrunk as in sr_untile, to c (map: g's nodes to c's):
  * map[i] = its node, or -1 where it cannot be untiled (repeat, a reshape other than a
  * trailing dim of 1 appended or dropped, a partial sum) or on error. 0 if a name or output could not be set, else 1. */
-static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
-                        int keep, mg_ctx *ctx);
+static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
+                        const int *fewer, int n, int keep, mg_ctx *ctx);
 
 /* Does reshape nd only append or drop a trailing dim of size 1 (a split reduction's partial
  * sums set side by side, or squeezed once summed)? Such a reshape moves no index. */
@@ -142,7 +142,7 @@ static int trailing_one(const ir_graph *g, const ir_node *nd) {
 }
 
 static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
-                       int n, int keep, mg_ctx *ctx) {
+                       const int *fewer, int n, int keep, mg_ctx *ctx) {
     int is_block = g->is_block, ok = 1;
     const ir_node *nd = &g->nodes[i];
     ir_node p = *nd;
@@ -185,7 +185,7 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
         }
         ir_shape in[IR_MAX_IN];
         for (int k = 0; k < p.n_in; k++) in[k] = c->nodes[p.in[k]].shape;
-        ir_graph *body = resize(nd->body, in, from, to, n, keep, ctx);
+        ir_graph *body = resize(nd->body, in, from, to, fewer, n, keep, ctx);
         map[i] = body ? ir_add_kernel(c, ctx, body, p.in, p.n_in, NULL, 0, 0) : -1;
         for (int j = 0; map[i] >= 0 && j < nd->body->n_outputs && ok; j++)
             if (g->nodes[i + j].name) ok = ir_set_name(c, ctx, map[i] + j, g->nodes[i + j].name) >= 0;
@@ -216,18 +216,40 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
  * graph's kernel inputs have shapes kin[]. NULL if
  * g holds an operator whose meaning depends on a size (reshape, repeat, a partial sum) or on
  * error. */
-static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
-                        int keep, mg_ctx *ctx) {
-    int is_block = g->is_block;
+/* Grid dim gd of block graph b splits which dims (every iterator's and saver's map[gd]): the
+ * shrink index j when each of them has full size from[j] with fewer[j] set, else -1. */
+static int grid_shrinks(const ir_graph *b, int gd, const int64_t *from, const int *fewer, int n) {
+    int j = -1;
+    for (int i = 0; i < b->n_nodes; i++) {
+        const ir_node *t = &b->nodes[i];
+        int d = t->map[gd];
+        if ((t->op != IR_OP_ITER && t->op != IR_OP_SAVE) || d < 0) continue;
+        int64_t full = t->op == IR_OP_ITER ? b->kin_shape[t->index].d[d]
+                                           : b->nodes[t->in[0]].shape.d[d] * b->grid[gd];
+        int k = 0;
+        while (k < n && !(fewer && fewer[k] && from[k] == full)) k++;
+        if (k == n || (j >= 0 && k != j)) return -1;
+        j = k;
+    }
+    return j;
+}
+
+static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
+                        const int *fewer, int n, int keep, mg_ctx *ctx) {
+    int is_block = g->is_block, grid[3] = {1, 1, 1};
+    for (int gd = 0; is_block && keep && gd < 3; gd++) { /* fewer blocks along a shrunk dim: its tiles kept */
+        int j = g->grid[gd] > 1 ? grid_shrinks(g, gd, from, fewer, n) : -1;
+        grid[gd] = j < 0 ? g->grid[gd] : (int)(to[j] / (from[j] / g->grid[gd]));
+    }
     ir_graph *c = !is_block ? ir_graph_new()
-                  : keep    ? ir_block_new(g->grid, g->threads, g->forloop)
+                  : keep    ? ir_block_new(grid, g->threads, g->forloop)
                             : ir_block_new((int[]){1, 1, 1}, g->threads, 1);
     int *map = base_alloc(sizeof *map * (size_t)(g->n_nodes + 1));
     int ok = c && map;
     for (int k = 0; ok && is_block && k < g->n_kin; k++)
         ok = ir_block_add_kin(c, ctx, g->kin_name[k], g->kin_dtype[k], &kin[k]) >= 0;
     for (int i = 0; ok && i < g->n_nodes; i++) {
-        ok = untile_node(g, i, c, map, from, to, n, keep, ctx);
+        ok = untile_node(g, i, c, map, from, to, fewer, n, keep, ctx);
         ok = ok && map[i] >= 0;
     }
     for (int j = 0; ok && !is_block && j < g->n_outputs; j++) ok = ir_add_output(c, ctx, map[g->outputs[j]]) >= 0;
@@ -246,12 +268,12 @@ static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *f
  * error. */
 ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
                     mg_ctx *ctx) {
-    return resize(g, kin, from, to, n, 0, ctx);
+    return resize(g, kin, from, to, NULL, n, 0, ctx);
 }
 
-ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
-                    mg_ctx *ctx) {
-    return resize(g, kin, from, to, n, 1, ctx);
+ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
+                    const int *fewer, int n, mg_ctx *ctx) {
+    return resize(g, kin, from, to, fewer, n, 1, ctx);
 }
 
 /* Does the screen pass candidate u? 1 if so or if u cannot be screened, 0 if its operators,
@@ -345,6 +367,35 @@ static void parts_of(const ir_graph *u, int64_t S, int64_t *l) {
     }
 }
 
+/* *w (the least common multiple so far; 0: none) also takes the chunks of a dim of size S
+ * that u's graph-defined kernels give each block along a grid dim that splits only dims of
+ * size S (grid_shrinks): the small instance with fewer blocks keeps those chunks. 0 when a
+ * kernel tiles such a dim without a grid dim (a for-loop alone walks it). */
+static void chunks_of(const ir_graph *u, int64_t S, int64_t *w) {
+    static const int one = 1;
+    for (int i = 0; i < u->n_nodes && *w; i++) {
+        const ir_node *k = &u->nodes[i];
+        if (k->op != IR_OP_KERNEL || k->index || !k->body) continue;
+        const ir_graph *b = k->body;
+        for (int j = 0; j < b->n_nodes && *w; j++) {
+            const ir_node *t = &b->nodes[j];
+            if (t->op != IR_OP_ITER && t->op != IR_OP_SAVE) continue;
+            const ir_shape *full = t->op == IR_OP_ITER ? &b->kin_shape[t->index] : &u->nodes[i + t->index].shape;
+            const ir_shape *tile = t->op == IR_OP_ITER ? &t->shape : &b->nodes[t->in[0]].shape;
+            for (int d = 0; *w && d < full->ndim; d++) {
+                if (full->d[d] != S) continue;
+                int gd = 0;
+                while (gd < 3 && !(t->map[gd] == d && b->grid[gd] > 1)) gd++;
+                int64_t c = gd < 3 ? S / b->grid[gd] : S;
+                if (gd < 3 ? S % b->grid[gd] || grid_shrinks(b, gd, &S, &one, 1) < 0
+                           : tile->d[d] * (t->op == IR_OP_ITER && t->fmap == d ? b->forloop : 1) != S)
+                    *w = 0;
+                else *w = *w / gcd64_(*w, c) * c;
+            }
+        }
+    }
+}
+
 /* Does any dim of any tensor of g (its block graphs' too) have size v? */
 static int size_used(const ir_graph *g, int64_t v) {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -370,19 +421,24 @@ static int reduces_over(const ir_graph *g, int64_t S) {
 
 /* The small instance of candidate u: sizes from[i] -> to[i], those of the program inputs'
  * sizes above 16 (the screen's list) that the program does not reduce over and that shrink
- * by half or more. Returns how many (0: none). */
-static int small_plan(const search *s, const ir_graph *u, int64_t *from, int64_t *to) {
+ * by half or more: the same grids over smaller tiles (a multiple of the parts), else fewer
+ * blocks over the same chunks (fewer[i], a multiple of the chunks: docs/verify.md). Returns
+ * how many (0: none). */
+static int small_plan(const search *s, const ir_graph *u, int64_t *from, int64_t *to, int *fewer) {
     int n = 0;
     for (int j = 0; j < s->n_shrink && n < SR_MAX_SMALL_DIMS; j++) {
-        int64_t S = s->shrink_from[j], l = reduces_over(s->prog, S) ? 0 : 1;
-        parts_of(u, S, &l);
-        for (int64_t t = 3; l && l * t * 2 <= S; t += 2) {
-            int64_t v = l * t, taken = size_used(s->prog, v) || size_used(u, v);
-            for (int q = 0; q < n; q++) taken |= to[q] == v;
-            if (taken) continue;
-            from[n] = S, to[n] = v, n++;
-            break;
-        }
+        int64_t S = s->shrink_from[j], unit[2] = {reduces_over(s->prog, S) ? 0 : 1, 0};
+        unit[1] = unit[0];
+        parts_of(u, S, &unit[0]);
+        chunks_of(u, S, &unit[1]);
+        for (int m = 0; m < 2 && (m == 0 || n == 0 || from[n - 1] != S); m++)
+            for (int64_t t = 3, l = unit[m]; l && l * t * 2 <= S; t += 2) {
+                int64_t v = l * t, taken = size_used(s->prog, v) || size_used(u, v);
+                for (int q = 0; q < n; q++) taken |= to[q] == v;
+                if (taken) continue;
+                from[n] = S, to[n] = v, fewer[n] = m, n++;
+                break;
+            }
     }
     return n;
 }
@@ -434,7 +490,7 @@ static vf_ref *small_ref(search *s, const int64_t *from, const int64_t *to, int 
         memset(e, 0, sizeof *e);
         e->n = n;
         memcpy(e->from, from, sizeof *from * (size_t)n), memcpy(e->to, to, sizeof *to * (size_t)n);
-        e->prog = sr_resize(s->prog, NULL, from, to, n, ctx);
+        e->prog = sr_resize(s->prog, NULL, from, to, NULL, n, ctx);
         if (e->prog && same_reductions(s->prog, e->prog) &&
             vf_ref_new(e->prog, NULL, ctx, s->o->verify_tests, s->o->seed, 1, &e->ref) == MG_OK)
             vf_ref_set_stop(e->ref, &s->stop);
@@ -459,9 +515,9 @@ void sr_small_free(search *s) {
 static int verify_small(worker *w, const ir_graph *u, mg_verify_report *rep, mg_status *rc) {
     search *s = w->s;
     int64_t from[SR_MAX_SMALL_DIMS], to[SR_MAX_SMALL_DIMS];
-    int n = s->full_verify ? 0 : small_plan(s, u, from, to);
+    int fewer[SR_MAX_SMALL_DIMS], n = s->full_verify ? 0 : small_plan(s, u, from, to, fewer);
     if (!n) return -1;
-    ir_graph *us = sr_resize(u, NULL, from, to, n, &w->ctx);
+    ir_graph *us = sr_resize(u, NULL, from, to, fewer, n, &w->ctx);
     vf_ref *ref = us && same_reductions(u, us) ? small_ref(s, from, to, n, &w->ctx) : NULL;
     if (!ref) {
         ir_graph_free(us);
@@ -472,7 +528,8 @@ static int verify_small(worker *w, const ir_graph *u, mg_verify_report *rep, mg_
     char head[160];
     size_t len = (size_t)snprintf(head, sizeof head, "at a smaller instance (free dims");
     for (int i = 0; i < n && len < sizeof head; i++)
-        len += (size_t)snprintf(head + len, sizeof head - len, "%s %" PRId64 " -> %" PRId64, i ? "," : "", from[i], to[i]);
+        len += (size_t)snprintf(head + len, sizeof head - len, "%s %" PRId64 " -> %" PRId64 "%s", i ? "," : "", from[i],
+                                to[i], fewer[i] ? " in fewer blocks" : "");
     char *text = base_alloc(sizeof rep->text);
     if (text) { /* the verdict says where it was reached, first */
         size_t h = (size_t)snprintf(text, sizeof rep->text, "%s, docs/verify.md) ", head);

@@ -299,10 +299,12 @@ ir_graph *sr_clone_block(const ir_graph *b, mg_ctx *ctx);
 ir_graph *sr_untile(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
                     int n, mg_ctx *ctx);
 /* sr_untile with the tiling kept (grids, for-loops, maps): the same μGraph with input dims of
- * size from[i] made to[i]. NULL as sr_untile, and also for a layout operator (concat,
- * transpose, slice), whose meaning depends on indices. */
-ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to, int n,
-                    mg_ctx *ctx);
+ * size from[i] made to[i]; where fewer (NULL: none) has fewer[i] set, a grid dim that splits
+ * only dims of size from[i] keeps its blocks' chunks and takes to[i] / chunk blocks
+ * (docs/verify.md). NULL as sr_untile, and also for a layout operator (concat, transpose,
+ * slice), whose meaning depends on indices. */
+ir_graph *sr_resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
+                    const int *fewer, int n, mg_ctx *ctx);
 /* Frees the program sides of verification at smaller instances. */
 void sr_small_free(search *s);
 /* Candidate u (owned, a μGraph of the program): deduplicated against w's μGraphs by text,

@@ -17,6 +17,7 @@ void test_search_nothing_found(void);
 void test_search_split_reduction(void);
 void test_search_screen(void);
 void test_search_small_instance(void);
+void test_search_fewer_blocks(void);
 void test_search_ops(void);
 void test_search_lowered(void);
 void test_aexpr_z3_corpus(void);
@@ -351,6 +352,42 @@ void test_search_small_instance(void) {
     for (int i = 0; i < off.n_found; i++) small_off += strstr(off.found[i].verdict, "smaller instance") != NULL;
     CHECK_MSG(small_on > 0 && small_off == 0, "%d of %d verified small; %d with full verification", small_on,
               on.n_found, small_off);
+    mg_search_result_free(&on);
+    mg_search_result_free(&off);
+}
+
+/* run_search_ops with grid sizes 1 and g (for-loops 1 and 2). */
+static mg_search_result run_search_grid(const char *src, int kops, int bops, int g) {
+    ir_graph *prog = unit_parse(src);
+    sr_opts o;
+    sr_opts_default(&o);
+    o.max_kops = kops, o.max_bops = bops, o.threads = 2, o.no_lowered = 1;
+    o.grid[0] = 1, o.grid[1] = g, o.n_grid = 2;
+    o.forloop[0] = 1, o.forloop[1] = 2, o.n_forloop = 2;
+    o.verify_tests = 2;
+    mg_search_result r;
+    mg_ctx ctx;
+    CHECK_MSG(sr_search(prog, &o, &ctx, &r) == MG_OK, "%s", ctx.msg);
+    ir_graph_free(prog);
+    return r;
+}
+
+void test_search_fewer_blocks(void) {
+    /* 16 blocks over W's 48 free columns (chunks of 3): the same grid over smaller tiles needs
+     * 16 x 3 x 2 > 48 columns, so the small instance keeps the chunks and takes fewer blocks
+     * (48 -> 9 columns, 3 blocks: docs/verify.md); the same μGraphs as at full size
+     * (MUGEN_SEARCH_FULL_VERIFY=1), none lost and none gained, and the verdicts say so */
+    static const char *prog = "input X : f16[2, 32]\ninput W : f16[32, 48]\n"
+                              "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 32), W)\noutput O\n";
+    mg_search_result on = run_search_grid(prog, 1, 8, 16);
+    setenv("MUGEN_SEARCH_FULL_VERIFY", "1", 1);
+    mg_search_result off = run_search_grid(prog, 1, 8, 16);
+    unsetenv("MUGEN_SEARCH_FULL_VERIFY");
+    CHECK_MSG(on.n_found > 0 && on.n_found == off.n_found, "%d found, %d at full size", on.n_found, off.n_found);
+    for (int i = 0; i < off.n_found; i++) CHECK_MSG(has_text(&on, off.found[i].text), "lost: %s", off.found[i].text);
+    int fewer = 0;
+    for (int i = 0; i < on.n_found; i++) fewer += strstr(on.found[i].verdict, "48 -> 9 in fewer blocks") != NULL;
+    CHECK_MSG(fewer > 0, "none of %d verified in fewer blocks", on.n_found);
     mg_search_result_free(&on);
     mg_search_result_free(&off);
 }
