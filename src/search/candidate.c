@@ -421,24 +421,24 @@ static int reduces_over(const ir_graph *g, int64_t S) {
 
 /* The small instance of candidate u: sizes from[i] -> to[i], those of the program inputs'
  * sizes above 16 (the screen's list) that the program does not reduce over and that shrink
- * by half or more: the same grids over smaller tiles (a multiple of the parts), else fewer
- * blocks over the same chunks (fewer[i], a multiple of the chunks: docs/verify.md). Returns
- * how many (0: none). */
+ * by half or more, each the smaller of the same grids over smaller tiles (a multiple of the
+ * parts) and fewer blocks over the same chunks (fewer[i], a multiple of the chunks:
+ * docs/verify.md). Returns how many (0: none). */
 static int small_plan(const search *s, const ir_graph *u, int64_t *from, int64_t *to, int *fewer) {
     int n = 0;
     for (int j = 0; j < s->n_shrink && n < SR_MAX_SMALL_DIMS; j++) {
-        int64_t S = s->shrink_from[j], unit[2] = {reduces_over(s->prog, S) ? 0 : 1, 0};
+        int64_t S = s->shrink_from[j], unit[2] = {reduces_over(s->prog, S) ? 0 : 1, 0}, best[2] = {0, 0};
         unit[1] = unit[0];
         parts_of(u, S, &unit[0]);
         chunks_of(u, S, &unit[1]);
-        for (int m = 0; m < 2 && (m == 0 || n == 0 || from[n - 1] != S); m++)
-            for (int64_t t = 3, l = unit[m]; l && l * t * 2 <= S; t += 2) {
+        for (int m = 0; m < 2; m++)
+            for (int64_t t = 3, l = unit[m]; l && l * t * 2 <= S && !best[m]; t += 2) {
                 int64_t v = l * t, taken = size_used(s->prog, v) || size_used(u, v);
                 for (int q = 0; q < n; q++) taken |= to[q] == v;
-                if (taken) continue;
-                from[n] = S, to[n] = v, fewer[n] = m, n++;
-                break;
+                if (!taken) best[m] = v;
             }
+        int m = !best[0] || (best[1] && best[1] < best[0]);
+        if (best[m]) from[n] = S, to[n] = best[m], fewer[n] = m, n++;
     }
     return n;
 }
