@@ -130,15 +130,22 @@ uint64_t sr_text_hash(const char *s) {
 static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *from, const int64_t *to,
                         const int *fewer, int n, int keep, mg_ctx *ctx);
 
-/* Does reshape nd only append or drop a trailing dim of size 1 (a split reduction's partial
- * sums set side by side, or squeezed once summed)? Such a reshape moves no index. */
+/* Does reshape nd only add or drop a dim of size 1, last (a split reduction's partial sums set
+ * side by side, or squeezed once summed) or first (the plain lowering's split-K partials, saved
+ * with the split as a new leading dim)? Such a reshape moves no index. 1 last, 2 first, else 0. */
 static int trailing_one(const ir_graph *g, const ir_node *nd) {
     const ir_shape *a = &g->nodes[nd->in[0]].shape;
-    int n = nd->n_ints < a->ndim ? nd->n_ints : a->ndim;
-    for (int d = 0; d < n; d++)
-        if (nd->ints[d] != a->d[d]) return 0;
-    return (nd->n_ints == a->ndim + 1 && nd->ints[a->ndim] == 1) ||
-           (nd->n_ints == a->ndim - 1 && a->d[a->ndim - 1] == 1);
+    int n = nd->n_ints < a->ndim ? nd->n_ints : a->ndim, last = 1, first = 1;
+    for (int d = 0; d < n; d++) last &= nd->ints[d] == a->d[d];
+    if (last && ((nd->n_ints == a->ndim + 1 && nd->ints[a->ndim] == 1) ||
+                 (nd->n_ints == a->ndim - 1 && a->d[a->ndim - 1] == 1)))
+        return 1;
+    if (nd->n_ints == a->ndim + 1) /* [1, a...] */
+        for (int d = 0; d < a->ndim; d++) first &= nd->ints[d + 1] == a->d[d];
+    else if (nd->n_ints == a->ndim - 1) /* a = [1, ints...] */
+        for (int d = 0; d < nd->n_ints; d++) first &= nd->ints[d] == a->d[d + 1];
+    else first = 0;
+    return first && (nd->n_ints == a->ndim + 1 ? nd->ints[0] == 1 : a->d[0] == 1) ? 2 : 0;
 }
 
 static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const int64_t *from, const int64_t *to,
@@ -159,16 +166,21 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
         map[i] = ir_add_input(c, ctx, p.name, p.dtype, &p.shape);
         break;
     case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
-    case IR_OP_RESHAPE:
-        if (trailing_one(g, nd)) { /* resized (or untiled) with its operand */
+    case IR_OP_RESHAPE: {
+        int one = trailing_one(g, nd);
+        if (one) { /* resized (or untiled) with its operand */
             const ir_shape *a = &c->nodes[p.in[0]].shape;
-            for (int d = 0; d < p.n_ints; d++) p.ints[d] = d < a->ndim ? a->d[d] : 1;
+            for (int d = 0; d < p.n_ints; d++)
+                p.ints[d] = one == 1                    ? (d < a->ndim ? a->d[d] : 1)
+                            : p.n_ints == a->ndim + 1 ? (d ? a->d[d - 1] : 1)
+                                                        : a->d[d + 1];
             map[i] = ir_add_node(c, ctx, &p);
             if (map[i] >= 0 && p.name) ok = ir_set_name(c, ctx, map[i], p.name) >= 0;
         } else {
             map[i] = -1;
         }
         break;
+    }
     case IR_OP_REPEAT: map[i] = -1; break;
     case IR_OP_CONCAT:
     case IR_OP_TRANSPOSE:
