@@ -354,55 +354,37 @@ static int64_t gcd64_(int64_t a, int64_t b) {
     return a;
 }
 
-/* *l (the least common multiple so far; 0: no small instance) also takes the parts that
- * u's graph-defined kernels cut a dim of size S into (kernel input and output sizes over
- * their tiles' sizes). */
-static void parts_of(const ir_graph *u, int64_t S, int64_t *l) {
-    for (int i = 0; i < u->n_nodes && *l; i++) {
-        const ir_node *k = &u->nodes[i];
-        if (k->op != IR_OP_KERNEL || k->index || !k->body) continue;
-        const ir_graph *b = k->body;
-        for (int j = 0; j < b->n_nodes && *l; j++) {
-            const ir_node *t = &b->nodes[j];
-            if (t->op != IR_OP_ITER && t->op != IR_OP_SAVE) continue;
-            const ir_shape *full = t->op == IR_OP_ITER ? &b->kin_shape[t->index] : &u->nodes[i + t->index].shape;
-            const ir_shape *tile = t->op == IR_OP_ITER ? &t->shape : &b->nodes[t->in[0]].shape;
-            if (full->ndim != tile->ndim) *l = 0;
-            for (int d = 0; *l && d < full->ndim; d++) {
-                if (full->d[d] != S) continue;
-                if (tile->d[d] < 1 || S % tile->d[d]) *l = 0;
-                int64_t p = *l ? S / tile->d[d] : 1;
-                *l = *l / gcd64_(*l, p) * p;
-                if (*l > S) *l = 0;
-            }
-        }
-    }
-}
-
-/* *w (the least common multiple so far; 0: none) also takes the chunks of a dim of size S
- * that u's graph-defined kernels give each block along a grid dim that splits only dims of
- * size S (grid_shrinks): the small instance with fewer blocks keeps those chunks. 0 when a
- * kernel tiles such a dim without a grid dim (a for-loop alone walks it). */
-static void chunks_of(const ir_graph *u, int64_t S, int64_t *w) {
+/* The units a small instance of a dim of size S must be a multiple of, as least common
+ * multiples over u's graph-defined kernels (0: no small instance of that kind; callers pass 1
+ * or 0 in): unit[0] the parts the kernels cut the dim into (kernel input and output sizes over
+ * their tiles' sizes: the same grids over smaller tiles), unit[1] the chunks each block takes
+ * along a grid dim that splits only dims of size S (grid_shrinks: fewer blocks over the same
+ * chunks; 0 when a kernel tiles such a dim without a grid dim, a for-loop alone walking it). */
+static void units_of(const ir_graph *u, int64_t S, int64_t unit[2]) {
     static const int one = 1;
-    for (int i = 0; i < u->n_nodes && *w; i++) {
+    for (int i = 0; i < u->n_nodes && (unit[0] || unit[1]); i++) {
         const ir_node *k = &u->nodes[i];
         if (k->op != IR_OP_KERNEL || k->index || !k->body) continue;
         const ir_graph *b = k->body;
-        for (int j = 0; j < b->n_nodes && *w; j++) {
+        for (int j = 0; j < b->n_nodes; j++) {
             const ir_node *t = &b->nodes[j];
             if (t->op != IR_OP_ITER && t->op != IR_OP_SAVE) continue;
             const ir_shape *full = t->op == IR_OP_ITER ? &b->kin_shape[t->index] : &u->nodes[i + t->index].shape;
             const ir_shape *tile = t->op == IR_OP_ITER ? &t->shape : &b->nodes[t->in[0]].shape;
-            for (int d = 0; *w && d < full->ndim; d++) {
+            if (full->ndim != tile->ndim) unit[0] = unit[1] = 0;
+            for (int d = 0; d < full->ndim && (unit[0] || unit[1]); d++) {
                 if (full->d[d] != S) continue;
+                if (tile->d[d] < 1 || S % tile->d[d]) unit[0] = 0;
+                int64_t p = unit[0] ? S / tile->d[d] : 1;
+                unit[0] = unit[0] / gcd64_(unit[0], p) * p;
+                if (unit[0] > S) unit[0] = 0;
                 int gd = 0;
                 while (gd < 3 && !(t->map[gd] == d && b->grid[gd] > 1)) gd++;
                 int64_t c = gd < 3 ? S / b->grid[gd] : S;
                 if (gd < 3 ? S % b->grid[gd] || grid_shrinks(b, gd, &S, &one, 1) < 0
                            : tile->d[d] * (t->op == IR_OP_ITER && t->fmap == d ? b->forloop : 1) != S)
-                    *w = 0;
-                else *w = *w / gcd64_(*w, c) * c;
+                    unit[1] = 0;
+                else if (unit[1]) unit[1] = unit[1] / gcd64_(unit[1], c) * c;
             }
         }
     }
@@ -441,8 +423,7 @@ static int small_plan(const search *s, const ir_graph *u, int64_t *from, int64_t
     for (int j = 0; j < s->n_shrink && n < SR_MAX_SMALL_DIMS; j++) {
         int64_t S = s->shrink_from[j], unit[2] = {reduces_over(s->prog, S) ? 0 : 1, 0}, best[2] = {0, 0};
         unit[1] = unit[0];
-        parts_of(u, S, &unit[0]);
-        chunks_of(u, S, &unit[1]);
+        units_of(u, S, unit);
         for (int m = 0; m < 2; m++)
             for (int64_t t = 3, l = unit[m]; l && l * t * 2 <= S && !best[m]; t += 2) {
                 int64_t v = l * t, taken = size_used(s->prog, v) || size_used(u, v);
