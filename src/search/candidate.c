@@ -133,7 +133,7 @@ static ir_graph *resize(const ir_graph *g, const ir_shape *kin, const int64_t *f
 /* Does reshape nd only add or drop a dim of size 1, last (a split reduction's partial sums set
  * side by side, or squeezed once summed) or first (the plain lowering's split-K partials, saved
  * with the split as a new leading dim)? Such a reshape moves no index. 1 last, 2 first, else 0. */
-static int trailing_one(const ir_graph *g, const ir_node *nd) {
+static int unit_reshape(const ir_graph *g, const ir_node *nd) {
     const ir_shape *a = &g->nodes[nd->in[0]].shape;
     int n = nd->n_ints < a->ndim ? nd->n_ints : a->ndim, last = 1, first = 1;
     for (int d = 0; d < n; d++) last &= nd->ints[d] == a->d[d];
@@ -167,7 +167,7 @@ static int untile_node(const ir_graph *g, int i, ir_graph *c, int *map, const in
         break;
     case IR_OP_CONST: map[i] = ir_add_const(c, ctx, nd->lit, 0, 0); break;
     case IR_OP_RESHAPE: {
-        int one = trailing_one(g, nd);
+        int one = unit_reshape(g, nd);
         if (one) { /* resized (or untiled) with its operand */
             const ir_shape *a = &c->nodes[p.in[0]].shape;
             for (int d = 0; d < p.n_ints; d++)
@@ -454,7 +454,7 @@ static int same_reductions(const ir_graph *g, const ir_graph *h) {
             if (ia->d[ia->ndim - 1] != ib->d[ib->ndim - 1]) return 0;
             break;
         case IR_KIND_LAYOUT:
-            if (a->op != IR_OP_RESHAPE || !trailing_one(g, a)) return 0;
+            if (a->op != IR_OP_RESHAPE || !unit_reshape(g, a)) return 0;
             break;
         default: break;
         }
@@ -642,7 +642,16 @@ static int queue_job(worker *w, ir_graph *u, char *text) {
     return 1;
 }
 
-void sr_run_job(worker *w, sr_job *j) {
+/* Takes the queued job at q (under s->mu) for the calling thread. */
+static sr_job *take_job(search *s, int q) {
+    sr_job *j = s->queue[q];
+    memmove(&s->queue[q], &s->queue[q + 1], sizeof *s->queue * (size_t)(--s->n_queue - q));
+    j->taken = 1;
+    return j;
+}
+
+/* Verifies job j (taken from the queue) on thread w and marks it done. */
+static void run_job(worker *w, sr_job *j) {
     double t0 = sr_now_s();
     verify_now(w, j->u, &j->rep, &j->rc);
     w->verify_s += sr_now_s() - t0;
@@ -657,16 +666,15 @@ void sr_finish_jobs(worker *w) {
     if (!w->n_jobs) return;
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        sr_job *j = NULL;
-        for (int i = 0; i < w->n_jobs && !j; i++)
-            if (!w->jobs[i]->taken) j = w->jobs[i];
-        if (j) { /* still queued: this thread takes it */
-            int q = 0;
-            while (s->queue[q] != j) q++;
-            memmove(&s->queue[q], &s->queue[q + 1], sizeof *s->queue * (size_t)(--s->n_queue - q));
-            j->taken = 1;
+        int q = -1;
+        for (int i = 0; i < w->n_jobs && q < 0; i++)
+            if (!w->jobs[i]->taken) /* still queued: this thread takes it */
+                for (q = 0; s->queue[q] != w->jobs[i]; q++) {
+                }
+        if (q >= 0) {
+            sr_job *j = take_job(s, q);
             pthread_mutex_unlock(&s->mu);
-            sr_run_job(w, j);
+            run_job(w, j);
             pthread_mutex_lock(&s->mu);
             continue;
         }
@@ -682,6 +690,25 @@ void sr_finish_jobs(worker *w) {
         base_free(j);
     }
     w->n_jobs = 0;
+}
+
+void sr_help(worker *w) {
+    search *s = w->s;
+    if (s->n_ranks > 1) return;
+    pthread_mutex_lock(&s->mu);
+    __atomic_add_fetch(&s->idle, 1, __ATOMIC_RELAXED);
+    while (s->busy > 0 || s->n_queue > 0) {
+        if (!s->n_queue) {
+            pthread_cond_wait(&s->cv, &s->mu);
+            continue;
+        }
+        sr_job *j = take_job(s, 0);
+        pthread_mutex_unlock(&s->mu);
+        run_job(w, j);
+        pthread_mutex_lock(&s->mu);
+    }
+    __atomic_sub_fetch(&s->idle, 1, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&s->mu);
 }
 
 /* Candidate u (owned): deduplicated by text, verified, kept if equivalent (search_int.h). */

@@ -152,7 +152,7 @@ typedef struct worker {
     uint64_t *verdicts;
     int64_t n_verdicts, cap_verdicts;
     int64_t screened, dominated, unfit;
-    double verify_s; /* time verifying: in sr_candidate() and in jobs (sr_run_job) */
+    double verify_s; /* time verifying: in sr_candidate() and in queued jobs */
     sr_job **jobs; /* this task's candidates handed to the queue, in the order made */
     int n_jobs, cap_jobs;
     int64_t published[3]; /* states, pruned, candidates as of the last publish() */
@@ -311,8 +311,10 @@ void sr_small_free(search *s);
  * checked to fit the device, verified (at a smaller instance where one decides it), and
  * appended to w->found when equivalent. */
 void sr_verify_one(worker *w, ir_graph *u);
-/* Verifies job j (taken from the queue) on thread w and marks it done (search.mu). */
-void sr_run_job(worker *w, sr_job *j);
+/* A thread with no task left (tasks.c) verifies the candidates other threads queue until no
+ * thread runs a task and the queue is empty. One process only: with ranks, rank 0's threads
+ * wait in next_task while tasks are out, and the others' tasks come by message. */
+void sr_help(worker *w);
 /* The end of w's task: verifies its queued candidates no other thread has taken, waits for the
  * rest, and keeps each verdict as sr_verify_one would have, in the order they were made. */
 void sr_finish_jobs(worker *w);

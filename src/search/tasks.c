@@ -320,30 +320,6 @@ static int64_t next_task(search *s) {
     return t;
 }
 
-/* A thread with no task left verifies the candidates other threads queue (sr_verify_one)
- * until no thread runs a task and the queue is empty. One process only: with ranks, a thread
- * of rank 0 waits in next_task while tasks are out, and the others' tasks come by message. */
-static void help(worker *w) {
-    search *s = w->s;
-    if (s->n_ranks > 1) return;
-    pthread_mutex_lock(&s->mu);
-    __atomic_add_fetch(&s->idle, 1, __ATOMIC_RELAXED);
-    while (s->busy > 0 || s->n_queue > 0) {
-        if (!s->n_queue) {
-            pthread_cond_wait(&s->cv, &s->mu);
-            continue;
-        }
-        sr_job *j = s->queue[0];
-        memmove(&s->queue[0], &s->queue[1], sizeof *s->queue * (size_t)--s->n_queue);
-        j->taken = 1;
-        pthread_mutex_unlock(&s->mu);
-        sr_run_job(w, j);
-        pthread_mutex_lock(&s->mu);
-    }
-    __atomic_sub_fetch(&s->idle, 1, __ATOMIC_RELAXED);
-    pthread_mutex_unlock(&s->mu);
-}
-
 void sr_record(search *s, int64_t task, sr_found *f, int n, int finished) {
     pthread_mutex_lock(&s->mu);
     int keep = !s->done[task]; /* a task redone after its rank was presumed dead: the first record stands */
@@ -399,7 +375,7 @@ static void *worker_main(void *arg) {
     if (w == &w->s->workers[0]) sr_verify_lowered(w);
     while (take_task(w)) {
     }
-    help(w);
+    sr_help(w);
     publish(w); /* what it counted outside tasks too (the first worker counts the tasks) */
     ev_set_stop(NULL);
     __atomic_sub_fetch(&w->s->running, 1, __ATOMIC_RELEASE);
