@@ -293,13 +293,13 @@ static void c_prefetch(em *E, const char **gn, int knode) {
 
 /* ---- product loops on TMA and wgmma (op_kernel.tma, opt/tma.c) ---- */
 
-/* The rows of kernel input x's 2-D view (its row stride fst[2] elements): the last row its
- * elements reach, plus one. */
-static int64_t view_rows(const ir_graph *kg, int x, const int64_t fst[4]) {
+/* The rows of kernel input x's 2-D view (rows `row` elements apart, op_tma_row): the last
+ * row its elements reach, plus one. */
+static int64_t view_rows(const ir_graph *kg, int x, const int64_t fst[4], int64_t row) {
     int64_t d[4], last = 0;
     op_pad4(&kg->nodes[x].shape, d);
     for (int q = 0; q < 4; q++) last += (d[q] - 1) * fst[q];
-    return last / fst[2] + 1;
+    return last / row + 1;
 }
 
 void cg_tma_params(em *E) {
@@ -317,8 +317,9 @@ void cg_tma_record(const em *E, int knode, const params *ps, cg_launch *l) {
         const int64_t *fst = E->p->kst[x];
         while (arg < ps->n && ps->node[arg] != x) arg++;
         cg_tmap *m = &l->tmaps[l->n_tmaps++];
-        m->arg = arg, m->dims[0] = fst[2], m->dims[1] = view_rows(kg, x, fst), m->row_bytes = fst[2] * 2;
-        m->box[0] = t->dim[3] < 64 ? (unsigned)t->dim[3] : 64, m->box[1] = (unsigned)t->dim[2];
+        int64_t row = op_tma_row(E->p, x);
+        m->arg = arg, m->dims[0] = row, m->dims[1] = view_rows(kg, x, fst, row), m->row_bytes = row * 2;
+        m->box[0] = t->dim[3] < 64 ? (unsigned)t->dim[3] : 64, m->box[1] = (unsigned)op_tma_rows(t);
     }
 }
 
@@ -336,7 +337,7 @@ static void tma_issue(em *E, int knode) {
         int j = k->load[q];
         const op_tensor *t = &k->t[j];
         int x = kg->nodes[knode].in[E->g->nodes[j].index];
-        const int64_t *fst = E->p->kst[x];
+        const int64_t *fst = E->p->kst[x], row = op_tma_row(E->p, x);
         comment(E, j, "iter, by TMA");
         sb_puts(E->sb, "    {\n    const long long base_ = ");
         tile_base(E, &E->g->nodes[j], t->dim, fst, E->sb);
@@ -344,7 +345,7 @@ static void tma_issue(em *E, int knode) {
                   k->stages, t->pipe.elems);
         for (int64_t c = 0; c < t->dim[3]; c += 64) /* boxes of 64 columns, or the one of 32 */
             sb_printf(E->sb, "    mg_tma2(dst_ + %" PRId64 ", &tm_%s, base_ %% %" PRId64 "LL + %" PRId64 ", base_ / %" PRId64 "LL, bar_);\n",
-                      c * t->dim[2], E->names[j], fst[2], c, fst[2]);
+                      c * op_tma_rows(t), E->names[j], row, c, row);
         sb_puts(E->sb, "    }\n");
     }
     sb_puts(E->sb, "    }\n");

@@ -117,7 +117,8 @@ typedef struct op_tensor {
                         * boxes [R, 64] one after another, each row of a box 128 bytes with its
                         * 16-byte pieces XORed with row % 8 (element (r, c) at c / 64 * 64R +
                         * r * 64 + (c % 64 / 8 ^ r % 8) * 8 + c % 8; strides unused), or with
-                        * C = 32 one box of 64-byte rows, pieces XORed with row / 2 % 4; on a
+                        * C = 32 one box of 64-byte rows, pieces XORed with row / 2 % 4; R is
+                        * op_tma_rows: a swapped product's 1-7 rows take boxes of 8; on a
                         * matmul: it runs on wgmma from two such tiles */
         int swz;       /* (layout.c) an iterator tile that tensor-core matmuls alone read, as
                         * their B operand by ldmatrix.trans: its 16-byte chunks XOR-swizzled
@@ -149,6 +150,11 @@ typedef struct op_tensor {
  * followed by one barrier (post_sync). */
 enum { OP_MAX_TMA_TILES = 4 }; /* moving tiles of a TMA loop (op_kernel.tma) */
 
+/* The rows R of a TMA-loaded tile's boxes (op_tensor.tc.tma): its own, or 8 for a swapped
+ * product's 1-7 rows, wgmma's narrowest N (the box's extra rows are zero-filled past the
+ * tensor's end or another block's rows: their columns of the product are never stored). */
+static inline int64_t op_tma_rows(const op_tensor *t) { return t->dim[2] < 8 ? 8 : t->dim[2]; }
+
 typedef struct op_kernel {
     const ir_graph *body;
     op_tensor *t;      /* per node of body */
@@ -164,7 +170,7 @@ typedef struct op_kernel {
     int64_t smem;      /* bytes of shared memory the block needs */
     int tma;           /* (tma.c) the loop's products on wgmma from TMA-loaded tiles: threads / 128
                         * warpgroups, each a 64 x tma_nw piece of every product (1), or, for
-                        * products of 8, 16 or 32 rows, all rows of 64 columns, swapped (2) */
+                        * products of 1-8, 16 or 32 rows, all rows of 64 columns, swapped (2) */
     int tma_nw;        /* (at most OP_MAX_TMA_TILES moving tiles: a tensor map each, codegen.h) */
     int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
@@ -223,6 +229,10 @@ mg_status op_plan_check(const op_plan *p, mg_ctx *ctx);
  * the depth, and a warp holds *T of the 16x32 tiles; a chain's (chain.of >= 0) follow its
  * split. */
 void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, int *SK);
+/* The elements from one row to the next of the 2-D view a TMA loop reads kernel-graph node
+ * kx (an input of its kernel) through: its row stride kst[kx][2], or for a single row (stride
+ * 0) that row's length. (tma.c; codegen's tensor maps use it too.) */
+int64_t op_tma_row(const op_plan *p, int kx);
 /* Pads a shape on the left to 4 dims with 1s (shared with codegen). */
 void op_pad4(const ir_shape *s, int64_t d[4]);
 /* 1 if block-graph node i is computed inside its consumers instead of stored (thread graph,

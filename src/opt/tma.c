@@ -9,30 +9,38 @@
  * and warpgroup from shared-memory descriptors, its registers accumulating across the loop;
  * an iteration waits only for the previous iteration's wgmmas (codegen/block.c). Products of
  * 8, 16 or 32 rows (decode sizes) run swapped, (A B)^T = B^T A^T: B's tile, read transposed,
- * is wgmma's 64-row operand and A's rows its N (op_kernel.tma 2). */
+ * is wgmma's 64-row operand and A's rows its N (op_kernel.tma 2); 1-7 rows (a decode step's
+ * tokens) load as boxes of 8 rows, wgmma's narrowest N (op_tma_rows). */
 #include <string.h>
 
 #include "opt_internal.h"
 
+int64_t op_tma_row(const op_plan *p, int kx) {
+    int64_t d[4];
+    op_pad4(&p->g->nodes[kx].shape, d);
+    return p->kst[kx][2] ? p->kst[kx][2] : d[3];
+}
+
 /* Can iterator x's tile load as TMA boxes: [R, C] of a 16-bit type stored as its source's, the
  * source's rows contiguous, 16-byte aligned (and not a view: the map starts at the buffer),
  * C a multiple of 64 (128-byte box rows) or 32 (one box of 64-byte rows), R a multiple of 8 up
- * to 256 (a box's rows)? */
+ * to 256 (a box's rows) or below 8 (a swapped product's A, in boxes of 8 rows)? */
 static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
     const op_tensor *t = &k->t[x];
     int kx = p->g->nodes[knode].in[b->nodes[x].index];
-    const int64_t *fst = p->kst[kx];
+    const int64_t *fst = p->kst[kx], row = op_tma_row(p, kx);
     if (!t->mat || t->colmajor || t->tc.cvt || base_dtype_size(t->store) != 2 || t->store != p->store[kx]) return 0;
-    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || (t->dim[3] % 64 && t->dim[3] != 32) || t->dim[2] % 8 ||
-        t->dim[2] > 256)
+    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || (t->dim[3] % 64 && t->dim[3] != 32) ||
+        (t->dim[2] % 8 && t->dim[2] > 8) || t->dim[2] > 256)
         return 0;
     for (int d = 0; d < 2; d++) /* the leading dims step whole rows: the 2-D view's rows */
-        if (fst[d] % (fst[2] ? fst[2] : 1)) return 0;
-    return fst[3] == 1 && fst[2] % 8 == 0 && fst[2] >= t->dim[3];
+        if (fst[d] % row) return 0;
+    return fst[3] == 1 && row % 8 == 0 && row >= t->dim[3];
 }
 
-/* Rows M of the products: whole warpgroups of 64, or (swapped) 8, 16 or 32 as wgmma's N. */
-static int shape_ok(int64_t M) { return M % 64 == 0 || M == 8 || M == 16 || M == 32; }
+/* Rows M of the products: whole warpgroups of 64, or (swapped) 1-8, 16 or 32 as wgmma's N
+ * (1-7 padded to 8). */
+static int shape_ok(int64_t M) { return M % 64 == 0 || M <= 8 || M == 16 || M == 32; }
 
 void op_tma_undo(const ir_graph *b, op_kernel *k) {
     for (int i = 0; i < b->n_nodes; i++) k->t[i].tc.tma = 0;
@@ -82,7 +90,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
     int swap = M % 64 != 0;
     int64_t nw = N < 64 ? N : 64; /* 32 columns: one m64n32 a warpgroup */
     while (!swap && (M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
-    int64_t wgs = swap ? N / 64 : (M / 64) * (N / nw), regs = swap ? M / 2 : nw / 2;
+    int64_t wgs = swap ? N / 64 : (M / 64) * (N / nw), regs = swap ? (M < 8 ? 8 : M) / 2 : nw / 2;
     if (wgs > 4 || n_mm * regs > 128) return; /* accumulators: regs floats a thread and product */
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &b->nodes[i];
@@ -92,6 +100,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
             op_tensor *t = &k->t[nd->in[q]];
             t->tc.tma = 1, t->tc.swz = 0;
             op_layout(t, 0, 0);
+            if (t->dim[2] < 8) t->bytes = op_tma_rows(t) * t->dim[3] * 2; /* the box's 8 rows */
         }
     }
     k->tma = swap ? 2 : 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);

@@ -18,6 +18,7 @@ void test_cluster(void);
 void test_matmul_warps(void);
 void test_acc_scratch(void);
 void test_vector_reads(void);
+void test_tma_rows(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -696,4 +697,46 @@ void test_vector_reads(void) {
     } else CHECK_MSG(0, "%s", ctx.msg);
     op_plan_free(p), op_plan_free(q), op_plan_free(r);
     ir_graph_free(g), ir_graph_free(nt), ir_graph_free(rg);
+}
+
+/* Products of 1-7 rows on the swapped TMA path (opt/tma.c, op_tma_rows): Y [M, 512] W [512,
+ * 256] in 4 column blocks, 4 iterations of 128: with M = 1, 2, 4 and 8 the loop loads by TMA
+ * (op_kernel.tma 2), Y's stages hold boxes of 8 rows (pipe.elems 8 x 128) and its tensor map is
+ * the [M, 512] view read in boxes of 8 x 64; the product runs as wgmma's n8 and stores Y's M
+ * rows only. 12 rows (not a whole 8, 16 or 32) stay on mma.sync. */
+void test_tma_rows(void) {
+    static const int rows[] = {1, 2, 4, 8, 12};
+    for (int q = 0; q < (int)(sizeof rows / sizeof *rows); q++) {
+        int M = rows[q];
+        char src[1024], want[64];
+        snprintf(src, sizeof src,
+                 "input Y : f16[%d, 512]\ninput W : f16[512, 256]\n"
+                 "O = kernel(Y, W, grid=[4], forloop=4) {\n"
+                 "    t0 = iter(Y, imap=[-1], fmap=1)\n    t1 = iter(W, imap=[1], fmap=0)\n"
+                 "    t2 = matmul(t0, t1)\n    t3 = accum(t2)\n    save(t3, omap=[1])\n}\noutput O\n", M);
+        ir_graph *g = unit_parse(src);
+        op_plan *p = g ? plan(g, 1, 1, 1) : NULL;
+        mg_ctx ctx = {{0}};
+        cg_program cg = {0};
+        CHECK_MSG(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK, "M = %d: %s", M, ctx.msg);
+        if (p && cg.src) {
+            const op_kernel *k = &p->kernels[0];
+            const cg_launch *L = &cg.launches[0];
+            if (M == 12) CHECK_MSG(k->tma == 0 && L->n_tmaps == 0, "12 rows: tma %d", k->tma);
+            else {
+                CHECK_MSG(k->tma == 2 && k->t[0].tc.tma && op_tma_rows(&k->t[0]) == 8 && k->t[0].pipe.elems == 8 * 128,
+                          "M = %d: tma %d, Y's stage %lld elements", M, k->tma, (long long)k->t[0].pipe.elems);
+                CHECK_MSG(L->n_tmaps == 2 && L->tmaps[0].box[0] == 64 && L->tmaps[0].box[1] == 8 &&
+                              L->tmaps[0].dims[0] == 512 && L->tmaps[0].dims[1] == M && L->tmaps[0].row_bytes == 1024,
+                          "M = %d: Y's map [%lld, %lld] box %u x %u", M, (long long)L->tmaps[0].dims[1],
+                          (long long)L->tmaps[0].dims[0], L->tmaps[0].box[1], L->tmaps[0].box[0]);
+                snprintf(want, sizeof want, "mg_tma_acc_store_t<8, %d>(", M);
+                CHECK_MSG(strstr(cg.src, "mg_tma_mm_t<false, 8, 128>(") && strstr(cg.src, want), "M = %d", M);
+            }
+        }
+        check_plan(p);
+        cg_program_free(&cg);
+        op_plan_free(p);
+        ir_graph_free(g);
+    }
 }

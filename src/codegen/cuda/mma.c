@@ -69,8 +69,8 @@ static int step_matmul_tc(em *E, int j, int out) {
     op_regacc_split(E->g, E->k, j, &T, &SK);
     cg_uses(E, CG_LIB_MMA);
     if (E->k->t[j].tc.tma) { /* on wgmma from the TMA stages (tma.cuh) */
-        if (E->k->tma == 2)
-            sb_printf(E->sb, "    mg_tma_mm_t<%s, %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false", c->dim[2],
+        if (E->k->tma == 2) /* the rows padded to a box's (op_tma_rows) */
+            sb_printf(E->sb, "    mg_tma_mm_t<%s, %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false", op_tma_rows(c),
                       a->dim[3], E->names[acc], E->names[ia], E->names[ib]);
         else
             sb_printf(E->sb, "    mg_tma_mm<%s, %d, %" PRId64 ", %" PRId64 ", %" PRId64 ">(r_%s, %s, %s);\n", bf ? "true" : "false",
@@ -110,7 +110,7 @@ int cg_cuda_matmul_epilogue(em *E, int j) { return E->k->t[j].fuse.mm >= 0 && st
 /* Before the loop: register accumulator acc's fragments, zeroed. */
 void cg_cuda_regacc_decl(em *E, int acc) {
     if (E->k->tma) {
-        int64_t n = E->k->tma == 2 ? E->k->t[acc].dim[2] : E->k->tma_nw; /* swapped: the rows */
+        int64_t n = E->k->tma == 2 ? op_tma_rows(&E->k->t[acc]) : E->k->tma_nw; /* swapped: the rows */
         sb_printf(E->sb, "    float r_%s[%" PRId64 "] = {}; /* %s's sum: this warpgroup's 64 x %" PRId64 " piece%s */\n",
                   E->names[acc], n / 2, E->names[acc], n, E->k->tma == 2 ? ", transposed" : "");
         return;
@@ -141,8 +141,8 @@ void cg_cuda_store_regacc(em *E, int acc) {
     if (E->k->tma) {
         cg_uses(E, CG_LIB_TMA);
         if (E->k->tma == 2)
-            sb_printf(E->sb, "    mg_tma_acc_store_t<%" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", t->dim[2], E->names[acc],
-                      E->names[acc], t->stride[2], t->stride[3]);
+            sb_printf(E->sb, "    mg_tma_acc_store_t<%" PRId64 ", %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", op_tma_rows(t),
+                      t->dim[2], E->names[acc], E->names[acc], t->stride[2], t->stride[3]);
         else
             sb_printf(E->sb, "    mg_tma_acc_store<%d, %" PRId64 ">(%s, r_%s, %" PRId64 ", %" PRId64 ");\n", E->k->tma_nw, t->dim[3],
                       E->names[acc], E->names[acc], t->stride[2], t->stride[3]);

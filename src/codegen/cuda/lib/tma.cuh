@@ -77,7 +77,7 @@ template <bool BF, int N> MG_DI void mg_wgt(float *, unsigned long long, unsigne
     static_assert(BF && !BF, "TMA products need sm_90a: plan with --no-tma");
 }
 #endif
-/* d += (A B)^T over one stage for A [M, K] of M = 8, 16 or 32 rows and B [K, N]: warpgroup
+/* d += (A B)^T over one stage for A [M, K] of M = 8, 16 or 32 rows (boxes of M rows) and B [K, N]: warpgroup
  * g takes B's columns g * 64.., read transposed as wgmma's A, and A as its B (K-major); d
  * holds C^T's 64 x M piece in mma.sync's C layout. Issued, not waited for. */
 template <bool BF, int M, int K, typename T>
@@ -88,12 +88,14 @@ MG_DI void mg_tma_mm_t(float (&d)[M / 2], const T *A, const T *B) {
         mg_wgt<BF, M>(d, mg_wg_desc_sw(b + kq * 16 * 64, K * 128, 1024),
                       mg_wg_desc_sw(A + kq / 4 * M * 64 + kq % 4 * 16, 16, 1024));
 }
-/* The sums of mg_tma_mm_t to C [M, N]: C^T's element (n, m) is C's (m, n). */
-template <int M> MG_DI void mg_tma_acc_store_t(float *C, const float (&d)[M / 2], int scm, int scn) {
+/* The sums of mg_tma_mm_t to C [MR, N], its first MR <= M rows (the others a box's padding):
+ * C^T's element (n, m) is C's (m, n). */
+template <int M, int MR> MG_DI void mg_tma_acc_store_t(float *C, const float (&d)[M / 2], int scm, int scn) {
     const int g = threadIdx.x >> 7, w = (threadIdx.x >> 5) & 3, lane = threadIdx.x & 31;
     const int n0 = g * 64 + w * 16 + (lane >> 2), m0 = 2 * (lane & 3);
 #pragma unroll
     for (int j = 0; j < M / 8; j++)
 #pragma unroll
-        for (int r = 0; r < 4; r++) C[(m0 + 8 * j + (r & 1)) * scm + (n0 + 8 * (r >> 1)) * scn] = d[4 * j + r];
+        for (int r = 0; r < 4; r++)
+            if (MR == M || m0 + 8 * j + (r & 1) < MR) C[(m0 + 8 * j + (r & 1)) * scm + (n0 + 8 * (r >> 1)) * scn] = d[4 * j + r];
 }
