@@ -193,10 +193,14 @@ static void summary(FILE *f, const char *file, const mg_search_opts *o, const mg
         return;
     }
     fprintf(f, "rank  est. µs  kernel ops  kernels  block ops  file\n");
-    for (int i = 0; i < r->n_found; i++)
-        fprintf(f, "%4d %8.1f %11d %8d %10d  ugraph-%d.mu%s\n", i + 1, r->found[i].cost_us,
-                r->found[i].kops, r->found[i].kernels, r->found[i].bops, i + 1,
-                r->found[i].task < 0 ? "  (the plain lowering: docs/search.md)" : "");
+    for (int i = 0; i < r->n_found; i++) {
+        int v = -1 - r->found[i].task; /* the lowering's tiling, docs/search.md */
+        fprintf(f, "%4d %8.1f %11d %8d %10d  ugraph-%d.mu", i + 1, r->found[i].cost_us, r->found[i].kops,
+                r->found[i].kernels, r->found[i].bops, i + 1);
+        if (v == 0) fprintf(f, "  (the plain lowering: docs/search.md)");
+        else if (v > 0) fprintf(f, "  (the plain lowering, product tiling %d: docs/search.md)", v + 1);
+        fputc('\n', f);
+    }
 }
 
 /* The command line of search/optimize. */

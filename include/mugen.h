@@ -196,7 +196,8 @@ typedef struct mg_found {
     double cost_us;   /* the cost model's estimate (docs/search.md) */
     double float_error; /* the verifier's float test: worst error over its element's scale (docs/verify.md) */
     int aeq;          /* its abstract expression is A_eq-equal to the program's */
-    int task;         /* which task found it; -1: the plain lowering (docs/search.md) */
+    int task;         /* which task found it; -1: the plain lowering, -2, -3, ...: the lowering
+                       * with its second, third, ... tiling of products (docs/search.md) */
     char verdict[256];
 } mg_found;
 

@@ -145,7 +145,7 @@ mg_status mg_program_lower(mg_ctx *ctx, const mg_program *prog, mg_program **out
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_lower: NULL argument");
     mg_program *p = base_calloc(1, sizeof *p);
     if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    mg_status rc = lw_lower(prog->g, ctx, mg_device_default(), 0, &p->g, NULL);
+    mg_status rc = lw_lower(prog->g, ctx, mg_device_default(), 0, NULL, &p->g, NULL);
     if (rc) base_free(p), p = NULL;
     *out = p;
     return rc;

@@ -74,7 +74,7 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
     for (int i = 0; i < g->n_nodes; i++)
         if (g->nodes[i].op == IR_OP_KERNEL) return MG_OK;
     if (o && o->plain) return MG_OK;
-    mg_status rc = lw_lower(g, ctx, mg_device_default(), t == CG_C, owned, NULL);
+    mg_status rc = lw_lower(g, ctx, mg_device_default(), t == CG_C, NULL, owned, NULL);
     if (!rc) *use = *owned;
     return rc;
 }

@@ -295,7 +295,7 @@ mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_opti
         sb_free(&t);
     }
     if (!rc) rc = stitch(g, ctx, part, n_parts, pc, &S);
-    if (!rc) rc = lw_lower(S, ctx, mg_device_default(), 0, &L, NULL);
+    if (!rc) rc = lw_lower(S, ctx, mg_device_default(), 0, NULL, &L, NULL);
     rep->seconds_before_compile = now_s() - t0 - rep->piece_run_seconds;
     if (!rc) {
         strbuf t = {0};

@@ -27,6 +27,8 @@ enum { SP_O, SP_A, SP_B, SP_E, SP_V };
                            * 27.1 -> 39.7 and the decode step b1 1,483 -> 1,787:
                            * bench/results/h100-2026-11-26-s15/div2; 150: docs/notes/2026-11-27-s19.md) */
 #endif
+/* the default, then 128-wide columns, fewer splits, more splits (docs/notes/2026-11-27-s22.md) */
+const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL}, {128, LW_SPLIT_FILL}, {LW_BN, 50}, {LW_BN, 300}};
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
 #endif
@@ -44,6 +46,7 @@ typedef struct lw {
     mg_ctx *ctx;
     const mg_device *dev;
     int cpu; /* for the C target (lw_lower) */
+    lw_tiling tl; /* form MM's (lw_lower) */
     int n;
     int *mat, *is_out, *depth;
     int *cstart, *cons; /* consumers of node i: cons[cstart[i] .. cstart[i + 1]) */
@@ -368,7 +371,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
      * 3.74 -> 2.19 ms, mlp_relu 8.94 -> 7.83; docs/notes/2026-11-27-cpu.md) */
     int r = o->ndim, sms = L->cpu ? 1 : L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
-    int64_t bn = div_at_most(n, LW_BN), bm = div_at_most(m, 64);
+    int64_t bn = div_at_most(n, L->tl.bn), bm = div_at_most(m, 64);
     int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
@@ -382,7 +385,7 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
      * s's rows at s * m: P V of a decode step at b = 8, [8, 8, 4, 64]) */
     L->sdim = r <= 3 || o->d[0] == 1 || L->tile[r - 2] == m ? r <= 3 : -1;
     L->fdim = r <= 3 || o->d[0] == 1 ? 0 : r - 2;
-    while (L->gk >= 0 && L->sdim >= 0 && 100 * blocks * L->split < (int64_t)sms * LW_SPLIT_FILL) {
+    while (L->gk >= 0 && L->sdim >= 0 && 100 * blocks * L->split < (int64_t)sms * L->tl.split_fill) {
         int64_t rest = f / L->split, p = smallest_factor(rest); /* the smallest factor left */
         if (L->split * p > LW_SPLIT_MAX || rest / p < 4 || 32 * L->split * m * n > 4 * m * k + 2 * k * n) break;
         L->split *= (int)p;
@@ -1081,13 +1084,13 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
     return rc;
 }
 
-mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, ir_graph **out,
-                   lw_stats *stats) {
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, const lw_tiling *tiling,
+                   ir_graph **out, lw_stats *stats) {
     lw_stats dummy;
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     *out = NULL;
-    lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .n = g->n_nodes};
+    lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .tl = tiling ? *tiling : lw_tilings[0], .n = g->n_nodes};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
     /* a program whose tensors do not fit the device's memory gets no kernel (ir_add_kernel

@@ -25,13 +25,24 @@ typedef struct lw_stats {
     int plain;    /* kernel-level operators left to the per-element path */
 } lw_stats;
 
+/* Form MM's tiling (mm_tiles): bn output columns a block, and the depth split over more blocks
+ * while they are fewer than split_fill % of the SMs. The default is what measured best across
+ * the suites (docs/lower.md); the search adds the lowerings of the others as candidates
+ * (lw_tilings: which is fastest depends on the shapes, and `mugen optimize` times them). */
+typedef struct lw_tiling {
+    int bn, split_fill;
+} lw_tiling;
+enum { LW_TILINGS = 4 };
+extern const lw_tiling lw_tilings[LW_TILINGS]; /* [0] is the default */
+
 /* Lowers program g (a kernel graph; nodes that are already kernels are kept) for device dev
  * into a new graph *out with the same inputs and outputs (names, dtypes, shapes, order)
  * computing the same function. cpu: for the C target, whose blocks are OpenMP iterations
- * (plenty for a CPU's cores): matmul kernels take no split-K and no narrowed columns. The
- * caller owns *out (ir_graph_free). stats may be NULL. MG_OK, MG_ERR_NOMEM, or an error of
- * the graph builder with its message in ctx (a bug: every form is checked before it is kept). */
-mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, ir_graph **out,
-                   lw_stats *stats);
+ * (plenty for a CPU's cores): matmul kernels take no split-K and no narrowed columns. tiling:
+ * form MM's (NULL: lw_tilings[0]). The caller owns *out (ir_graph_free). stats may be NULL.
+ * MG_OK, MG_ERR_NOMEM, or an error of the graph builder with its message in ctx (a bug: every
+ * form is checked before it is kept). */
+mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu, const lw_tiling *tiling,
+                   ir_graph **out, lw_stats *stats);
 
 #endif

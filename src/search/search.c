@@ -247,7 +247,8 @@ static int cmp_found(const void *a, const void *b) {
  * ranks them by the cost model. */
 static mg_status merge_results(search *s, mg_ctx *ctx, sr_result *r) {
     add_counts(s, r);
-    int total = s->lowered.text != NULL;
+    int total = 0;
+    for (int v = 0; v < LW_TILINGS; v++) total += s->lowered[v].text != NULL;
     for (int64_t t = 0; t < s->n_tasks; t++) total += s->task_n_found[t];
     if (total) {
         r->found = base_calloc((size_t)total, sizeof *r->found);
@@ -266,49 +267,62 @@ static mg_status merge_results(search *s, mg_ctx *ctx, sr_result *r) {
             }
             f->text = NULL;
         }
-    if (s->lowered.text) { /* the lowering's, unless a task found it too */
+    for (int v = 0; v < LW_TILINGS; v++) { /* the lowerings', unless a task found them too */
+        sr_found *f = &s->lowered[v];
+        if (!f->text) continue;
         int dup = 0;
-        for (int j = 0; j < r->n_found && !dup; j++) dup = !strcmp(r->found[j].text, s->lowered.text);
-        if (dup) base_free(s->lowered.text), r->duplicates++;
-        else r->found[r->n_found++] = s->lowered;
-        s->lowered.text = NULL;
+        for (int j = 0; j < r->n_found && !dup; j++) dup = !strcmp(r->found[j].text, f->text);
+        if (dup) base_free(f->text), r->duplicates++;
+        else r->found[r->n_found++] = *f;
+        f->text = NULL;
     }
     if (r->n_found) qsort(r->found, (size_t)r->n_found, sizeof *r->found, cmp_found);
     return MG_OK;
 }
 
-/* The plain lowering's μGraph of the program (src/lower, docs/lower.md: the floor under every
- * search), into s->lowered_u for the first worker to verify (sr_verify_lowered) while the
- * others take tasks; merge_results ranks it with what the tasks found. So a search never
- * answers worse than the plain path, and an attention's fused kernels (form ATTN) are among
- * its answers however the enumeration fares (docs/search.md, "The lowering as a
- * candidate"). Rank 0 only; --no-lowered (o->no_lowered) leaves it out. */
+/* The plain lowering's μGraphs of the program (src/lower, docs/lower.md: the floor under every
+ * search), one a tiling of form MM that gives a μGraph of its own (lw_tilings: the default,
+ * then the others, which are faster on some shapes: the suites' products of 1-32 rows),
+ * into s->lowered_u[] for the first worker to verify (sr_verify_lowered) while the others
+ * take tasks; merge_results ranks them with what the tasks found. So a search never answers
+ * worse than the plain path, an attention's fused kernels (form ATTN) are among its answers
+ * however the enumeration fares, and `mugen optimize` times the tilings (docs/search.md,
+ * "The lowering as a candidate"). Rank 0 only; --no-lowered (o->no_lowered) leaves them out. */
 static void lower_program(search *s) {
     if (s->o->no_lowered || s->rank != 0) return;
-    mg_ctx lc = {{0}};
-    ir_graph *u = NULL;
-    if (lw_lower(s->prog, &lc, &s->dev, 0, &u, NULL) != MG_OK) return; /* none */
-    /* with --ops, only a lowering within the operators given */
-    int ok = 1;
-    for (int i = 0; i < u->n_nodes && ok; i++) {
-        const ir_node *n = &u->nodes[i];
-        ok = !ir_ops[n->op].search || (s->ops >> n->op & 1);
-        for (int j = 0; n->op == IR_OP_KERNEL && j < n->body->n_nodes && ok; j++)
-            ok = !ir_ops[n->body->nodes[j].op].search || (s->ops >> n->body->nodes[j].op & 1);
+    char *texts[LW_TILINGS] = {0};
+    for (int v = 0; v < LW_TILINGS; v++) {
+        mg_ctx lc = {{0}};
+        ir_graph *u = NULL;
+        if (lw_lower(s->prog, &lc, &s->dev, 0, &lw_tilings[v], &u, NULL) != MG_OK) continue; /* none */
+        /* with --ops, only a lowering within the operators given */
+        int ok = 1;
+        for (int i = 0; i < u->n_nodes && ok; i++) {
+            const ir_node *n = &u->nodes[i];
+            ok = !ir_ops[n->op].search || (s->ops >> n->op & 1);
+            for (int j = 0; n->op == IR_OP_KERNEL && j < n->body->n_nodes && ok; j++)
+                ok = !ir_ops[n->body->nodes[j].op].search || (s->ops >> n->body->nodes[j].op & 1);
+        }
+        strbuf sb = {0};
+        if (ok) ir_print_text(u, &sb), texts[v] = sb_take(&sb);
+        for (int q = 0; q < v && ok; q++) ok = !texts[v] || !texts[q] || strcmp(texts[q], texts[v]); /* a tiling's twin */
+        if (ok && texts[v]) s->lowered_u[v] = u;
+        else ir_graph_free(u);
     }
-    if (ok) s->lowered_u = u;
-    else ir_graph_free(u);
+    for (int v = 0; v < LW_TILINGS; v++) base_free(texts[v]);
 }
 
 void sr_verify_lowered(worker *w) {
     search *s = w->s;
-    ir_graph *u = s->lowered_u;
-    if (!u) return;
-    s->lowered_u = NULL;
-    w->task = -1;
-    int had = w->n_found;
-    sr_verify_one(w, u); /* takes u; checked like any candidate, not trusted */
-    if (w->n_found > had) s->lowered = w->found[--w->n_found];
+    for (int v = 0; v < LW_TILINGS; v++) {
+        ir_graph *u = s->lowered_u[v];
+        if (!u) continue;
+        s->lowered_u[v] = NULL;
+        w->task = -1 - v; /* mg_search_found.task */
+        int had = w->n_found;
+        sr_verify_one(w, u); /* takes u; checked like any candidate, not trusted */
+        if (w->n_found > had) s->lowered[v] = w->found[--w->n_found];
+    }
 }
 
 /* r->why_none: why a search that ran found nothing. */
@@ -339,8 +353,7 @@ static void search_free(search *s) {
         base_free(s->task_found[t]);
     }
     base_free(s->task_found);
-    base_free(s->lowered.text);
-    ir_graph_free(s->lowered_u);
+    for (int v = 0; v < LW_TILINGS; v++) base_free(s->lowered[v].text), ir_graph_free(s->lowered_u[v]);
     base_free(s->task_n_found);
     base_free(s->done);
     base_free(s->given);

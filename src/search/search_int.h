@@ -19,6 +19,7 @@
 
 #include <pthread.h>
 
+#include "../lower/lower.h"
 #include "../verify/verify.h"
 #include "aexpr.h"
 #include "search.h"
@@ -163,10 +164,11 @@ enum { SR_MAX_SMALL = 64, SR_MAX_SMALL_DIMS = 8 };
 struct search {
     const ir_graph *prog;
     const sr_opts *o;
-    /* the plain lowering's μGraph (search.c): to verify (the first worker takes it), then
-     * verified (text NULL: none) */
-    ir_graph *lowered_u;
-    sr_found lowered;
+    /* the plain lowering's μGraphs (search.c), one a distinct tiling of form MM (lw_tilings,
+     * the default first): to verify (the first worker takes them), then verified (text NULL:
+     * none) */
+    ir_graph *lowered_u[LW_TILINGS];
+    sr_found lowered[LW_TILINGS];
     mg_device dev; /* the target: the device table's row (--device) with o->n_sm multiprocessors */
     ae_egraph *eg;
     ae_tab tab0;
@@ -318,8 +320,8 @@ void sr_help(worker *w);
 /* The end of w's task: verifies its queued candidates no other thread has taken, waits for the
  * rest, and keeps each verdict as sr_verify_one would have, in the order they were made. */
 void sr_finish_jobs(worker *w);
-/* The first worker's first step (search.c): verifies the plain lowering's μGraph, if any,
- * into s->lowered. */
+/* The first worker's first step (search.c): verifies the plain lowering's μGraphs, if any,
+ * into s->lowered[]. */
 void sr_verify_lowered(worker *w);
 /* The complete kernel graph of worker w whose nodes outs[] are the program's outputs: one
  * candidate per combination of its kernels' schedule groups, screened, verified, and those

@@ -33,7 +33,7 @@ static lw_stats lower_and_compare(const ir_graph *g, const char *what, uint64_t 
     mg_ctx ctx = {{0}};
     ir_graph *u = NULL;
     lw_stats st = {0};
-    mg_status rc = lw_lower(g, &ctx, mg_device_default(), 0, &u, &st);
+    mg_status rc = lw_lower(g, &ctx, mg_device_default(), 0, NULL, &u, &st);
     CHECK_MSG(rc == MG_OK, "%s: %s", what, ctx.msg);
     if (rc) return st;
     CHECK_MSG(ir_check(u, &ctx) == MG_OK, "%s: %s", what, ctx.msg);
@@ -103,7 +103,7 @@ void test_lower_examples(void) {
                              "    x = iter(X)\n    save(accum(x * 2))\n}\nO = matmul(H, W) + 1\noutput O\n");
     mg_ctx ctx = {{0}};
     ir_graph *u = NULL;
-    CHECK_MSG(lw_lower(g, &ctx, mg_device_default(), 0, &u, NULL) == MG_OK && u, "%s", ctx.msg);
+    CHECK_MSG(lw_lower(g, &ctx, mg_device_default(), 0, NULL, &u, NULL) == MG_OK && u, "%s", ctx.msg);
     int kn = 0;
     for (int i = 0; u && i < u->n_nodes; i++) kn += u->nodes[i].op == IR_OP_KERNEL;
     CHECK_MSG(kn == 2 && u && u->nodes[2].op == IR_OP_KERNEL && u->nodes[2].body != g->nodes[2].body &&
@@ -117,7 +117,7 @@ static int plain_product(const char *src, int cpu) {
     ir_graph *g = unit_parse(src), *u = NULL;
     mg_ctx ctx = {{0}};
     int plain = -1;
-    CHECK_MSG(lw_lower(g, &ctx, mg_device_default(), cpu, &u, NULL) == MG_OK && u, "%s", ctx.msg);
+    CHECK_MSG(lw_lower(g, &ctx, mg_device_default(), cpu, NULL, &u, NULL) == MG_OK && u, "%s", ctx.msg);
     for (int i = 0; u && i < u->n_nodes; i++) {
         const ir_graph *b = u->nodes[i].body;
         for (int j = 0; b && u->nodes[i].op == IR_OP_KERNEL && j < b->n_nodes; j++)

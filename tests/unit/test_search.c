@@ -462,7 +462,7 @@ void test_search_lowered(void) {
                               "S = exp(matmul(Q, K) / 4)\nO = matmul(S / sum(S, dim=2), V)\noutput O\n";
     ir_graph *g = unit_parse(attn), *u = NULL;
     mg_ctx ctx;
-    CHECK(lw_lower(g, &ctx, mg_device_default(), 0, &u, NULL) == MG_OK);
+    CHECK(lw_lower(g, &ctx, mg_device_default(), 0, NULL, &u, NULL) == MG_OK);
     strbuf low = {0};
     ir_print_text(u, &low);
     mg_search_result r1 = run_search(attn, 1, 2, 1, 1), r2 = run_search(attn, 1, 2, 1, 2);
@@ -482,12 +482,34 @@ void test_search_lowered(void) {
     sb_free(&low), ir_graph_free(u), ir_graph_free(g);
     /* a split-K lowering (its partials saved with a leading dim of 1 added, then squeezed)
      * is verified at a smaller instance of its free dim like any candidate */
-    mg_search_result r5 = run_search("input X : f16[1, 1024]\ninput W : f16[1024, 96]\nO = matmul(X, W)\noutput O\n",
-                                     1, 2, 1, 2);
+    static const char *mm = "input X : f16[1, 1024]\ninput W : f16[1024, 96]\nO = matmul(X, W)\noutput O\n";
+    mg_search_result r5 = run_search(mm, 1, 2, 1, 2);
     at = -1;
     for (int i = 0; i < r5.n_found; i++)
-        if (r5.found[i].task < 0) at = i;
+        if (r5.found[i].task == -1) at = i;
     CHECK_MSG(at >= 0 && strstr(r5.found[at].verdict, "equivalent") && strstr(r5.found[at].verdict, "smaller instance"),
               "the lowering's verdict: %s", at >= 0 ? r5.found[at].verdict : "(not found)");
+    /* every tiling of the products (lw_tilings) whose lowering differs from the earlier ones'
+     * is a candidate too (task -1 - v), verified: here two of the four differ */
+    g = unit_parse(mm);
+    int distinct = 0;
+    char *texts[LW_TILINGS] = {0};
+    for (int v = 0; v < LW_TILINGS && g; v++) {
+        CHECK(lw_lower(g, &ctx, mg_device_default(), 0, &lw_tilings[v], &u, NULL) == MG_OK);
+        ir_print_text(u, &low), texts[v] = sb_take(&low), ir_graph_free(u);
+        int twin = 0;
+        for (int q = 0; q < v; q++) twin |= !strcmp(texts[q], texts[v]);
+        distinct += !twin;
+        at = -1;
+        for (int i = 0; i < r5.n_found; i++)
+            if (!strcmp(r5.found[i].text, texts[v])) at = i;
+        CHECK_MSG(at >= 0 && r5.found[at].task < 0 && (twin || r5.found[at].task == -1 - v) &&
+                      strstr(r5.found[at].verdict, "equivalent"), "tiling %d: at %d", v, at);
+    }
+    int lowered = 0;
+    for (int i = 0; i < r5.n_found; i++) lowered += r5.found[i].task < 0;
+    CHECK_MSG(distinct >= 2 && lowered == distinct, "%d distinct lowerings, %d among the results", distinct, lowered);
+    for (int v = 0; v < LW_TILINGS; v++) base_free(texts[v]);
+    ir_graph_free(g);
     mg_search_result_free(&r5);
 }
