@@ -49,8 +49,8 @@ def parse(text):
         if not line or line.startswith("#"):
             continue
         if line.startswith("input "):
-            m = re.match(r"input (\w+) : (\w+)\[([^\]]*)\]", line)
-            ins.append((m[1], m[2], [int(x) for x in m[3].split(",") if x.strip()]))
+            m = re.match(r"input (\w+) : (\w+)\[([^\]]*)\](?: range=(\S+))?", line)
+            ins.append((m[1], m[2], [int(x) for x in m[3].split(",") if x.strip()], float(m[4] or 1)))
         elif line.startswith("output "):
             outs = [x.strip() for x in line[7:].split(",")]
         else:
@@ -215,10 +215,10 @@ def main():
         seed = a.seed + i
         text = subprocess.run([a.bin, "check", path], capture_output=True, text=True, check=True).stdout
         ins, outs, fn, count = program_fn(text)
-        set_bytes = sum(math.prod(s) * torch.tensor([], dtype=DT[d]).element_size() for _, d, s in ins)
+        set_bytes = sum(math.prod(s) * torch.tensor([], dtype=DT[d]).element_size() for _, d, s, _ in ins)
         n_sets = min(MAX_SETS, int(2 * L2_BYTES // set_bytes) + 1)
         gen = torch.Generator(device="cuda").manual_seed(seed)
-        sets = [{n: (torch.rand(s, generator=gen, device="cuda") * 2 - 1).to(DT[d]) for n, d, s in ins}
+        sets = [{n: ((torch.rand(s, generator=gen, device="cuda") * 2 - 1) * r).to(DT[d]) for n, d, s, r in ins}
                 for _ in range(n_sets)]
         ref, flops = count(**{k: v.double() for k, v in sets[0].items()})
         moved = set_bytes + sum(r.numel() * 2 for r in ref)

@@ -73,7 +73,7 @@ def main():
         canon = subprocess.run([a.bin, "check", path], capture_output=True, text=True).stdout
         ins, outs, fn, count = program_fn(canon)
         g = torch.Generator().manual_seed(a.seed)
-        inputs = {n: (torch.rand(s, generator=g) * 2 - 1).to(DT[d]) for n, d, s in ins}
+        inputs = {n: ((torch.rand(s, generator=g) * 2 - 1) * r).to(DT[d]) for n, d, s, r in ins}
         ref, _ = count(**{n: v.double() for n, v in inputs.items()})
         res = {}
         for label, conv in (("f16", lambda v: v), ("f32", lambda v: v.float())):

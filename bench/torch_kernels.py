@@ -21,7 +21,7 @@ def main():
     for path in a.programs:
         text = subprocess.run([a.bin, "check", path], capture_output=True, text=True, check=True).stdout
         ins, _, fn, _ = program_fn(text)
-        x = {n: (torch.rand(s, device="cuda") * 2 - 1).to(DT[d]) for n, d, s in ins}
+        x = {n: ((torch.rand(s, device="cuda") * 2 - 1) * r).to(DT[d]) for n, d, s, r in ins}
         torch._dynamo.reset()
         f = torch.compile(fn, dynamic=False, fullgraph=True) if a.mode == "compile" else fn
         for _ in range(5):

@@ -451,7 +451,8 @@ static int in_names(const char *arg, const char *name) {
 }
 
 /* Fills in[i] for each of p's inputs (ni of them): read from its --in file, else seeded
- * random values; then checks that every --in names an input. 0, or 1 after a message. */
+ * random values in [-range, range) (its range=); then checks that every --in names an input.
+ * 0, or 1 after a message. */
 static int float_inputs(mg_program *p, const opts *o, int ni, double **in) {
     int rc = 0;
     uint64_t s = o->seed * 0x9e3779b97f4a7c15ull + 12345;
@@ -473,7 +474,7 @@ static int float_inputs(mg_program *p, const opts *o, int ni, double **in) {
                 uint64_t z = (s += 0x9e3779b97f4a7c15ull);
                 z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
                 z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-                in[i][t] = (double)((z ^ (z >> 31)) >> 11) * 0x1p-52 - 1.0;
+                in[i][t] = ((double)((z ^ (z >> 31)) >> 11) * 0x1p-52 - 1.0) * d.range;
             }
     }
     for (int k = 0; k < o->n_in && !rc; k++) {

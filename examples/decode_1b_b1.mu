@@ -1,18 +1,19 @@
 # A LLaMA-style decode step, written by tools/make_decode.py (docs/decode.md):
 #   python3 tools/make_decode.py --layers 16 --hidden 2048 --heads 32 --kv-heads 8 --head-dim 64 --ffn 8192 --cache 1024 --batch 1 --dtype f16 --eps 1e-5
 # 16 layers, hidden 2048, 32 query heads and 8 KV heads of 64, FFN 8192 (SwiGLU), batch 1,
-# KV caches of 1024 positions (inputs), the new token's k and v appended; RMSNorm eps 1e-5; no RoPE; f16.
+# KV caches of 1024 positions (inputs), the new token's k and v appended; RMSNorm eps 1e-5; no RoPE; f16;
+# the weights' test inputs uniform in +-sqrt(3 / fan-in) (range=), as a model's.
 input x : f16[1, 2048]
 # layer 0
 input l0_g1 : f16[2048]
-input l0_wqkv : f16[2048, 3072]
+input l0_wqkv : f16[2048, 3072] range=0.03827
 input l0_kc : f16[1, 8, 1024, 64]
 input l0_vc : f16[1, 8, 1024, 64]
-input l0_wo : f16[2048, 2048]
+input l0_wo : f16[2048, 2048] range=0.03827
 input l0_g2 : f16[2048]
-input l0_w1 : f16[2048, 8192]
-input l0_w3 : f16[2048, 8192]
-input l0_w2 : f16[8192, 2048]
+input l0_w1 : f16[2048, 8192] range=0.03827
+input l0_w3 : f16[2048, 8192] range=0.03827
+input l0_w2 : f16[8192, 2048] range=0.01914
 l0_h = rmsnorm(x, dim=-1, eps=1e-5) * l0_g1
 l0_qkv = matmul(l0_h, l0_wqkv)
 l0_q = reshape(slice(l0_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -30,14 +31,14 @@ l0_f = silu(matmul(l0_h2, l0_w1)) * matmul(l0_h2, l0_w3)
 x1 = l0_x + matmul(l0_f, l0_w2)
 # layer 1
 input l1_g1 : f16[2048]
-input l1_wqkv : f16[2048, 3072]
+input l1_wqkv : f16[2048, 3072] range=0.03827
 input l1_kc : f16[1, 8, 1024, 64]
 input l1_vc : f16[1, 8, 1024, 64]
-input l1_wo : f16[2048, 2048]
+input l1_wo : f16[2048, 2048] range=0.03827
 input l1_g2 : f16[2048]
-input l1_w1 : f16[2048, 8192]
-input l1_w3 : f16[2048, 8192]
-input l1_w2 : f16[8192, 2048]
+input l1_w1 : f16[2048, 8192] range=0.03827
+input l1_w3 : f16[2048, 8192] range=0.03827
+input l1_w2 : f16[8192, 2048] range=0.01914
 l1_h = rmsnorm(x1, dim=-1, eps=1e-5) * l1_g1
 l1_qkv = matmul(l1_h, l1_wqkv)
 l1_q = reshape(slice(l1_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -55,14 +56,14 @@ l1_f = silu(matmul(l1_h2, l1_w1)) * matmul(l1_h2, l1_w3)
 x2 = l1_x + matmul(l1_f, l1_w2)
 # layer 2
 input l2_g1 : f16[2048]
-input l2_wqkv : f16[2048, 3072]
+input l2_wqkv : f16[2048, 3072] range=0.03827
 input l2_kc : f16[1, 8, 1024, 64]
 input l2_vc : f16[1, 8, 1024, 64]
-input l2_wo : f16[2048, 2048]
+input l2_wo : f16[2048, 2048] range=0.03827
 input l2_g2 : f16[2048]
-input l2_w1 : f16[2048, 8192]
-input l2_w3 : f16[2048, 8192]
-input l2_w2 : f16[8192, 2048]
+input l2_w1 : f16[2048, 8192] range=0.03827
+input l2_w3 : f16[2048, 8192] range=0.03827
+input l2_w2 : f16[8192, 2048] range=0.01914
 l2_h = rmsnorm(x2, dim=-1, eps=1e-5) * l2_g1
 l2_qkv = matmul(l2_h, l2_wqkv)
 l2_q = reshape(slice(l2_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -80,14 +81,14 @@ l2_f = silu(matmul(l2_h2, l2_w1)) * matmul(l2_h2, l2_w3)
 x3 = l2_x + matmul(l2_f, l2_w2)
 # layer 3
 input l3_g1 : f16[2048]
-input l3_wqkv : f16[2048, 3072]
+input l3_wqkv : f16[2048, 3072] range=0.03827
 input l3_kc : f16[1, 8, 1024, 64]
 input l3_vc : f16[1, 8, 1024, 64]
-input l3_wo : f16[2048, 2048]
+input l3_wo : f16[2048, 2048] range=0.03827
 input l3_g2 : f16[2048]
-input l3_w1 : f16[2048, 8192]
-input l3_w3 : f16[2048, 8192]
-input l3_w2 : f16[8192, 2048]
+input l3_w1 : f16[2048, 8192] range=0.03827
+input l3_w3 : f16[2048, 8192] range=0.03827
+input l3_w2 : f16[8192, 2048] range=0.01914
 l3_h = rmsnorm(x3, dim=-1, eps=1e-5) * l3_g1
 l3_qkv = matmul(l3_h, l3_wqkv)
 l3_q = reshape(slice(l3_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -105,14 +106,14 @@ l3_f = silu(matmul(l3_h2, l3_w1)) * matmul(l3_h2, l3_w3)
 x4 = l3_x + matmul(l3_f, l3_w2)
 # layer 4
 input l4_g1 : f16[2048]
-input l4_wqkv : f16[2048, 3072]
+input l4_wqkv : f16[2048, 3072] range=0.03827
 input l4_kc : f16[1, 8, 1024, 64]
 input l4_vc : f16[1, 8, 1024, 64]
-input l4_wo : f16[2048, 2048]
+input l4_wo : f16[2048, 2048] range=0.03827
 input l4_g2 : f16[2048]
-input l4_w1 : f16[2048, 8192]
-input l4_w3 : f16[2048, 8192]
-input l4_w2 : f16[8192, 2048]
+input l4_w1 : f16[2048, 8192] range=0.03827
+input l4_w3 : f16[2048, 8192] range=0.03827
+input l4_w2 : f16[8192, 2048] range=0.01914
 l4_h = rmsnorm(x4, dim=-1, eps=1e-5) * l4_g1
 l4_qkv = matmul(l4_h, l4_wqkv)
 l4_q = reshape(slice(l4_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -130,14 +131,14 @@ l4_f = silu(matmul(l4_h2, l4_w1)) * matmul(l4_h2, l4_w3)
 x5 = l4_x + matmul(l4_f, l4_w2)
 # layer 5
 input l5_g1 : f16[2048]
-input l5_wqkv : f16[2048, 3072]
+input l5_wqkv : f16[2048, 3072] range=0.03827
 input l5_kc : f16[1, 8, 1024, 64]
 input l5_vc : f16[1, 8, 1024, 64]
-input l5_wo : f16[2048, 2048]
+input l5_wo : f16[2048, 2048] range=0.03827
 input l5_g2 : f16[2048]
-input l5_w1 : f16[2048, 8192]
-input l5_w3 : f16[2048, 8192]
-input l5_w2 : f16[8192, 2048]
+input l5_w1 : f16[2048, 8192] range=0.03827
+input l5_w3 : f16[2048, 8192] range=0.03827
+input l5_w2 : f16[8192, 2048] range=0.01914
 l5_h = rmsnorm(x5, dim=-1, eps=1e-5) * l5_g1
 l5_qkv = matmul(l5_h, l5_wqkv)
 l5_q = reshape(slice(l5_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -155,14 +156,14 @@ l5_f = silu(matmul(l5_h2, l5_w1)) * matmul(l5_h2, l5_w3)
 x6 = l5_x + matmul(l5_f, l5_w2)
 # layer 6
 input l6_g1 : f16[2048]
-input l6_wqkv : f16[2048, 3072]
+input l6_wqkv : f16[2048, 3072] range=0.03827
 input l6_kc : f16[1, 8, 1024, 64]
 input l6_vc : f16[1, 8, 1024, 64]
-input l6_wo : f16[2048, 2048]
+input l6_wo : f16[2048, 2048] range=0.03827
 input l6_g2 : f16[2048]
-input l6_w1 : f16[2048, 8192]
-input l6_w3 : f16[2048, 8192]
-input l6_w2 : f16[8192, 2048]
+input l6_w1 : f16[2048, 8192] range=0.03827
+input l6_w3 : f16[2048, 8192] range=0.03827
+input l6_w2 : f16[8192, 2048] range=0.01914
 l6_h = rmsnorm(x6, dim=-1, eps=1e-5) * l6_g1
 l6_qkv = matmul(l6_h, l6_wqkv)
 l6_q = reshape(slice(l6_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -180,14 +181,14 @@ l6_f = silu(matmul(l6_h2, l6_w1)) * matmul(l6_h2, l6_w3)
 x7 = l6_x + matmul(l6_f, l6_w2)
 # layer 7
 input l7_g1 : f16[2048]
-input l7_wqkv : f16[2048, 3072]
+input l7_wqkv : f16[2048, 3072] range=0.03827
 input l7_kc : f16[1, 8, 1024, 64]
 input l7_vc : f16[1, 8, 1024, 64]
-input l7_wo : f16[2048, 2048]
+input l7_wo : f16[2048, 2048] range=0.03827
 input l7_g2 : f16[2048]
-input l7_w1 : f16[2048, 8192]
-input l7_w3 : f16[2048, 8192]
-input l7_w2 : f16[8192, 2048]
+input l7_w1 : f16[2048, 8192] range=0.03827
+input l7_w3 : f16[2048, 8192] range=0.03827
+input l7_w2 : f16[8192, 2048] range=0.01914
 l7_h = rmsnorm(x7, dim=-1, eps=1e-5) * l7_g1
 l7_qkv = matmul(l7_h, l7_wqkv)
 l7_q = reshape(slice(l7_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -205,14 +206,14 @@ l7_f = silu(matmul(l7_h2, l7_w1)) * matmul(l7_h2, l7_w3)
 x8 = l7_x + matmul(l7_f, l7_w2)
 # layer 8
 input l8_g1 : f16[2048]
-input l8_wqkv : f16[2048, 3072]
+input l8_wqkv : f16[2048, 3072] range=0.03827
 input l8_kc : f16[1, 8, 1024, 64]
 input l8_vc : f16[1, 8, 1024, 64]
-input l8_wo : f16[2048, 2048]
+input l8_wo : f16[2048, 2048] range=0.03827
 input l8_g2 : f16[2048]
-input l8_w1 : f16[2048, 8192]
-input l8_w3 : f16[2048, 8192]
-input l8_w2 : f16[8192, 2048]
+input l8_w1 : f16[2048, 8192] range=0.03827
+input l8_w3 : f16[2048, 8192] range=0.03827
+input l8_w2 : f16[8192, 2048] range=0.01914
 l8_h = rmsnorm(x8, dim=-1, eps=1e-5) * l8_g1
 l8_qkv = matmul(l8_h, l8_wqkv)
 l8_q = reshape(slice(l8_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -230,14 +231,14 @@ l8_f = silu(matmul(l8_h2, l8_w1)) * matmul(l8_h2, l8_w3)
 x9 = l8_x + matmul(l8_f, l8_w2)
 # layer 9
 input l9_g1 : f16[2048]
-input l9_wqkv : f16[2048, 3072]
+input l9_wqkv : f16[2048, 3072] range=0.03827
 input l9_kc : f16[1, 8, 1024, 64]
 input l9_vc : f16[1, 8, 1024, 64]
-input l9_wo : f16[2048, 2048]
+input l9_wo : f16[2048, 2048] range=0.03827
 input l9_g2 : f16[2048]
-input l9_w1 : f16[2048, 8192]
-input l9_w3 : f16[2048, 8192]
-input l9_w2 : f16[8192, 2048]
+input l9_w1 : f16[2048, 8192] range=0.03827
+input l9_w3 : f16[2048, 8192] range=0.03827
+input l9_w2 : f16[8192, 2048] range=0.01914
 l9_h = rmsnorm(x9, dim=-1, eps=1e-5) * l9_g1
 l9_qkv = matmul(l9_h, l9_wqkv)
 l9_q = reshape(slice(l9_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -255,14 +256,14 @@ l9_f = silu(matmul(l9_h2, l9_w1)) * matmul(l9_h2, l9_w3)
 x10 = l9_x + matmul(l9_f, l9_w2)
 # layer 10
 input l10_g1 : f16[2048]
-input l10_wqkv : f16[2048, 3072]
+input l10_wqkv : f16[2048, 3072] range=0.03827
 input l10_kc : f16[1, 8, 1024, 64]
 input l10_vc : f16[1, 8, 1024, 64]
-input l10_wo : f16[2048, 2048]
+input l10_wo : f16[2048, 2048] range=0.03827
 input l10_g2 : f16[2048]
-input l10_w1 : f16[2048, 8192]
-input l10_w3 : f16[2048, 8192]
-input l10_w2 : f16[8192, 2048]
+input l10_w1 : f16[2048, 8192] range=0.03827
+input l10_w3 : f16[2048, 8192] range=0.03827
+input l10_w2 : f16[8192, 2048] range=0.01914
 l10_h = rmsnorm(x10, dim=-1, eps=1e-5) * l10_g1
 l10_qkv = matmul(l10_h, l10_wqkv)
 l10_q = reshape(slice(l10_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -280,14 +281,14 @@ l10_f = silu(matmul(l10_h2, l10_w1)) * matmul(l10_h2, l10_w3)
 x11 = l10_x + matmul(l10_f, l10_w2)
 # layer 11
 input l11_g1 : f16[2048]
-input l11_wqkv : f16[2048, 3072]
+input l11_wqkv : f16[2048, 3072] range=0.03827
 input l11_kc : f16[1, 8, 1024, 64]
 input l11_vc : f16[1, 8, 1024, 64]
-input l11_wo : f16[2048, 2048]
+input l11_wo : f16[2048, 2048] range=0.03827
 input l11_g2 : f16[2048]
-input l11_w1 : f16[2048, 8192]
-input l11_w3 : f16[2048, 8192]
-input l11_w2 : f16[8192, 2048]
+input l11_w1 : f16[2048, 8192] range=0.03827
+input l11_w3 : f16[2048, 8192] range=0.03827
+input l11_w2 : f16[8192, 2048] range=0.01914
 l11_h = rmsnorm(x11, dim=-1, eps=1e-5) * l11_g1
 l11_qkv = matmul(l11_h, l11_wqkv)
 l11_q = reshape(slice(l11_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -305,14 +306,14 @@ l11_f = silu(matmul(l11_h2, l11_w1)) * matmul(l11_h2, l11_w3)
 x12 = l11_x + matmul(l11_f, l11_w2)
 # layer 12
 input l12_g1 : f16[2048]
-input l12_wqkv : f16[2048, 3072]
+input l12_wqkv : f16[2048, 3072] range=0.03827
 input l12_kc : f16[1, 8, 1024, 64]
 input l12_vc : f16[1, 8, 1024, 64]
-input l12_wo : f16[2048, 2048]
+input l12_wo : f16[2048, 2048] range=0.03827
 input l12_g2 : f16[2048]
-input l12_w1 : f16[2048, 8192]
-input l12_w3 : f16[2048, 8192]
-input l12_w2 : f16[8192, 2048]
+input l12_w1 : f16[2048, 8192] range=0.03827
+input l12_w3 : f16[2048, 8192] range=0.03827
+input l12_w2 : f16[8192, 2048] range=0.01914
 l12_h = rmsnorm(x12, dim=-1, eps=1e-5) * l12_g1
 l12_qkv = matmul(l12_h, l12_wqkv)
 l12_q = reshape(slice(l12_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -330,14 +331,14 @@ l12_f = silu(matmul(l12_h2, l12_w1)) * matmul(l12_h2, l12_w3)
 x13 = l12_x + matmul(l12_f, l12_w2)
 # layer 13
 input l13_g1 : f16[2048]
-input l13_wqkv : f16[2048, 3072]
+input l13_wqkv : f16[2048, 3072] range=0.03827
 input l13_kc : f16[1, 8, 1024, 64]
 input l13_vc : f16[1, 8, 1024, 64]
-input l13_wo : f16[2048, 2048]
+input l13_wo : f16[2048, 2048] range=0.03827
 input l13_g2 : f16[2048]
-input l13_w1 : f16[2048, 8192]
-input l13_w3 : f16[2048, 8192]
-input l13_w2 : f16[8192, 2048]
+input l13_w1 : f16[2048, 8192] range=0.03827
+input l13_w3 : f16[2048, 8192] range=0.03827
+input l13_w2 : f16[8192, 2048] range=0.01914
 l13_h = rmsnorm(x13, dim=-1, eps=1e-5) * l13_g1
 l13_qkv = matmul(l13_h, l13_wqkv)
 l13_q = reshape(slice(l13_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -355,14 +356,14 @@ l13_f = silu(matmul(l13_h2, l13_w1)) * matmul(l13_h2, l13_w3)
 x14 = l13_x + matmul(l13_f, l13_w2)
 # layer 14
 input l14_g1 : f16[2048]
-input l14_wqkv : f16[2048, 3072]
+input l14_wqkv : f16[2048, 3072] range=0.03827
 input l14_kc : f16[1, 8, 1024, 64]
 input l14_vc : f16[1, 8, 1024, 64]
-input l14_wo : f16[2048, 2048]
+input l14_wo : f16[2048, 2048] range=0.03827
 input l14_g2 : f16[2048]
-input l14_w1 : f16[2048, 8192]
-input l14_w3 : f16[2048, 8192]
-input l14_w2 : f16[8192, 2048]
+input l14_w1 : f16[2048, 8192] range=0.03827
+input l14_w3 : f16[2048, 8192] range=0.03827
+input l14_w2 : f16[8192, 2048] range=0.01914
 l14_h = rmsnorm(x14, dim=-1, eps=1e-5) * l14_g1
 l14_qkv = matmul(l14_h, l14_wqkv)
 l14_q = reshape(slice(l14_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])
@@ -380,14 +381,14 @@ l14_f = silu(matmul(l14_h2, l14_w1)) * matmul(l14_h2, l14_w3)
 x15 = l14_x + matmul(l14_f, l14_w2)
 # layer 15
 input l15_g1 : f16[2048]
-input l15_wqkv : f16[2048, 3072]
+input l15_wqkv : f16[2048, 3072] range=0.03827
 input l15_kc : f16[1, 8, 1024, 64]
 input l15_vc : f16[1, 8, 1024, 64]
-input l15_wo : f16[2048, 2048]
+input l15_wo : f16[2048, 2048] range=0.03827
 input l15_g2 : f16[2048]
-input l15_w1 : f16[2048, 8192]
-input l15_w3 : f16[2048, 8192]
-input l15_w2 : f16[8192, 2048]
+input l15_w1 : f16[2048, 8192] range=0.03827
+input l15_w3 : f16[2048, 8192] range=0.03827
+input l15_w2 : f16[8192, 2048] range=0.01914
 l15_h = rmsnorm(x15, dim=-1, eps=1e-5) * l15_g1
 l15_qkv = matmul(l15_h, l15_wqkv)
 l15_q = reshape(slice(l15_qkv, dim=1, start=0, len=2048), shape=[1, 8, 4, 64])

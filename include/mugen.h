@@ -48,6 +48,8 @@ typedef struct mg_tensor_desc {
     int ndim;
     int64_t dims[MG_MAX_DIMS];
     int64_t numel;
+    double range;     /* an input's random test values are uniform in [-range, range) (its
+                       * `range=`, docs/ir.md; 1 unless given); 0 for an output */
 } mg_tensor_desc;
 
 /* Output formats of mg_program_format. */

@@ -94,6 +94,7 @@ static void describe(const ir_graph *g, int i, mg_tensor_desc *d) {
     d->name = n->name, d->dtype = n->dtype, d->ndim = n->shape.ndim;
     for (int k = 0; k < MG_MAX_DIMS; k++) d->dims[k] = k < n->shape.ndim ? n->shape.d[k] : 1;
     d->numel = ir_numel(&n->shape);
+    d->range = n->op == IR_OP_INPUT ? ir_input_range(n) : 0;
 }
 
 mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d) {

@@ -100,8 +100,8 @@ static double special(double x, int64_t t, int k) {
     return t % 3 ? x : v[(t / 3 + 2 * k) % 5];
 }
 
-/* Random inputs (uniform in [-1, 1), rounded to dtype; with specials some special values)
- * and prog's f32 reference outputs. */
+/* Random inputs (uniform in [-r, r) for an input of range= r, 1 by default; rounded to dtype;
+ * with specials some special values) and prog's f32 reference outputs. */
 static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
     rng rg = {seed ^ 0x72756e31ull};
     int np = 0;
@@ -113,7 +113,7 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
         if (rc) return rc;
         if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         for (int64_t t = 0; t < cnt; t++) {
-            double x = base_round_dtype(rng_uniform(&rg) * 2 - 1, n->dtype);
+            double x = base_round_dtype((rng_uniform(&rg) * 2 - 1) * ir_input_range(n), n->dtype);
             J->in[np][t] = specials ? special(x, t, np) : x;
         }
         np++;

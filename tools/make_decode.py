@@ -40,6 +40,13 @@ def scale_text(head_dim):
     return "rsqrt(%d)" % head_dim
 
 
+def weight(k):
+    """A weight's test-input range for fan-in k (` range=`, docs/ir.md): uniform in [-r, r) with
+    r = sqrt(3 / k) has variance 1 / k, so a projection keeps its input's scale, as a trained
+    model's layers do; with [-1, 1) the 16-layer step's residual stream passes f16's largest."""
+    return " range=%.4g" % math.sqrt(3.0 / k)
+
+
 def layer(a, i, x, out):
     """Lines of layer i reading the residual stream x and writing out."""
     B, H, NH, NKV, D, F, L, T = (a.batch, a.hidden, a.heads, a.kv_heads, a.head_dim, a.ffn,
@@ -51,14 +58,14 @@ def layer(a, i, x, out):
     ln = [
         "# layer %d" % i,
         "input %sg1 : %s[%d]" % (p, T, H),
-        "input %swqkv : %s[%d, %d]" % (p, T, H, QN + 2 * KN),
+        "input %swqkv : %s[%d, %d]%s" % (p, T, H, QN + 2 * KN, weight(H)),
         "input %skc : %s[%d, %d, %d, %d]" % (p, T, B, NKV, L, D),
         "input %svc : %s[%d, %d, %d, %d]" % (p, T, B, NKV, L, D),
-        "input %swo : %s[%d, %d]" % (p, T, QN, H),
+        "input %swo : %s[%d, %d]%s" % (p, T, QN, H, weight(QN)),
         "input %sg2 : %s[%d]" % (p, T, H),
-        "input %sw1 : %s[%d, %d]" % (p, T, H, F),
-        "input %sw3 : %s[%d, %d]" % (p, T, H, F),
-        "input %sw2 : %s[%d, %d]" % (p, T, F, H),
+        "input %sw1 : %s[%d, %d]%s" % (p, T, H, F, weight(H)),
+        "input %sw3 : %s[%d, %d]%s" % (p, T, H, F, weight(H)),
+        "input %sw2 : %s[%d, %d]%s" % (p, T, F, H, weight(F)),
         "%sh = rmsnorm(%s, dim=-1, eps=%s) * %sg1" % (p, x, a.eps, p),
         "%sqkv = matmul(%sh, %swqkv)" % (p, p, p),
         "%sq = reshape(slice(%sqkv, dim=1, start=0, len=%d), shape=[%d, %d, %d, %d])"
@@ -108,9 +115,10 @@ def program(a):
         "#   python3 tools/make_decode.py %s" % command_args(a),
         "# %d layers, hidden %d, %d query heads and %d KV heads of %d, FFN %d (SwiGLU), batch %d,"
         % (a.layers, a.hidden, a.heads, a.kv_heads, a.head_dim, a.ffn, a.batch),
-        "# KV caches of %d positions (inputs)%s; RMSNorm eps %s; no RoPE; %s."
+        "# KV caches of %d positions (inputs)%s; RMSNorm eps %s; no RoPE; %s;"
         % (a.cache, ", the new token's k and v appended" if a.append else
            ", the new token's k and v not added", a.eps, a.dtype),
+        "# the weights' test inputs uniform in +-sqrt(3 / fan-in) (range=), as a model's.",
         "input x : %s[%d, %d]" % (a.dtype, a.batch, a.hidden),
     ]
     x = "x"

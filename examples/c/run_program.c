@@ -208,7 +208,8 @@ static int report(mg_compiled *c, void **host_out, double **ref) {
     return bad;
 }
 
-/* Random inputs in [-1, 1) on the host (as doubles and in their dtype), copied to in[]. */
+/* Random inputs in [-r, r) on the host (r the input's range=, 1 by default; as doubles and in
+ * their dtype), copied to in[]. */
 static int make_inputs(mg_compiled *c, unsigned long long seed, double **x, void **in) {
     mg_compiled_info info;
     mg_compiled_get_info(c, &info);
@@ -222,7 +223,7 @@ static int make_inputs(mg_compiled *c, unsigned long long seed, double **x, void
         if (!h || !x[i] || !in[i]) return free(h), -1;
         for (int64_t t = 0; t < d.numel; t++) {
             seed = seed * 6364136223846793005ull + 1442695040888963407ull;
-            put(d.dtype, h, t, (double)(seed >> 11) / 9007199254740992.0 * 2 - 1);
+            put(d.dtype, h, t, ((double)(seed >> 11) / 9007199254740992.0 * 2 - 1) * d.range);
             x[i][t] = get(d.dtype, h, t); /* the value rounded to its dtype */
         }
         int r = buf_put(in[i], h, bytes);

@@ -9,6 +9,7 @@
 #include "ir.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,6 +196,11 @@ int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const i
         return rc;
     }
     return i;
+}
+
+void ir_set_input_range(ir_graph *g, int i, double r) {
+    MG_ASSERT(g->nodes[i].op == IR_OP_INPUT && r > 0 && isfinite(r));
+    g->nodes[i].value = r == 1 ? 0 : r;
 }
 
 /* outputs[] keeps declaration order: the evaluators fill out[k] for the k-th output and the
@@ -589,7 +595,7 @@ static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *m
         memcmp(x->map, y->map, sizeof x->map) || x->fmap != y->fmap)
         return 0;
     if (x->op == IR_OP_KERNEL && !block_equal(x->body, y->body)) return 0;
-    if (x->op == IR_OP_INPUT && strcmp(x->name, y->name)) return 0;
+    if (x->op == IR_OP_INPUT && (strcmp(x->name, y->name) || ir_input_range(x) != ir_input_range(y))) return 0;
     if (x->op == IR_OP_CONST && (mg_i128)x->num * y->den != (mg_i128)y->num * x->den) return 0;
     for (int k = 0; k < x->n_in; k++)
         if (!node_equal(a, x->in[k], b, y->in[k], memo, memo_b)) return 0;

@@ -95,7 +95,7 @@ typedef struct ir_node {
     int n_ints;
     int64_t ints[IR_MAX_DIMS];
     const char *lit;
-    double value;
+    double value;     /* CONST: its value; INPUT: its random test values' half-width (ir_input_range) */
     int64_t num, den;
     const char *name; /* NULL for anonymous intermediates; unique when set */
     int line, col;    /* where it was defined, 0 if not from text */
@@ -142,6 +142,13 @@ void ir_graph_free(ir_graph *g);
  * (-rc) with the message in ctx. */
 /* Adds an input. Returns its index, or -rc with ctx set (duplicate name, bad shape, limits). */
 int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s);
+/* Input node n's random test values are uniform in [-r, r), r = this: its `range=` (a model's
+ * weights, say 1/sqrt(fan-in), so that a deep program's f16 values stay in range as in the
+ * model), else 1. Only what `mugen run`, `mugen eval` and the suites draw: never part of the
+ * program's meaning (the verifier picks its own input ranges). */
+static inline double ir_input_range(const ir_node *n) { return n->value > 0 ? n->value : 1; }
+/* Sets input i's range (> 0 and finite; 1 is the default and is not printed). */
+void ir_set_input_range(ir_graph *g, int i, double r);
 /* Adds an op node described by `proto` (op, n_in, in[], attributes, line/col; its shape and
  * dtype are ignored and inferred). Returns its index, or -rc with ctx holding a message that
  * names the op, its operands and their shapes; with ctx NULL no message is formatted (the

@@ -153,6 +153,7 @@ static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a) {
         /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
         add_item(t, "shape", int_array(n->shape.d, n->shape.ndim));
+        if (n->op == IR_OP_INPUT && ir_input_range(n) != 1) cJSON_AddNumberToObject(t, "range", ir_input_range(n));
     }
     return 0;
 }
@@ -289,6 +290,7 @@ static const char *unknown_key(const cJSON *t, ir_op op) {
             ok |= !strcmp(k, "name") || !strcmp(k, "dtype") || !strcmp(k, "shape");
             if (op == IR_OP_ITER) ok |= !strcmp(k, "input");
             else if (op != IR_OP_INPUT) ok |= !strcmp(k, "inputs");
+            else ok |= !strcmp(k, "range");
         }
         if (!ok) return k;
     }
@@ -332,7 +334,11 @@ static mg_status read_source(jin *j, const cJSON *t, int code) {
     s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
     if (s.ndim < 0)
         return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
+    const cJSON *rg = cJSON_GetObjectItemCaseSensitive(t, "range");
+    if (rg && (!cJSON_IsNumber(rg) || !(rg->valuedouble > 0) || !(rg->valuedouble <= 1e30)))
+        return jerr(j, "an input's \"range\" (its random test values' half-width) is a number in (0, 1e30]");
     rc = ir_add_input(j->g, j->ctx, j->name, (mg_dtype)d, &s);
+    if (rc >= 0 && rg) ir_set_input_range(j->g, rc, rg->valuedouble);
     return rc < 0 ? jfwd(j, rc) : MG_OK;
 }
 

@@ -327,6 +327,7 @@ static mg_status extract(const ir_graph *g, mg_ctx *ctx, const int *part, int p,
         int r = ir_add_input(sub, ctx, names[ext[e]], an->dtype, &an->shape);
         if (r < 0) rc = (mg_status)-r;
         else map[ext[e]] = r;
+        if (r >= 0 && an->op == IR_OP_INPUT) ir_set_input_range(sub, r, ir_input_range(an)); /* a program input's */
     }
     for (int m = 0; !rc && m < n; m++) {
         int i = members[m];

@@ -12,7 +12,9 @@
  * far. Recursion depth is bounded (MAX_DEPTH) so hostile input cannot overflow the C stack. */
 #include <ctype.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "parse.h"
@@ -438,9 +440,9 @@ static void name_of(parser *p, const token *t, char *out) {
     memcpy(out, t->s, t->n), out[t->n] = 0;
 }
 
-/* input NAME ':' DTYPE '[' sizes ']' (keyword consumed). Sizes are range-checked here so the
- * error points at the size; ir_add_input adds the element-count bound. The position is set
- * afterwards because ir_add_input takes none. */
+/* input NAME ':' DTYPE '[' sizes ']' ['range' '=' NUMBER] (keyword consumed). Sizes are
+ * range-checked here so the error points at the size; ir_add_input adds the element-count
+ * bound. The position is set afterwards because ir_add_input takes none. */
 static void parse_input(parser *p) {
     char name[MAX_NAME + 1];
     token nt = p->tok;
@@ -470,9 +472,25 @@ static void parse_input(parser *p) {
         if (is_punct(p, ']')) lex_fail(p, &p->tok, "expected a dimension size after ','");
     }
     lex_next(p);
+    double range = 1; /* random test inputs' half-width (ir_input_range) */
+    if (p->tok.kind == T_IDENT && is_word(&p->tok, "range")) {
+        lex_next(p);
+        lex_expect(p, '=', "after range (input W : f16[4096, 4096] range=0.0156)");
+        token rt = p->tok;
+        char buf[64], d[64];
+        if (rt.kind != T_NUM || rt.n >= sizeof buf)
+            lex_fail(p, &rt, "range= takes a positive decimal number (its random test values are "
+                     "uniform in [-range, range)), found %s", lex_desc(&rt, d, sizeof d));
+        memcpy(buf, rt.s, rt.n), buf[rt.n] = 0;
+        range = strtod(buf, NULL);
+        if (!(range > 0) || !isfinite(range) || range > 1e30)
+            lex_fail(p, &rt, "range= must be positive and at most 1e30, not %s", buf);
+        lex_next(p);
+    }
     int rc = ir_add_input(p->g, p->ctx, name, (mg_dtype)dt, &s);
     if (rc < 0) lex_fail_ctx(p, &nt, (mg_status)-rc);
     p->g->nodes[rc].line = nt.line, p->g->nodes[rc].col = nt.col;
+    ir_set_input_range(p->g, rc, range);
 }
 
 /* output NAME {',' NAME}: every name must be defined above; naming one twice is an error. */

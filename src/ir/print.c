@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -140,9 +141,15 @@ static void print_graph(const ir_graph *g, strbuf *sb, int indent, const char *c
     for (int i = 0; i < g->n_nodes; i++) { /* inputs first: they depend on nothing */
         const ir_node *n = &g->nodes[i];
         char sh[128];
-        if (n->op == IR_OP_INPUT)
-            sb_printf(sb, "%*sinput %s : %s\n", indent, "", n->name,
-                      ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+        if (n->op != IR_OP_INPUT) continue;
+        sb_printf(sb, "%*sinput %s : %s", indent, "", n->name, ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+        if (ir_input_range(n) != 1) { /* the shortest decimal that reads back as the same double */
+            char r[40];
+            snprintf(r, sizeof r, "%.15g", ir_input_range(n));
+            if (strtod(r, NULL) != ir_input_range(n)) snprintf(r, sizeof r, "%.17g", ir_input_range(n));
+            sb_printf(sb, " range=%s", r);
+        }
+        sb_puts(sb, "\n");
     }
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];

@@ -9,7 +9,7 @@ int unit_fails;
 
 #define TESTS(X) /* in the order they run, grouped by file (tests/unit/test_*.c) */      \
     X(test_f16_rounding) X(test_arena_strmap) X(test_rng)                             \
-    X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_shape_errors)         \
+    X(test_parse_print_roundtrip) X(test_json_roundtrip) X(test_input_range) X(test_shape_errors)       \
     X(test_parse_errors_caret) X(test_const_literals) X(test_lax_checker)             \
     X(test_partition_examples) X(test_partition_recompose) X(test_ir_check)           \
     X(test_docs_op_table) X(test_op_table_columns)                                    \

@@ -15,6 +15,7 @@ void test_partition_examples(void);
 void test_partition_recompose(void);
 void test_ir_check(void);
 void test_docs_op_table(void);
+void test_input_range(void);
 void test_op_table_columns(void);
 
 static const char *EXAMPLES[] = {"gqa_b1", "gqa_b8", "qknorm_b1", "qknorm_b8", "rmsnorm_linear_b1",
@@ -454,4 +455,44 @@ void test_docs_op_table(void) {
         snprintf(row, sizeof row, "| `%s` |", ir_ops[k].name);
         CHECK_MSG(strstr(doc, row), "docs/ir.md has no row for '%s'", ir_ops[k].name);
     }
+}
+
+/* An input's range= (its random test values' half-width, ir_input_range): parsed, printed
+ * back as the same double, kept through JSON, compared by ir_graph_equal, reported by
+ * mg_program_input (1 without it), copied into a partition's pieces; bad values point at
+ * the number. */
+void test_input_range(void) {
+    const char *src = "input X : f16[2, 8]\ninput W : f16[8, 4] range=0.0220970869120796\nY = matmul(X, W)\noutput Y\n";
+    roundtrip_text(src);
+    ir_graph *g = unit_parse(src), *g2 = NULL, *h = unit_parse("input X : f16[2, 8]\ninput W : f16[8, 4]\nY = matmul(X, W)\noutput Y\n");
+    char *t = print_text(g);
+    CHECK_MSG(strstr(t, "input W : f16[8, 4] range=0.0220970869120796\n") && strstr(t, "input X : f16[2, 8]\n"), "%s", t);
+    CHECK(ir_input_range(&g->nodes[0]) == 1 && ir_input_range(&g->nodes[1]) == 0.0220970869120796);
+    CHECK(!ir_graph_equal(g, h)); /* the test inputs differ */
+    mg_ctx ctx = {{0}};
+    strbuf sb = {0};
+    CHECK(ir_print_json(g, &ctx, &sb) == MG_OK);
+    char *js = sb_take(&sb);
+    CHECK_MSG(ir_parse_json(&ctx, js, strlen(js), "t.json", &g2) == MG_OK, "%s", ctx.msg);
+    CHECK(g2 && ir_graph_equal(g, g2) && ir_input_range(&g2->nodes[1]) == 0.0220970869120796);
+    base_free(js), base_free(t), ir_graph_free(g2), ir_graph_free(h);
+    mg_program *p = NULL;
+    mg_tensor_desc d = {0};
+    CHECK(mg_program_parse(&ctx, src, strlen(src), "t.mu", &p) == MG_OK);
+    CHECK(p && mg_program_input(p, 1, &d) == MG_OK && d.range == 0.0220970869120796);
+    CHECK(p && mg_program_input(p, 0, &d) == MG_OK && d.range == 1);
+    CHECK(p && mg_program_output(p, 0, &d) == MG_OK && d.range == 0);
+    mg_program_free(p);
+    /* a partition piece reading program input W keeps its range */
+    ir_graph *pc = unit_parse("input X : f16[2, 8]\ninput W : f16[8, 4] range=0.5\nY = matmul(X, W)\nZ = exp(Y - max(Y, dim=1))\noutput Z\n");
+    strbuf ps = {0};
+    CHECK(pc && ir_print_partition(pc, &ctx, &ps) == MG_OK && ps.s && strstr(ps.s, "input W : f16[8, 4] range=0.5\n"));
+    sb_free(&ps), ir_graph_free(pc), ir_graph_free(g);
+    unit_parse_fails("input X : f16[2] range=0\noutput X\n", MG_ERR_PARSE, "t.mu:1:24: error: range= must be positive");
+    unit_parse_fails("input X : f16[2] range=-1\noutput X\n", MG_ERR_PARSE, "t.mu:1:24: error: range= takes a positive decimal");
+    unit_parse_fails("input X : f16[2] range 2\noutput X\n", MG_ERR_PARSE, "t.mu:1:24: error: expected '=' after range");
+    unit_parse_fails("input X : f16[2] range=1e31\noutput X\n", MG_ERR_PARSE, "at most 1e30");
+    const char *badj = "{\"format\":\"mugen-program\",\"tensors\":[{\"name\":\"X\",\"op\":\"input\","
+                       "\"dtype\":\"f32\",\"shape\":[2],\"range\":-2}],\"outputs\":[\"X\"]}";
+    CHECK(ir_parse_json(&ctx, badj, strlen(badj), "b.json", &g2) == MG_ERR_PARSE && strstr(ctx.msg, "\"range\""));
 }

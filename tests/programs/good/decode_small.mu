@@ -1,18 +1,19 @@
 # A LLaMA-style decode step, written by tools/make_decode.py (docs/decode.md):
 #   python3 tools/make_decode.py --layers 2 --hidden 64 --heads 4 --kv-heads 2 --head-dim 16 --ffn 128 --cache 16 --batch 2 --dtype f16 --eps 1e-5
 # 2 layers, hidden 64, 4 query heads and 2 KV heads of 16, FFN 128 (SwiGLU), batch 2,
-# KV caches of 16 positions (inputs), the new token's k and v appended; RMSNorm eps 1e-5; no RoPE; f16.
+# KV caches of 16 positions (inputs), the new token's k and v appended; RMSNorm eps 1e-5; no RoPE; f16;
+# the weights' test inputs uniform in +-sqrt(3 / fan-in) (range=), as a model's.
 input x : f16[2, 64]
 # layer 0
 input l0_g1 : f16[64]
-input l0_wqkv : f16[64, 128]
+input l0_wqkv : f16[64, 128] range=0.2165
 input l0_kc : f16[2, 2, 16, 16]
 input l0_vc : f16[2, 2, 16, 16]
-input l0_wo : f16[64, 64]
+input l0_wo : f16[64, 64] range=0.2165
 input l0_g2 : f16[64]
-input l0_w1 : f16[64, 128]
-input l0_w3 : f16[64, 128]
-input l0_w2 : f16[128, 64]
+input l0_w1 : f16[64, 128] range=0.2165
+input l0_w3 : f16[64, 128] range=0.2165
+input l0_w2 : f16[128, 64] range=0.1531
 l0_h = rmsnorm(x, dim=-1, eps=1e-5) * l0_g1
 l0_qkv = matmul(l0_h, l0_wqkv)
 l0_q = reshape(slice(l0_qkv, dim=1, start=0, len=64), shape=[2, 2, 2, 16])
@@ -30,14 +31,14 @@ l0_f = silu(matmul(l0_h2, l0_w1)) * matmul(l0_h2, l0_w3)
 x1 = l0_x + matmul(l0_f, l0_w2)
 # layer 1
 input l1_g1 : f16[64]
-input l1_wqkv : f16[64, 128]
+input l1_wqkv : f16[64, 128] range=0.2165
 input l1_kc : f16[2, 2, 16, 16]
 input l1_vc : f16[2, 2, 16, 16]
-input l1_wo : f16[64, 64]
+input l1_wo : f16[64, 64] range=0.2165
 input l1_g2 : f16[64]
-input l1_w1 : f16[64, 128]
-input l1_w3 : f16[64, 128]
-input l1_w2 : f16[128, 64]
+input l1_w1 : f16[64, 128] range=0.2165
+input l1_w3 : f16[64, 128] range=0.2165
+input l1_w2 : f16[128, 64] range=0.1531
 l1_h = rmsnorm(x1, dim=-1, eps=1e-5) * l1_g1
 l1_qkv = matmul(l1_h, l1_wqkv)
 l1_q = reshape(slice(l1_qkv, dim=1, start=0, len=64), shape=[2, 2, 2, 16])

@@ -6,10 +6,10 @@ O = kernel(X, W, grid=[96], forloop=1, threads=128) {
     t2 = accum(t0)
     t3 = accum(t1)
     t4 = sqr(t2)
-    t5 = matmul(t2, t3)
-    t6 = sum(t4, dim=1)
-    t7 = sqrt(t6)
-    t8 = t5 / t7
+    t5 = sum(t4, dim=1)
+    t6 = sqrt(t5)
+    t7 = t2 / t6
+    t8 = matmul(t7, t3)
     save(t8, omap=[1])
 }
 output O

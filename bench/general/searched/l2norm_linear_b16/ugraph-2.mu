@@ -3,13 +3,14 @@ input W : f16[1024, 3072]
 O = kernel(X, W, grid=[96], forloop=1, threads=128) {
     t0 = iter(X)
     t1 = iter(W, imap=[1])
-    t2 = accum(t0)
-    t3 = matmul(t0, t1)
-    t4 = sqr(t2)
-    t5 = accum(t3)
-    t6 = sum(t4, dim=1)
+    t2 = sqr(t0)
+    t3 = accum(t0)
+    t4 = accum(t1)
+    t5 = accum(t2)
+    t6 = sum(t5, dim=1)
     t7 = sqrt(t6)
-    t8 = t5 / t7
-    save(t8, omap=[1])
+    t8 = t3 / t7
+    t9 = matmul(t8, t4)
+    save(t9, omap=[1])
 }
 output O

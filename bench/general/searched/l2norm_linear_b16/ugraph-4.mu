@@ -7,10 +7,10 @@ O = kernel(X, W, grid=[96], forloop=1, threads=128) {
     t3 = accum(t0)
     t4 = accum(t1)
     t5 = sum(t2, dim=1)
-    t6 = matmul(t3, t4)
-    t7 = accum(t5)
-    t8 = sqrt(t7)
-    t9 = t6 / t8
+    t6 = sqrt(t5)
+    t7 = accum(t6)
+    t8 = t3 / t7
+    t9 = matmul(t8, t4)
     save(t9, omap=[1])
 }
 output O

@@ -1,0 +1,44 @@
+input X : f16[2, 2048]
+input G : f16[2048]
+input Wg : f16[2048, 5632]
+input Wu : f16[2048, 5632]
+Y = kernel(X, G, grid=[2], forloop=1, threads=128) {
+    t0 = iter(X, imap=[0])
+    t1 = sqr(t0)
+    t2 = sum(t1, dim=1)
+    t4 = t2 / 2048
+    t5 = sqrt(t4)
+    t6 = t0 / t5
+    t7 = iter(G)
+    t8 = t6 * t7
+    t9 = accum(t8)
+    save(t9, omap=[0])
+}
+t5, t6 = kernel(Y, Wg, Wu, grid=[44, 8], forloop=4, threads=128) {
+    t0 = iter(Y, imap=[-1, 1], fmap=1)
+    t1 = iter(Wg, imap=[1, 0], fmap=0)
+    t2 = matmul(t0, t1)
+    t3 = accum(t2)
+    t4 = reshape(t3, shape=[1, 2, 128])
+    save(t4, omap=[2, 0])
+    t6 = iter(Y, imap=[-1, 1], fmap=1)
+    t7 = iter(Wu, imap=[1, 0], fmap=0)
+    t8 = matmul(t6, t7)
+    t9 = accum(t8)
+    t10 = reshape(t9, shape=[1, 2, 128])
+    save(t10, omap=[2, 0])
+}
+O = kernel(t5, t6, grid=[352], forloop=1, threads=128) {
+    t0 = iter(t5, imap=[2])
+    t1 = sum(t0, dim=0)
+    t2 = reshape(t1, shape=[2, 16])
+    t3 = accum(t2)
+    t4 = silu(t3)
+    t5 = iter(t6, imap=[2])
+    t6 = sum(t5, dim=0)
+    t7 = reshape(t6, shape=[2, 16])
+    t8 = accum(t7)
+    t9 = t4 * t8
+    save(t9, omap=[1])
+}
+output O
