@@ -159,6 +159,8 @@ static int flag_set(void *flag) { return __atomic_load_n((const int *)flag, __AT
 void ev_set_stop(const int *stop) { ev_set_stop_fn(stop ? flag_set : NULL, (void *)stop); }
 void ev_set_stop_fn(int (*stopped)(void *), void *arg) { stop_fn = stopped, stop_arg = arg; }
 
+int ev_stopping(void) { return stop_fn && stop_fn(stop_arg); }
+
 mg_status ev_check_stop(mg_ctx *ctx) {
     if (stop_fn && stop_fn(stop_arg))
         return ctx_err(ctx, MG_ERR_LIMIT, "evaluation stopped (time limit or stop request)");

@@ -68,6 +68,9 @@ void ev_set_stop(const int *stop);
 /* The same with a predicate: stop once stopped(arg) returns non-zero (NULL: never). */
 void ev_set_stop_fn(int (*stopped)(void *), void *arg);
 mg_status ev_check_stop(mg_ctx *ctx);
+/* Whether this thread's stop request is seen now (no message): long loops inside one node
+ * (a matmul of 4096 x 11008 x 4096 is minutes in the field) poll it every few rows. */
+int ev_stopping(void);
 
 /* Index of the last node reading each node (or n_nodes for outputs); caller frees. */
 int *ev_last_use(const ir_graph *g);

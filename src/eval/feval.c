@@ -105,9 +105,14 @@ static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, 
         const double *a = v[n->in[0]] + m.a_off[t], *b = v[n->in[1]] + m.b_off[t];
         double *out = o + t * m.m * m.n;
         for (int64_t i = 0; i < m.m * m.n; i++) out[i] = 0;
-        for (int64_t i = 0; i < m.m; i++)
+        for (int64_t i = 0; i < m.m; i++) {
+            if (i % 32 == 0 && ev_stopping()) { /* a stop request, seen inside a long product */
+                ev_matmul_free(&m);
+                return MG_ERR_LIMIT;
+            }
             for (int64_t k = 0; k < m.k; k++)
                 axpy_row(out + i * m.n, a[i * m.k + k], b + k * m.n, m.n, !c->f64);
+        }
     }
     ev_matmul_free(&m);
     return MG_OK;
@@ -116,7 +121,8 @@ static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, 
 /* Computes node i into o (numel doubles, allocated by the caller) from operand values v[].
  * Inputs are taken from in[] in the order input nodes appear (*n_in counts them) and rounded
  * to their declared dtype; a constant is its exact decimal's double, rounded like any
- * intermediate. Fails only with MG_ERR_NOMEM (matmul offsets, layout maps). */
+ * intermediate. Fails only with MG_ERR_NOMEM (matmul offsets, layout maps) or MG_ERR_LIMIT
+ * (a stop request seen inside a matmul, ev_stopping). */
 static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, double *o,
                           const double *const *in, int *n_in) {
     const ir_node *n = &g->nodes[i];
@@ -208,7 +214,7 @@ static mg_status run_block(const fctx *c, mg_ctx *ctx, const ir_graph *b, double
     if (!rc) rc = ev_block_walk(b, ctx, &ops);
     for (int i = 0; f.tv && i < n; i++) base_free(f.tv[i]);
     base_free(f.tv);
-    if (rc && ctx && !ctx->msg[0]) ctx_err(ctx, rc, "out of memory");
+    if (rc && ctx && !ctx->msg[0]) ctx_err(ctx, rc, rc == MG_ERR_LIMIT ? "evaluation stopped (time limit or stop request)" : "out of memory");
     return rc;
 }
 
@@ -262,7 +268,8 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const
                 break;
             }
             if ((rc = run_node(&c, g, i, v, v[i], in, &n_in))) {
-                ctx_err(ctx, rc, "out of memory evaluating node %d", i);
+                if (rc == MG_ERR_LIMIT) ctx_err(ctx, rc, "evaluation stopped (time limit or stop request)");
+                else ctx_err(ctx, rc, "out of memory evaluating node %d", i);
                 break;
             }
         }

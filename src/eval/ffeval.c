@@ -241,20 +241,22 @@ static void mac_tile16(const uint32_t *restrict a0, const uint32_t *restrict a1,
     memcpy(out[2], lo1, sizeof lo1), memcpy(out[3], hi1, sizeof hi1);
 }
 
-/* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m. Each product (< 2^64) is
+/* One part of a matmul: out[i][j] = sum_k a[i][k] b[k][j] mod m; 1 when a stop request
+ * (ev_stopping) ended it early, else 0. Each product (< 2^64) is
  * split into its low and high 32 bits, summed separately in 64-bit lanes (no overflow before
  * 2^32 terms; K <= IR_MAX_DIM < 2^31) and reduced once per output. Rows go in pairs and
  * columns 16 at a time with the sums in registers (mac_tile16); the last N % 16 columns
  * stream through mac_row with acc (2 M JB entries). Any 32-bit operands: an FF_NONE in the
  * q part gives a meaningless sum there, which none_q then overwrites. */
-static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
-                        int64_t N, const ff_mod *mm, uint64_t *acc, int64_t JB) {
+static int matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64_t M, int64_t K,
+                       int64_t N, const ff_mod *mm, uint64_t *acc, int64_t JB) {
     uint64_t r32 = ((uint64_t)1 << 32) % mm->m; /* 2^32 mod m, to recombine hi * 2^32 + lo */
     /* hi * 2^32 + lo mod m by Barrett (the modulus is drawn per test): (hi mod m) r32 < 2^64 - 2^33 */
 #define RECOMBINE(hi, lo) ff_red((uint64_t)ff_red(hi, mm) * r32 + ff_red(lo, mm), mm)
     int64_t N16 = N - N % 16;
     /* rows in pairs, 16 columns at a time, accumulators in registers */
     for (int64_t i = 0; i < M; i += 2) {
+        if (i % 32 == 0 && ev_stopping()) return 1;
         const uint32_t *a0 = a + i * K, *a1 = i + 1 < M ? a0 + K : a0;
         for (int64_t j0 = 0; j0 < N16; j0 += 16) {
             uint64_t s[4][16];
@@ -264,7 +266,7 @@ static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64
                     o[(i + r) * N + j0 + j] = RECOMBINE(s[2 * r + 1][j], s[2 * r][j]);
         }
     }
-    if (N16 == N) return;
+    if (N16 == N) return 0;
     /* the last N % 16 columns: rows of b streamed through mac_row */
     int64_t jn = N - N16;
     MG_ASSERT(jn <= JB);
@@ -277,6 +279,7 @@ static void matmul_part(const uint32_t *a, const uint32_t *b, uint32_t *o, int64
             o[i * N + N16 + j] = RECOMBINE(acc[(2 * i + 1) * jn + j], acc[2 * i * jn + j]);
         }
 #undef RECOMBINE
+    return 0;
 }
 
 /* The q part of a matmul whose operands may hold FF_NONE (a value out of exp has no Z_q
@@ -311,15 +314,16 @@ static mg_status matmul(const ffctx *c, const ir_node *n, const fv *x, const fv 
         ev_matmul_free(&m);
         return ctx_err(c->ctx, MG_ERR_NOMEM, "out of memory");
     }
-    for (int64_t t = 0; t < m.batch; t++) {
+    int stopped = 0;
+    for (int64_t t = 0; t < m.batch && !stopped; t++) {
         int64_t oo = t * m.m * m.n;
-        matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, &c->F.P, acc, JB);
-        matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, &c->F.Q, acc, JB);
-        none_q(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, seen, seen + m.m);
+        stopped = matmul_part(x->p + m.a_off[t], y->p + m.b_off[t], o->p + oo, m.m, m.k, m.n, &c->F.P, acc, JB) ||
+                  matmul_part(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, &c->F.Q, acc, JB);
+        if (!stopped) none_q(x->q + m.a_off[t], y->q + m.b_off[t], o->q + oo, m.m, m.k, m.n, seen, seen + m.m);
     }
     base_free(acc), base_free(seen);
     ev_matmul_free(&m);
-    return MG_OK;
+    return stopped ? ev_check_stop(c->ctx) : MG_OK;
 }
 
 /* Computes node i (not an input: ev_field reads those in place) into v[i] (allocated by the

@@ -18,7 +18,7 @@ int unit_fails;
     X(test_field_ops_by_hand) X(test_field_exp_add) X(test_field_distributive)        \
     X(test_field_sqrt_mul) X(test_field_matmul_assoc) X(test_field_div_zero)          \
     X(test_field_rejects_non_lax) X(test_field_float_agree) X(test_field_silu)        \
-    X(test_field_decoder_ops)                                                         \
+    X(test_field_decoder_ops) X(test_eval_stop_in_matmul)                             \
     X(test_field_draw) X(test_field_factor)                                           \
     X(test_alloc_failures) X(test_alloc_search) X(test_alloc_compile)                                       \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \

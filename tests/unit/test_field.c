@@ -16,6 +16,7 @@ void test_field_rejects_non_lax(void);
 void test_field_float_agree(void);
 void test_field_silu(void);
 void test_field_decoder_ops(void);
+void test_eval_stop_in_matmul(void);
 
 enum { MAXT = 12 };
 static const ff_mod MP = {FF_P, UINT64_MAX / FF_P}, MQ = {FF_Q, UINT64_MAX / FF_Q};
@@ -375,4 +376,39 @@ void test_field_decoder_ops(void) {
     /* eps matters: without it the values differ (the test can fail) */
     CHECK(identity_holds("input A : f32[4, 16]\nO = rmsnorm(A, dim=1, eps=1e-5)\n"
                          "P = rmsnorm(A, dim=1)\noutput O, P\n", 5, 35) == 0);
+}
+
+/* A stop request is seen inside one long matmul, not only between nodes (a 4096 x 11008 x
+ * 4096 product in the field took minutes past a search's time limit): with a predicate that
+ * turns true at its third poll, a single 256-row product stops with MG_ERR_LIMIT in both
+ * evaluators, and the polls came from inside it (two nodes' checks before it, then rows). */
+static int polls;
+static int third_poll(void *arg) { return (void)arg, ++polls > 2; }
+void test_eval_stop_in_matmul(void) {
+    ir_graph *g = unit_parse("input A : f32[256, 64]\ninput B : f32[64, 48]\nC = matmul(A, B)\noutput C\n");
+    rng r = {7};
+    fenv e;
+    fenv_alloc(&e, g, &r);
+    mg_ctx ctx = {{0}};
+    ev_set_stop_fn(third_poll, NULL);
+    polls = 0;
+    CHECK(frun(g, &e, unit_field(3), &ctx) == MG_ERR_LIMIT && strstr(ctx.msg, "stopped"));
+    CHECK_MSG(polls == 3, "%d polls", polls);
+    double *in[2], *out[1];
+    for (int k = 0; k < 2; k++) {
+        int64_t n = ir_numel(&g->nodes[k].shape);
+        in[k] = malloc((size_t)n * sizeof(double));
+        for (int64_t t = 0; t < n; t++) in[k][t] = rng_uniform(&r) - 0.5;
+    }
+    out[0] = malloc(256 * 48 * sizeof(double));
+    polls = 0, ctx.msg[0] = 0;
+    CHECK(ev_float(g, &ctx, 0, (const double *const *)in, out) == MG_ERR_LIMIT && strstr(ctx.msg, "stopped"));
+    CHECK_MSG(polls == 3, "%d polls", polls);
+    ev_set_stop_fn(NULL, NULL);
+    polls = 0;
+    CHECK(frun(g, &e, unit_field(3), &ctx) == MG_OK && ev_float(g, &ctx, 0, (const double *const *)in, out) == MG_OK);
+    for (int k = 0; k < 2; k++) free(in[k]);
+    free(out[0]);
+    fenv_free(&e);
+    ir_graph_free(g);
 }
