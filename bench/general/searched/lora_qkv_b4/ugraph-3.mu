@@ -10,8 +10,9 @@ O = kernel(X, W, v5, grid=[128], forloop=1, threads=128) {
     t3 = iter(v5, imap=[1])
     t4 = matmul(t1, t2)
     t5 = t3 * 2
-    t6 = t4 + t5
-    t7 = accum(t6)
-    save(t7, omap=[1])
+    t6 = accum(t4)
+    t7 = accum(t5)
+    t8 = t6 + t7
+    save(t8, omap=[1])
 }
 output O

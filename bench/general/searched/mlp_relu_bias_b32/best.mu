@@ -11,11 +11,12 @@ t5 = kernel(X, W1, grid=[64, 4], forloop=4, threads=128) {
     t4 = reshape(t3, shape=[1, 32, 64])
     save(t4, omap=[2, 0])
 }
-t6 = kernel(t5, grid=[256], forloop=4, threads=128) {
-    t0 = iter(t5, imap=[2], fmap=0)
-    t1 = reshape(t0, shape=[32, 16])
-    t2 = accum(t1)
-    save(t2, omap=[1])
+t6 = kernel(t5, grid=[256], forloop=1, threads=128) {
+    t0 = iter(t5, imap=[2])
+    t1 = sum(t0, dim=0)
+    t2 = reshape(t1, shape=[32, 16])
+    t3 = accum(t2)
+    save(t3, omap=[1])
 }
 t7 = kernel(t6, B1, W2, grid=[16, 16], forloop=4, threads=128) {
     t0 = iter(t6, imap=[-1, 1], fmap=1)
@@ -28,12 +29,13 @@ t7 = kernel(t6, B1, W2, grid=[16, 16], forloop=4, threads=128) {
     t7 = reshape(t6, shape=[1, 32, 64])
     save(t7, omap=[2, 0])
 }
-O = kernel(t7, B2, grid=[64], forloop=16, threads=128) {
-    t0 = iter(t7, imap=[2], fmap=0)
-    t1 = reshape(t0, shape=[32, 16])
-    t2 = accum(t1)
-    t3 = iter(B2, imap=[0])
-    t4 = t2 + t3
-    save(t4, omap=[1])
+O = kernel(t7, B2, grid=[64], forloop=1, threads=128) {
+    t0 = iter(t7, imap=[2])
+    t1 = sum(t0, dim=0)
+    t2 = reshape(t1, shape=[32, 16])
+    t3 = accum(t2)
+    t4 = iter(B2, imap=[0])
+    t5 = t3 + t4
+    save(t5, omap=[1])
 }
 output O

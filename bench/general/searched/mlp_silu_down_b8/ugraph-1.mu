@@ -1,7 +1,7 @@
 input X : f16[8, 2048]
 input W1 : f16[2048, 8192]
 input W2 : f16[8192, 2048]
-t3 = kernel(X, W1, grid=[128], forloop=8, threads=128) {
+t3 = kernel(X, W1, grid=[128], forloop=32, threads=128) {
     t0 = iter(X, fmap=1)
     t1 = iter(W1, imap=[1], fmap=0)
     t2 = matmul(t0, t1)
@@ -9,5 +9,19 @@ t3 = kernel(X, W1, grid=[128], forloop=8, threads=128) {
     t4 = silu(t3)
     save(t4, omap=[1])
 }
-O = matmul(t3, W2)
+t4 = kernel(t3, W2, grid=[32, 4], forloop=32, threads=128) {
+    t0 = iter(t3, imap=[-1, 1], fmap=1)
+    t1 = iter(W2, imap=[1, 0], fmap=0)
+    t2 = matmul(t0, t1)
+    t3 = accum(t2)
+    t4 = reshape(t3, shape=[1, 8, 64])
+    save(t4, omap=[2, 0])
+}
+O = kernel(t4, grid=[128], forloop=1, threads=128) {
+    t0 = iter(t4, imap=[2])
+    t1 = sum(t0, dim=0)
+    t2 = reshape(t1, shape=[8, 16])
+    t3 = accum(t2)
+    save(t3, omap=[1])
+}
 output O

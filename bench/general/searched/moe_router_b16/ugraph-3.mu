@@ -1,6 +1,6 @@
 input X : f16[16, 2048]
 input Wr : f16[2048, 64]
-t2 = kernel(X, Wr, grid=[8, 2], forloop=1, threads=128) {
+t2 = kernel(X, Wr, grid=[8, 8], forloop=1, threads=128) {
     t0 = iter(X, imap=[0])
     t1 = iter(Wr, imap=[-1, 1])
     t2 = matmul(t0, t1)
