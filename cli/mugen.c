@@ -107,7 +107,13 @@ static const char *HELP_LOWER =
     "given no μGraph: matmuls with their elementwise prologues and epilogues, row reductions\n"
     "and elementwise trees each as a kernel with a default schedule (docs/lower.md); what no\n"
     "kernel form holds stays a kernel-level operator. The header says how many of each.\n";
-static const char *HELP_DOT = "usage: mugen dot FILE\nPrints FILE as a Graphviz digraph.\n";
+static const char *HELP_DOT =
+    "usage: mugen dot [--tasks] FILE\n"
+    "Prints FILE as a Graphviz digraph. --tasks: the task graph a persistent megakernel runs\n"
+    "instead (FILE lowered unless it is a μGraph, planned for the default device): a task a\n"
+    "block of each kernel (a kernel-level operator one task), an edge from each task to the\n"
+    "tasks that wait for it, exactly the blocks whose tiles they read; checked before it is\n"
+    "printed (docs/megakernel.md).\n";
 static const char *HELP_PART =
     "usage: mugen partition FILE\n"
     "Cuts FILE into maximal Lax subprograms at non-Lax operators (relu, max) and where a\n"
@@ -116,7 +122,7 @@ static const char *HELP_PART =
 typedef struct opts {
     const char *cmd, *file, *file2, *out_dir;
     int tests;
-    int json, f64, field, show;
+    int json, f64, field, show, tasks;
     uint64_t seed;
     int seed_set, compile, reps;
     const char *backend, *target;
@@ -156,6 +162,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         if (!strcmp(a, "--json")) o->json = 1;
         else if (!strcmp(a, "--f64")) o->f64 = 1;
         else if (!strcmp(a, "--field")) o->field = 1;
+        else if (!strcmp(a, "--tasks")) o->tasks = 1;
         else if (!strcmp(a, "--no-reuse")) o->run.no_reuse = 1;
         else if (!strcmp(a, "--no-depth")) o->run.no_depth = 1;
         else if (!strcmp(a, "--no-layout")) o->run.no_layout = 1;
@@ -620,7 +627,7 @@ static const char *command_help(const char *cmd) {
  * status (2 a bad command line, 1 an --out that is not a directory). */
 static int check_opts(opts *o) {
     int gen = !strcmp(o->cmd, "run") || !strcmp(o->cmd, "emit");
-    if ((o->json && strcmp(o->cmd, "check")) ||
+    if ((o->json && strcmp(o->cmd, "check")) || (o->tasks && strcmp(o->cmd, "dot")) ||
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
@@ -659,7 +666,7 @@ static int run_command(opts *o) {
     mg_status st = mg_program_load(ctx, o->file, &p);
     if (st) r = fail(ctx, st);
     else if (!strcmp(o->cmd, "check")) r = cmd_check(ctx, p, o);
-    else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, MG_FMT_DOT);
+    else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, o->tasks ? MG_FMT_TASKS : MG_FMT_DOT);
     else if (!strcmp(o->cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
     else if (!strcmp(o->cmd, "verify")) r = cmd_verify(ctx, p, o);
     else if (!strcmp(o->cmd, "run")) r = cmd_run(ctx, p, o);

@@ -53,7 +53,7 @@ typedef struct mg_tensor_desc {
 } mg_tensor_desc;
 
 /* Output formats of mg_program_format. */
-typedef enum mg_format { MG_FMT_TEXT = 0, MG_FMT_JSON, MG_FMT_DOT, MG_FMT_PARTITION } mg_format;
+typedef enum mg_format { MG_FMT_TEXT = 0, MG_FMT_JSON, MG_FMT_DOT, MG_FMT_PARTITION, MG_FMT_TASKS } mg_format;
 
 /* Context. mg_ctx_new returns NULL only when out of memory; mg_ctx_free(NULL) is a no-op.
  * mg_ctx_error returns the message of the last failed call (owned by ctx, valid until the
@@ -91,8 +91,11 @@ int mg_program_n_outputs(const mg_program *prog);
 mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d);
 mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d);
 
-/* Renders the program as .mu text, JSON, Graphviz dot, or its Lax partition (as .mu text, one
- * subprogram per part). *out is a NUL-terminated string the caller frees with mg_free. */
+/* Renders the program as .mu text, JSON, Graphviz dot, its Lax partition (as .mu text, one
+ * subprogram per part), or (MG_FMT_TASKS) the task graph a megakernel would run, as Graphviz
+ * dot: the program lowered unless it is a μGraph, planned for the default device, cut into
+ * tasks with exact dependencies and checked (docs/megakernel.md; MG_ERR_INVALID names what a
+ * check found). *out is a NUL-terminated string the caller frees with mg_free. */
 mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, char **out);
 
 /* Lax check (Mirage Definition 5.1). *is_lax is 1 or 0; when 0 and why != NULL, *why gets a

@@ -1,6 +1,7 @@
 /* api: the public entry points of include/mugen.h over the internal stages. Each call checks
  * its arguments, runs the stage, and (with MUGEN_CHECK=1) re-verifies the IR afterwards. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,9 @@
 #include "eval/eval.h"
 #include "eval/ff.h"
 #include "ir/ir.h"
+#include "driver.h"
 #include "lower/lower.h"
+#include "opt/opt.h"
 #include "verify/verify.h"
 #include "api_internal.h"
 #include "search/search.h"
@@ -113,6 +116,26 @@ mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d) {
     return MG_OK;
 }
 
+/* MG_FMT_TASKS: g lowered (unless a μGraph), planned, its task graph built, checked, drawn. */
+static mg_status print_tasks(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
+    ir_graph *owned = NULL;
+    const ir_graph *use = g;
+    op_plan *plan = NULL;
+    op_taskgraph *tg = NULL;
+    mg_status rc = dr_lower(g, ctx, NULL, CG_CUDA, &owned, &use);
+    if (!rc) rc = op_plan_new(use, ctx, mg_device_default(), &op_opts_default, &plan);
+    if (!rc) rc = op_taskgraph_new(plan, ctx, &tg);
+    if (!rc) rc = op_taskgraph_check(plan, tg, ctx);
+    if (!rc) {
+        sb_printf(sb, "// task graph: %d launches, %d tasks, %" PRId64 " dependencies (%" PRId64
+                  " from element ranges, the others on whole launches); checked\n", tg->n_launches, tg->n_tasks,
+                  tg->n_deps, tg->n_exact);
+        op_taskgraph_dot(plan, tg, sb);
+    }
+    op_taskgraph_free(tg), op_plan_free(plan), ir_graph_free(owned);
+    return rc;
+}
+
 mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, char **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_format: NULL argument");
     strbuf sb = {0};
@@ -122,6 +145,7 @@ mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, 
     case MG_FMT_JSON: rc = ir_print_json(prog->g, ctx, &sb); break;
     case MG_FMT_DOT: ir_print_dot(prog->g, &sb); break;
     case MG_FMT_PARTITION: rc = ir_print_partition(prog->g, ctx, &sb); break;
+    case MG_FMT_TASKS: rc = print_tasks(prog->g, ctx, &sb); break;
     default: rc = ctx_err(ctx, MG_ERR_INVALID, "unknown format %d", (int)fmt);
     }
     char *s = rc ? NULL : sb_take(&sb);

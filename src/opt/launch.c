@@ -50,10 +50,7 @@ void op_plan_fused(op_plan *p, const mg_device *dev) {
     p->fused = 1;
 }
 
-/* Element range [lo, hi) over the 4 padded dims of the kernel-level tensor that block b of
- * block graph bg reads through iterator n (all its loop iterations) or writes through saver
- * n (the tile of the value it saves), as codegen's tile_base places it. */
-static void block_range(const ir_graph *bg, const ir_node *n, const int b[3], int64_t lo[4], int64_t hi[4]) {
+void op_block_range(const ir_graph *bg, const ir_node *n, const int b[3], int64_t lo[4], int64_t hi[4]) {
     int iter = n->op == IR_OP_ITER;
     const ir_shape *ts = iter ? &n->shape : &bg->nodes[n->in[0]].shape;
     int64_t td[4];
@@ -68,7 +65,7 @@ static void block_range(const ir_graph *bg, const ir_node *n, const int b[3], in
     }
 }
 
-static void block_coord(const int grid[3], int i, int b[3]) {
+void op_block_coord(const int grid[3], int i, int b[3]) {
     b[0] = i % grid[0], b[1] = i / grid[0] % grid[1], b[2] = i / (grid[0] * grid[1]);
 }
 
@@ -85,8 +82,8 @@ static int depends(const op_plan *p, int k1, int k2, const int b1[3], const int 
             const ir_node *sv = &g1->nodes[j];
             if (sv->op != IR_OP_SAVE || sv->index != x->index) continue;
             int64_t l1[4], h1[4], l2[4], h2[4];
-            block_range(g1, sv, b1, l1, h1);
-            block_range(g2, it, b2, l2, h2);
+            op_block_range(g1, sv, b1, l1, h1);
+            op_block_range(g2, it, b2, l2, h2);
             int meet = 1;
             for (int d = 0; d < 4; d++) meet &= l1[d] < h2[d] && l2[d] < h1[d];
             if (meet) return 1;
@@ -123,9 +120,9 @@ void op_plan_cluster(op_plan *p, const mg_device *dev) {
         /* cluster of kernel-1 block i: its coordinates but g's; rank: its coordinate along g */
         for (int j = 0; j < n && ok; j++) {
             int b2[3], b1[3], c = -1;
-            block_coord(g2, j, b2);
+            op_block_coord(g2, j, b2);
             for (int i = 0; i < n && ok; i++) {
-                block_coord(g1, i, b1);
+                op_block_coord(g1, i, b1);
                 if (!depends(p, k1, k2, b1, b2)) continue;
                 int ci = i - b1[g] * stride;
                 ok = c < 0 || c == ci, c = ci;

@@ -229,6 +229,39 @@ mg_status op_plan_check(const op_plan *p, mg_ctx *ctx);
  * the depth, and a warp holds *T of the 16x32 tiles; a chain's (chain.of >= 0) follow its
  * split. */
 void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, int *SK);
+/* The task graph of a plan (taskgraph.c; issue #27, docs/megakernel.md): what a persistent
+ * megakernel runs. Every launch of the plan, in launch order (codegen's: graph-defined kernels
+ * and the kernel-level operators left to the per-element path), is cut into tasks: a
+ * graph-defined kernel's blocks one task each, any other launch one task. Task t depends on
+ * earlier tasks only: exactly the producer's blocks whose saved tiles meet an element that
+ * t's block reads through an iterator (element ranges, op_block_range), or the whole producing
+ * launch where the read goes through a view, an inlined operator or a kernel-level operator.
+ * Invariant: dep[] of each task are distinct, earlier tasks, in increasing order. */
+typedef struct op_taskgraph {
+    int n_launches, n_tasks;
+    int *node;         /* per launch: its kernel-graph node (a KERNEL node of index 0, or an op) */
+    int *first;        /* per launch: its first task; first[n_launches] = n_tasks */
+    int *launch;       /* per task: its launch */
+    int *block;        /* per task: its block, linear (x fastest); 0 for a kernel-level operator */
+    int64_t *dep_at;   /* task t's dependencies are dep[dep_at[t] .. dep_at[t + 1]) */
+    int *dep;
+    int64_t n_deps;
+    int64_t n_exact;   /* dependencies from element ranges (the others: on a whole launch) */
+} op_taskgraph;
+/* Builds p's task graph into *out (op_taskgraph_free). MG_ERR_NOMEM, or MG_ERR_LIMIT when it
+ * would hold more than 2^31 tasks or dependencies. */
+mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out);
+void op_taskgraph_free(op_taskgraph *tg);
+/* Checks tg against p: dependencies earlier and distinct (so the graph is acyclic), every
+ * element a graph-defined task reads from another kernel's saved tile written by the tasks it
+ * depends on (the volumes of the written tiles' intersections with the read range cover it),
+ * and every whole-launch dependency whole. MG_OK, or MG_ERR_INVALID naming the task, its
+ * launch and block, and what is missing. */
+mg_status op_taskgraph_check(const op_plan *p, const op_taskgraph *tg, mg_ctx *ctx);
+/* The task graph as Graphviz text: a cluster per launch, a node per task (its block's
+ * coordinates), an edge per dependency. */
+void op_taskgraph_dot(const op_plan *p, const op_taskgraph *tg, strbuf *sb);
+
 /* The elements from one row to the next of the 2-D view a TMA loop reads kernel-graph node
  * kx (an input of its kernel) through: its row stride kst[kx][2], or for a single row (stride
  * 0) that row's length. (tma.c; codegen's tensor maps use it too.) */

@@ -113,6 +113,12 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
 /* ---- launch.c ---- */
 /* Several kernels as one launch: persistent (opts.persist) or cluster fusion (opts.cluster). */
 void op_plan_fused(op_plan *p, const mg_device *dev);
+/* Element range [lo, hi) over the 4 padded dims of the kernel-level tensor that block b of
+ * block graph bg reads through iterator n (all its loop iterations) or writes through saver
+ * n (the tile of the value it saves), as codegen's tile_base places it. */
+void op_block_range(const ir_graph *bg, const ir_node *n, const int b[3], int64_t lo[4], int64_t hi[4]);
+/* Block i (linear, x fastest) of a grid as coordinates b[3]. */
+void op_block_coord(const int grid[3], int i, int b[3]);
 void op_plan_cluster(op_plan *p, const mg_device *dev);
 
 #endif

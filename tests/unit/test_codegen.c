@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codegen/codegen.h"
+#include "lower/lower.h"
 #include "opt/opt.h"
 #include "unit.h"
 
@@ -19,6 +20,7 @@ void test_matmul_warps(void);
 void test_acc_scratch(void);
 void test_vector_reads(void);
 void test_tma_rows(void);
+void test_taskgraph(void);
 
 static ir_graph *load_ugraph(const char *name) {
     char path[256], *buf = calloc(1, 1 << 16);
@@ -739,4 +741,83 @@ void test_tma_rows(void) {
         op_plan_free(p);
         ir_graph_free(g);
     }
+}
+
+/* Plans program src lowered (lw_lower, the default tiling) for the default device. */
+static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
+    mg_ctx ctx = {{0}};
+    *g = unit_parse(src), *u = NULL;
+    op_plan *p = NULL;
+    CHECK_MSG(*g && lw_lower(*g, &ctx, mg_device_default(), 0, NULL, u, NULL) == MG_OK, "%s", ctx.msg);
+    if (*u) CHECK_MSG(op_plan_new(*u, &ctx, mg_device_default(), &op_opts_default, &p) == MG_OK, "%s", ctx.msg);
+    return p;
+}
+
+/* The task graph (opt/taskgraph.c, issue #27): RMSNorm + a 1-row projection lowers to a norm
+ * kernel, a split-K product and its adding kernel; each product block waits for the norm's one
+ * task, each adding block for exactly the splits of its own 64-column tile (not the whole
+ * product), and the graph passes its check. Dropping one dependency, or listing a later task,
+ * fails the check with a message naming the task. The decode step's kernel-level operators
+ * (concat, the views of slices) are one task each, waited for whole; its graph checks too. */
+void test_taskgraph(void) {
+    ir_graph *g, *u;
+    op_plan *p = plan_lowered("input X : f16[1, 4096]\ninput G : f16[4096]\ninput W : f16[4096, 4096]\n"
+                              "O = matmul(rmsnorm(X, dim=1) * G, W)\noutput O\n", &g, &u);
+    mg_ctx ctx = {{0}};
+    op_taskgraph *tg = NULL;
+    CHECK(p && op_taskgraph_new(p, &ctx, &tg) == MG_OK && tg);
+    if (tg && tg->n_launches == 3) {
+        const ir_graph *prod = p->g->nodes[tg->node[1]].body, *add = p->g->nodes[tg->node[2]].body;
+        int splits = prod->grid[1], cols = prod->grid[0], ok = splits > 1 && tg->first[1] == 1;
+        for (int t = tg->first[1]; t < tg->first[2]; t++)
+            ok &= tg->dep_at[t + 1] - tg->dep_at[t] == 1 && tg->dep[tg->dep_at[t]] == 0;
+        /* adding block j reads columns [16 j, 16 j + 16): the product's tile j / 4 in every split */
+        int per = (int)(add->grid[0] / cols);
+        for (int t = tg->first[2]; t < tg->n_tasks; t++) {
+            int j = tg->block[t], n = (int)(tg->dep_at[t + 1] - tg->dep_at[t]);
+            ok &= n == splits;
+            for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1]; e++) {
+                int d = tg->dep[e];
+                ok &= tg->launch[d] == 1 && tg->block[d] % cols == j / per;
+            }
+        }
+        CHECK_MSG(ok, "grid [%d, %d] then %d adding blocks", cols, splits, add->grid[0]);
+        CHECK_MSG(op_taskgraph_check(p, tg, &ctx) == MG_OK, "%s", ctx.msg);
+        CHECK(tg->n_exact == tg->n_deps && tg->n_deps == (tg->first[2] - tg->first[1]) + (int64_t)(tg->n_tasks - tg->first[2]) * splits);
+        /* the last task waits for one split fewer */
+        int last = tg->n_tasks - 1;
+        tg->dep_at[last + 1]--, tg->n_deps--;
+        CHECK(op_taskgraph_check(p, tg, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "write only") &&
+              strstr(ctx.msg, "task graph: task"));
+        tg->dep_at[last + 1]++, tg->n_deps++;
+        /* a product block listing a later task */
+        int keep = tg->dep[tg->dep_at[1]];
+        tg->dep[tg->dep_at[1]] = 5;
+        CHECK(op_taskgraph_check(p, tg, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "not an earlier task"));
+        tg->dep[tg->dep_at[1]] = keep;
+        CHECK(op_taskgraph_check(p, tg, &ctx) == MG_OK);
+    } else CHECK_MSG(0, "%d launches", tg ? tg->n_launches : -1);
+    op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
+    /* the small decode step: views, concat and other kernel-level operators */
+    FILE *f = fopen("tests/programs/good/decode_small.mu", "rb");
+    char *src = calloc(1, 1 << 16);
+    if (f && src) src[fread(src, 1, (1 << 16) - 1, f)] = 0;
+    if (f) fclose(f);
+    p = src ? plan_lowered(src, &g, &u) : NULL;
+    tg = NULL;
+    CHECK(p && op_taskgraph_new(p, &ctx, &tg) == MG_OK);
+    if (tg) {
+        CHECK_MSG(op_taskgraph_check(p, tg, &ctx) == MG_OK, "%s", ctx.msg);
+        int whole = -1; /* a task of a kernel-level operator that waits for something */
+        for (int t = 0; t < tg->n_tasks && whole < 0; t++)
+            if (p->g->nodes[tg->node[tg->launch[t]]].op != IR_OP_KERNEL && tg->dep_at[t + 1] > tg->dep_at[t]) whole = t;
+        CHECK(whole >= 0 && tg->n_exact < tg->n_deps);
+        if (whole >= 0) {
+            tg->dep_at[whole + 1]--; /* drop its last dependency: the counts after it shift, which is fine here */
+            CHECK(op_taskgraph_check(p, tg, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "does not wait for"));
+            tg->dep_at[whole + 1]++;
+        }
+    }
+    free(src);
+    op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
 }
