@@ -2,9 +2,11 @@
  * persistent megakernel runs (issue #27). A graph-defined kernel's block is a task; it waits
  * for the blocks of the kernels it reads whose saved tiles meet its read range (the element
  * ranges codegen's tile_base places, op_block_range), so the adding kernel of a split-K
- * product waits for its own column's splits, not for the whole product. A read that goes
- * through a view, an inlined operator or a kernel-level operator (one task: the per-element
- * path) waits for the whole launch that produced it. */
+ * product waits for its own column's splits, not for the whole product. A read through a
+ * view (a reshape, slice or transpose of a kernel's output, opt/buffers.c) is matched in the
+ * buffer: both ranges as runs of consecutive elements (at most TG_MAX_RUNS a block, else the
+ * whole launch). A read through an inlined operator or of a kernel-level operator's result
+ * (one task: the per-element path) waits for the whole launch that produced it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,12 @@ static int is_launch(const op_plan *p, int i) {
 
 static int64_t grid_blocks(const ir_graph *b) { return (int64_t)b->grid[0] * b->grid[1] * b->grid[2]; }
 
+/* Runs of consecutive buffer elements, [a, b). */
+typedef struct run {
+    int64_t a, b;
+} run;
+enum { TG_MAX_RUNS = 4096 }; /* runs a block's range may take before the whole launch is waited for */
+
 typedef struct tg_build {
     const op_plan *p;
     op_taskgraph *tg;
@@ -29,6 +37,7 @@ typedef struct tg_build {
     int *stamp;        /* per task: the task that last listed it as a dependency, plus 1 */
     int *list, n_list, cap_list;
     int64_t cap_dep;
+    run *rr, *rw;      /* scratch: a read's and a write's runs (TG_MAX_RUNS each) */
     mg_status rc;
 } tg_build;
 
@@ -68,19 +77,94 @@ static void whole_sources(tg_build *B, int t, int x, int depth) {
 }
 
 /* Is kernel-graph node x, read by a graph-defined kernel's iterator, another graph-defined
- * kernel's output read in place (so its blocks' tiles can be matched)? Its saver then. */
-static const ir_node *direct_saver(const op_plan *p, int x) {
-    const ir_node *n = &p->g->nodes[x];
-    if (n->op != IR_OP_KERNEL || p->view[x] >= 0 || p->inl[x]) return NULL;
+ * kernel's output, read in place or through a view of its buffer (so its blocks' tiles can be
+ * matched)? Its saver then, and in *y the kernel output node whose buffer it is. */
+static const ir_node *source_saver(const op_plan *p, int x, int *y) {
+    *y = p->view[x] >= 0 ? p->view[x] : x;
+    const ir_node *n = &p->g->nodes[*y];
+    if (n->op != IR_OP_KERNEL || p->inl[*y] || (p->view[x] < 0 && p->inl[x])) return NULL;
     for (int j = 0; j < n->body->n_nodes; j++)
         if (n->body->nodes[j].op == IR_OP_SAVE && n->body->nodes[j].index == n->index) return &n->body->nodes[j];
     return NULL;
 }
 
-static int boxes_meet(const int64_t l1[4], const int64_t h1[4], const int64_t l2[4], const int64_t h2[4]) {
+static int cmp_run(const void *x, const void *y) {
+    const run *r = x, *s = y;
+    return (r->a > s->a) - (r->a < s->a);
+}
+
+/* The buffer elements of the box [lo, hi) over 4 dims with element strides st (0 where a dim
+ * is 1) from offset off, as sorted, merged runs into out (room for TG_MAX_RUNS): their
+ * number, or -1 when there would be more. */
+static int box_runs(const int64_t lo[4], const int64_t hi[4], const int64_t st[4], int64_t off, run *out) {
+    int c = -1; /* the contiguous dim, if any: stride 1 and more than one element */
+    for (int d = 3; d >= 0; d--)
+        if (st[d] == 1 && hi[d] - lo[d] > 1) c = d;
+    int64_t count = 1, len = c >= 0 ? hi[c] - lo[c] : 1;
     for (int d = 0; d < 4; d++)
-        if (!(l1[d] < h2[d] && l2[d] < h1[d])) return 0;
-    return 1;
+        if (d != c && st[d]) count *= hi[d] - lo[d];
+    if (count > TG_MAX_RUNS) return -1;
+    int n = 0;
+    int64_t idx[4];
+    for (int d = 0; d < 4; d++) idx[d] = lo[d];
+    for (;;) {
+        int64_t a = off;
+        for (int d = 0; d < 4; d++) a += idx[d] * st[d];
+        out[n++] = (run){a, a + len};
+        int d = 3;
+        for (; d >= 0; d--) { /* the next index over the dims that move (not c, not stride 0) */
+            if (d == c || !st[d]) continue;
+            if (++idx[d] < hi[d]) break;
+            idx[d] = lo[d];
+        }
+        if (d < 0) break;
+    }
+    qsort(out, (size_t)n, sizeof *out, cmp_run);
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        if (m && out[i].a <= out[m - 1].b) {
+            if (out[i].b > out[m - 1].b) out[m - 1].b = out[i].b;
+        } else out[m++] = out[i];
+    }
+    return m;
+}
+
+/* Elements two sorted, merged run lists share. */
+static int64_t runs_meet(const run *r, int nr, const run *s, int ns) {
+    int64_t both = 0;
+    for (int i = 0, j = 0; i < nr && j < ns;) {
+        int64_t a = r[i].a > s[j].a ? r[i].a : s[j].a, b = r[i].b < s[j].b ? r[i].b : s[j].b;
+        if (b > a) both += b - a;
+        if (r[i].b < s[j].b) i++;
+        else j++;
+    }
+    return both;
+}
+
+/* What block b2 of g2 reads through iterator `it` (kernel input x) and what block b1 of g1
+ * writes through saver sv (kernel output y, x's buffer), as element ranges matched in the
+ * buffer: in place, the boxes over the tensor's dims (*meet the intersection's volume, *want
+ * the read's); through a view, runs in the buffer (scratch rr, rw of TG_MAX_RUNS each). 0, or
+ * -1 when a range takes more than TG_MAX_RUNS runs (then the whole launch is waited for). */
+static int read_meets(const op_plan *p, const ir_graph *g2, const ir_node *it, const int b2[3], int x, const ir_graph *g1,
+                      const ir_node *sv, const int b1[3], int y, run *rr, run *rw, int64_t *meet, int64_t *want) {
+    int64_t l2[4], h2[4], l1[4], h1[4];
+    op_block_range(g2, it, b2, l2, h2);
+    op_block_range(g1, sv, b1, l1, h1);
+    *want = 1, *meet = 1;
+    if (x == y) {
+        for (int q = 0; q < 4; q++) {
+            int64_t lo = l1[q] > l2[q] ? l1[q] : l2[q], hi = h1[q] < h2[q] ? h1[q] : h2[q];
+            *want *= h2[q] - l2[q], *meet *= hi > lo ? hi - lo : 0;
+        }
+        return 0;
+    }
+    int nr = box_runs(l2, h2, p->kst[x], p->voff[x], rr), nw = nr < 0 ? -1 : box_runs(l1, h1, p->kst[y], 0, rw);
+    if (nw < 0) return -1;
+    *want = 0;
+    for (int i = 0; i < nr; i++) *want += rr[i].b - rr[i].a;
+    *meet = runs_meet(rr, nr, rw, nw);
+    return 0;
 }
 
 /* Task t (launch L, block `blk`): its dependencies into B->list. */
@@ -98,26 +182,23 @@ static void task_deps(tg_build *B, int t, int L, int blk) {
     for (int i = 0; i < g2->n_nodes && !B->rc; i++) {
         const ir_node *it = &g2->nodes[i];
         if (it->op != IR_OP_ITER) continue;
-        int x = kn->in[it->index];
-        const ir_node *sv = direct_saver(p, x);
+        int x = kn->in[it->index], y;
+        const ir_node *sv = source_saver(p, x, &y);
         if (!sv) {
             whole_sources(B, t, x, 0);
             continue;
         }
-        int L1 = B->launch_of[x];
-        const ir_graph *g1 = p->g->nodes[x].body;
-        int64_t l2[4], h2[4], l1[4], h1[4];
-        op_block_range(g2, it, b2, l2, h2);
-        int n1 = (int)grid_blocks(g1), b1[3];
-        for (int j = 0; j < n1; j++) {
+        int L1 = B->launch_of[y];
+        const ir_graph *g1 = p->g->nodes[y].body;
+        int n1 = (int)grid_blocks(g1), b1[3], whole = 0, first = B->n_list;
+        int64_t meet, want;
+        for (int j = 0; j < n1 && !whole; j++) {
             op_block_coord(g1->grid, j, b1);
-            op_block_range(g1, sv, b1, l1, h1);
-            if (boxes_meet(l1, h1, l2, h2)) {
-                int before = B->n_list;
-                add_dep(B, t, B->tg->first[L1] + j);
-                B->tg->n_exact += B->n_list > before;
-            }
+            if (read_meets(p, g2, it, b2, x, g1, sv, b1, y, B->rr, B->rw, &meet, &want)) whole = 1;
+            else if (meet > 0) add_dep(B, t, B->tg->first[L1] + j);
         }
+        if (whole) whole_sources(B, t, x, 0); /* too many runs to match: the whole launch */
+        else B->tg->n_exact += B->n_list - first;
     }
 }
 
@@ -162,7 +243,8 @@ mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out) {
     tg->block = base_alloc(((size_t)tasks + 1) * sizeof(int));
     tg->dep_at = base_alloc(((size_t)tasks + 1) * sizeof(int64_t));
     B.stamp = base_calloc((size_t)tasks + 1, sizeof(int));
-    if (!tg->launch || !tg->block || !tg->dep_at || !B.stamp) goto nomem;
+    B.rr = base_alloc(2 * TG_MAX_RUNS * sizeof *B.rr), B.rw = B.rr ? B.rr + TG_MAX_RUNS : NULL;
+    if (!tg->launch || !tg->block || !tg->dep_at || !B.stamp || !B.rr) goto nomem;
     for (int L = 0; L < tg->n_launches; L++)
         for (int t = tg->first[L]; t < tg->first[L + 1]; t++) tg->launch[t] = L, tg->block[t] = t - tg->first[L];
     for (int t = 0; t < tg->n_tasks && !B.rc; t++) {
@@ -187,7 +269,7 @@ mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out) {
     }
     if (B.rc == MG_ERR_NOMEM) goto nomem;
     tg->dep_at[tg->n_tasks] = tg->n_deps;
-    base_free(B.launch_of), base_free(B.stamp), base_free(B.list);
+    base_free(B.launch_of), base_free(B.stamp), base_free(B.list), base_free(B.rr);
     if (B.rc) {
         op_taskgraph_free(tg);
         return ctx_err(ctx, B.rc, "the task graph would hold more than 2^31 dependencies");
@@ -195,7 +277,7 @@ mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out) {
     *out = tg;
     return MG_OK;
 nomem:
-    base_free(B.launch_of), base_free(B.stamp), base_free(B.list);
+    base_free(B.launch_of), base_free(B.stamp), base_free(B.list), base_free(B.rr);
     op_taskgraph_free(tg);
     return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
 }
@@ -240,7 +322,11 @@ mg_status op_taskgraph_check(const op_plan *p, const op_taskgraph *tg, mg_ctx *c
     const ir_graph *g = p->g;
     char a[160], b[160];
     int *launch_of = base_alloc(((size_t)g->n_nodes + 1) * sizeof(int));
-    if (!launch_of) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    run *rr = base_alloc(2 * TG_MAX_RUNS * sizeof *rr);
+    if (!launch_of || !rr) {
+        base_free(launch_of), base_free(rr);
+        return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    }
     for (int i = 0; i < g->n_nodes; i++) launch_of[i] = -1;
     for (int L = 0; L < tg->n_launches; L++) launch_of[tg->node[L]] = L;
     for (int i = 0; i < g->n_nodes; i++)
@@ -268,31 +354,31 @@ mg_status op_taskgraph_check(const op_plan *p, const op_taskgraph *tg, mg_ctx *c
         for (int i = 0; i < g2->n_nodes && !rc; i++) {
             const ir_node *it = &g2->nodes[i];
             if (it->op != IR_OP_ITER) continue;
-            int x = kn->in[it->index];
-            const ir_node *sv = direct_saver(p, x);
-            if (!sv) {
+            int x = kn->in[it->index], y, runs_ok = 1;
+            const ir_node *sv = source_saver(p, x, &y);
+            /* the read range, and how much of it the tasks waited for write (savers of
+             * distinct blocks write disjoint tiles) */
+            int64_t want = 0, got = 0, meet;
+            if (sv) {
+                int L1 = launch_of[y];
+                const ir_graph *g1 = g->nodes[y].body;
+                for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1] && runs_ok; e++) {
+                    int d = tg->dep[e];
+                    if (d < tg->first[L1] || d >= tg->first[L1 + 1]) continue;
+                    op_block_coord(g1->grid, tg->block[d], b1);
+                    runs_ok = !read_meets(p, g2, it, b2, x, g1, sv, b1, y, rr, rr + TG_MAX_RUNS, &meet, &want);
+                    got += meet;
+                }
+                if (runs_ok && want == 0) { /* no dependency on it: the read's size alone */
+                    op_block_coord(g1->grid, 0, b1);
+                    runs_ok = !read_meets(p, g2, it, b2, x, g1, sv, b1, y, rr, rr + TG_MAX_RUNS, &meet, &want);
+                }
+            }
+            if (!sv || !runs_ok) {
                 if (!whole_ok(p, tg, launch_of, t, x, 0, &missing))
                     rc = ctx_err(ctx, MG_ERR_INVALID, "task graph: %s does not wait for %s, which computes what it reads",
                                  task_name(p, tg, t, a, sizeof a), task_name(p, tg, missing, b, sizeof b));
                 continue;
-            }
-            /* the read range, and how much of it the tasks waited for write */
-            int L1 = launch_of[x];
-            const ir_graph *g1 = g->nodes[x].body;
-            int64_t l2[4], h2[4], l1[4], h1[4], want = 1, got = 0;
-            op_block_range(g2, it, b2, l2, h2);
-            for (int d = 0; d < 4; d++) want *= h2[d] - l2[d];
-            for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1]; e++) {
-                int d = tg->dep[e];
-                if (d < tg->first[L1] || d >= tg->first[L1 + 1]) continue;
-                op_block_coord(g1->grid, tg->block[d], b1);
-                op_block_range(g1, sv, b1, l1, h1);
-                int64_t v = 1;
-                for (int q = 0; q < 4; q++) {
-                    int64_t lo = l1[q] > l2[q] ? l1[q] : l2[q], hi = h1[q] < h2[q] ? h1[q] : h2[q];
-                    v *= hi > lo ? hi - lo : 0;
-                }
-                got += v;
             }
             if (got < want) {
                 char lb[96];
@@ -302,7 +388,7 @@ mg_status op_taskgraph_check(const op_plan *p, const op_taskgraph *tg, mg_ctx *c
             }
         }
     }
-    base_free(launch_of);
+    base_free(launch_of), base_free(rr);
     return rc;
 }
 

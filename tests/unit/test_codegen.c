@@ -757,8 +757,9 @@ static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
  * kernel, a split-K product and its adding kernel; each product block waits for the norm's one
  * task, each adding block for exactly the splits of its own 64-column tile (not the whole
  * product), and the graph passes its check. Dropping one dependency, or listing a later task,
- * fails the check with a message naming the task. The decode step's kernel-level operators
- * (concat, the views of slices) are one task each, waited for whole; its graph checks too. */
+ * fails the check with a message naming the task. A read through a slice (a view) waits for
+ * the producer blocks of the slice's columns only. The decode step's kernel-level operators
+ * (concat) are one task each, waited for whole; its graph checks too. */
 void test_taskgraph(void) {
     ir_graph *g, *u;
     op_plan *p = plan_lowered("input X : f16[1, 4096]\ninput G : f16[4096]\ninput W : f16[4096, 4096]\n"
@@ -797,6 +798,26 @@ void test_taskgraph(void) {
         tg->dep[tg->dep_at[1]] = keep;
         CHECK(op_taskgraph_check(p, tg, &ctx) == MG_OK);
     } else CHECK_MSG(0, "%d launches", tg ? tg->n_launches : -1);
+    op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
+    /* through a view: O's blocks read Z = columns 128..255 of Y (a slice, no copy), so each
+     * waits for Y's adding blocks 8..15 (16 columns each) and none of 0..7 */
+    p = plan_lowered("input X : f16[1, 1024]\ninput W : f16[1024, 256]\ninput V : f16[128, 512]\nY = matmul(X, W)\n"
+                     "Z = slice(Y, dim=1, start=128, len=128)\nO = matmul(Z, V)\noutput O\n", &g, &u);
+    tg = NULL;
+    CHECK(p && op_taskgraph_new(p, &ctx, &tg) == MG_OK);
+    if (tg && tg->n_launches == 3 && p->g->nodes[tg->node[1]].body->grid[0] == 16) {
+        int ok = 1;
+        for (int t = tg->first[2]; t < tg->n_tasks; t++) {
+            ok &= tg->dep_at[t + 1] - tg->dep_at[t] == 8;
+            for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1]; e++) ok &= tg->launch[tg->dep[e]] == 1 && tg->block[tg->dep[e]] >= 8;
+        }
+        CHECK(ok && tg->n_exact == tg->n_deps);
+        CHECK_MSG(op_taskgraph_check(p, tg, &ctx) == MG_OK, "%s", ctx.msg);
+        int t = tg->first[2]; /* without its last wait (on Y's block 15) the check finds the hole */
+        tg->dep_at[t + 1]--;
+        CHECK(op_taskgraph_check(p, tg, &ctx) == MG_ERR_INVALID && strstr(ctx.msg, "write only"));
+        tg->dep_at[t + 1]++;
+    } else CHECK_MSG(0, "the slice's plan: %d launches", tg ? tg->n_launches : -1);
     op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
     /* the small decode step: views, concat and other kernel-level operators */
     FILE *f = fopen("tests/programs/good/decode_small.mu", "rb");
