@@ -97,7 +97,7 @@ done
 # persistent launch (opt-in): every two-kernel attention μGraph the search kept compiles as
 # one launch of tasks
 for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched/gqa_b1/ugraph-*.mu bench/searched/qknorm_b1/ugraph-*.mu; do
-    if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_done(g_sync_ + 2);" "$T/out"; then ok
+    if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_wait(g_sync_, " "$T/out"; then ok
     else bad "$u --persist: $(head -c 400 "$T/err")"; fi
 done
 # cluster fusion (opt-in): the designs whose combine fits the splits' clusters compile as one

@@ -503,8 +503,10 @@ void test_emit_readable(void) {
 
 /* The persistent launch (op_opts.persist, opt-in): GQA b=1's two kernels become one launch with a
  * task per block of each at the first kernel's block size (the combining kernel, sized
- * otherwise alone, planned again), with a zeroed counter buffer as its last argument; kernel 1's tasks wait
- * for none, the combine's for all of kernel 1's blocks. Off: two launches. One kernel (RMSNorm
+ * otherwise alone, planned again), with a zeroed buffer of a ticket, a done flag a task and a
+ * leave count as its last argument; each task waits for the tasks of its row in the source's
+ * dependency tables, the task graph's (kernel 1's for none, each combine block for the splits
+ * of its own head only, fewer than all of kernel 1's). Off: two launches. One kernel (RMSNorm
  * + Linear): nothing to fuse. The C target writes the same plan as separate functions. */
 void test_persist(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1");
@@ -534,13 +536,20 @@ void test_persist(void) {
                       "%u blocks of %u", l->grid[0], l->block);
             snprintf(want, sizeof want, "if (t_ >= %u) {", n0 + n1);
             CHECK(strstr(cg.src, want));
-            CHECK(l->smem == smem + 16 && cg.sync_buf == cg.n_bufs - 1 && cg.buf_bytes[cg.sync_buf] == 16);
+            CHECK(l->smem == smem + 16 && cg.sync_buf == cg.n_bufs - 1 && cg.buf_bytes[cg.sync_buf] == 4 * (n0 + n1 + 2));
             CHECK(l->n_args > 0 && l->args[l->n_args - 1] == cg.sync_buf);
-            snprintf(want, sizeof want, "mg_task_after(g_sync_ + 1, %uu);", n0);
-            const char *k = strstr(cg.src, "__global__"), *w = strstr(cg.src, want);
-            CHECK(k && w && !strstr(w + 1, "mg_task_after(g_sync_") && !strstr(k, "mg_grid_wait();"));
-            CHECK(k && strstr(k, "mg_task_done(g_sync_ + 1);") && strstr(k, "mg_task_done(g_sync_ + 2);") && strstr(k, "mg_leave(g_sync_, 2);"));
-            CHECK(k && !strstr(k + 1, "__global__")); /* one kernel */
+            op_taskgraph *tg = NULL;
+            CHECK(op_taskgraph_new(on, &ctx, &tg) == MG_OK && tg->n_tasks == (int)(n0 + n1));
+            if (tg) {
+                CHECK(tg->dep_at[n0] == 0 && tg->n_deps > 0 && tg->n_deps < (int64_t)n0 * n1);
+                snprintf(want, sizeof want, "dependencies (opt/taskgraph.c): %lld for %u tasks */", (long long)tg->n_deps, n0 + n1);
+                CHECK(strstr(cg.src, want));
+                op_taskgraph_free(tg);
+            }
+            snprintf(want, sizeof want, "mg_leave(g_sync_, %u, ", n0 + n1);
+            const char *k = strstr(cg.src, "__global__");
+            CHECK(k && strstr(k, "mg_task_wait(g_sync_, ") && strstr(k, "mg_task_done(g_sync_ + 1 + t_);") && strstr(k, want));
+            CHECK(k && !strstr(k, "mg_grid_wait();") && !strstr(k + 1, "__global__")); /* one kernel */
             cg_program_free(&cg);
         } else CHECK_MSG(0, "%s", ctx.msg);
         if (cg_emit(off, &ctx, CG_CUDA, &cg) == MG_OK) {

@@ -45,16 +45,17 @@ static void union_params(const op_plan *p, params *ps, int *first, int *last, in
 
 /* ---- a persistent launch (op_plan.fused, CUDA) ----
  * One kernel runs every graph-defined kernel. Each block takes tickets (mg_ticket: the next
- * number, in the order asked) until they run out; ticket t is task t: a block of kernel 0
- * for the first tickets, of kernel 1 for the next, ... A task of kernel q waits for every
- * block of kernels 0..q-1 to finish (mg_task_after) and counts itself done (mg_task_done).
- * No deadlock whatever the number of resident blocks: a waiting task waits only for tasks
- * with smaller tickets, taken by blocks already running, and kernel 0's tasks wait for none.
+ * number, in the order asked) until they run out; ticket t is task t of the plan's task graph
+ * (opt/taskgraph.c): a block of kernel 0 for the first tickets, of kernel 1 for the next, ...
+ * A task waits for exactly the tasks whose tiles it reads (mg_task_wait over its row of the
+ * dependency tables in the source; a thread a dependency, each reading that task's done flag)
+ * and sets its own flag when done (mg_task_done). No deadlock whatever the number of resident
+ * blocks: a task waits only for tasks with smaller tickets, taken by blocks already running.
  * Blocks: as many a multiprocessor as the widest kernel alone would put on one (GQA: 128
  * chain blocks, so one each on 132), so no two blocks of kernel 0 share a multiprocessor
  * that another has to itself (192 blocks, one a task, put two chains on some: GQA b=1 15.6
- * against 9.8 us unfused). The counters live in a buffer of their own
- * (cg_program.sync_buf), zeroed by the runtime once and by the last block to leave. Buffers
+ * against 9.8 us unfused). The ticket, the flags and the leave count live in a buffer of their
+ * own (cg_program.sync_buf), zeroed by the runtime once and by the last block to leave. Buffers
  * a later task reads lose __restrict__, so no load of them takes the read-only path, which
  * does not see writes made during the launch. */
 
@@ -83,7 +84,7 @@ static void task_functions(em *KE, arena *a) {
 }
 
 /* The persistent kernel's dispatch: ticket t_ is task t_ - start of the kernel whose tickets
- * start at `start`, run after every block of the kernels before it, then counted done. */
+ * start at `start` (its dependencies waited for before, its flag set after). */
 static void task_dispatch(em *KE) {
     const op_plan *p = KE->p;
     const ir_graph *kg = p->g;
@@ -95,18 +96,12 @@ static void task_dispatch(em *KE) {
         const ir_graph *b = p->kernels[q].body;
         int64_t n = (int64_t)b->grid[0] * b->grid[1] * b->grid[2];
         sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n", q ? "else " : "", start + n);
-        for (int r = 0; r < q; r++) { /* the kernels before this one, all of them */
-            const ir_graph *rb = p->kernels[r].body;
-            sb_printf(KE->sb, "    mg_task_after(g_sync_ + %d, %du); /* kernel %d's blocks */\n", 1 + r,
-                      rb->grid[0] * rb->grid[1] * rb->grid[2], r);
-        }
         params kp = {0};
         cg_block_params(p, knode, &kp);
         sb_printf(KE->sb, "    const int tk_ = t_ - %" PRId64 ";\n    t%d_%s(", start, knode, gn[knode] + 2);
         arg_list(KE, &kp);
-        sb_printf(KE->sb, "tk_ %% %d, tk_ / %d %% %d, tk_ / %d);\n", b->grid[0], b->grid[0], b->grid[1],
+        sb_printf(KE->sb, "tk_ %% %d, tk_ / %d %% %d, tk_ / %d);\n    }\n", b->grid[0], b->grid[0], b->grid[1],
                   b->grid[0] * b->grid[1]);
-        sb_printf(KE->sb, "    mg_task_done(g_sync_ + %d);\n    }\n", 1 + q);
         start += n, q++;
     }
 }
@@ -131,10 +126,29 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     /* blocks: as many a multiprocessor as the widest kernel alone would put on one */
     int64_t sm = p->n_sm > 0 ? p->n_sm : 1, blocks = sm * ((widest + sm - 1) / sm);
     blocks = blocks < total ? blocks : total;
+    op_taskgraph *tg = NULL;
+    if ((KE->rc = op_taskgraph_new(p, KE->ctx, &tg))) return;
+    if (tg->n_launches != nk || tg->n_tasks != total) { /* a plan of graph-defined kernels only (opt/launch.c) */
+        op_taskgraph_free(tg);
+        KE->rc = ctx_err(KE->ctx, MG_ERR_UNSUPPORTED, "codegen: a persistent launch of %d kernels has %d launches as tasks",
+                         nk, tg ? tg->n_launches : -1);
+        return;
+    }
     task_functions(KE, a);
-    if (KE->rc) return;
+    if (KE->rc) {
+        op_taskgraph_free(tg);
+        return;
+    }
     char kname[64];
     snprintf(kname, sizeof kname, "kp%d_%s", last, gn[last] + 2);
+    /* the task graph's dependencies: task t's are dep[dep_at[t] .. dep_at[t + 1]) */
+    sb_printf(KE->sb, "/* the tasks' dependencies (opt/taskgraph.c): %" PRId64 " for %d tasks */\n"
+                      "static __device__ const int %s_dep_at[%d] = {", tg->n_deps, tg->n_tasks, kname, tg->n_tasks + 1);
+    for (int t = 0; t <= tg->n_tasks; t++) sb_printf(KE->sb, "%s%" PRId64, t ? (t % 32 ? ", " : ",\n    ") : "", tg->dep_at[t]);
+    sb_printf(KE->sb, "};\nstatic __device__ const int %s_dep[%" PRId64 "] = {", kname, tg->n_deps ? tg->n_deps : 1);
+    for (int64_t e = 0; e < tg->n_deps; e++) sb_printf(KE->sb, "%s%d", e ? (e % 32 ? ", " : ",\n    ") : "", tg->dep[e]);
+    sb_puts(KE->sb, tg->n_deps ? "};\n" : "0};\n");
+    op_taskgraph_free(tg);
     sb_printf(KE->sb, "/* one persistent launch of %d graph-defined kernels: %" PRId64 " blocks of %d threads take %" PRId64
                       " tasks */\n", nk, blocks, k0->threads, total);
     sb_printf(KE->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", k0->threads, kname);
@@ -142,14 +156,16 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     sb_printf(KE->sb, ", unsigned *__restrict__ g_sync_) {\n"
                       "    for (;;) {\n"
                       "    const int t_ = mg_ticket(g_sync_, (int *)(smem + %" PRId64 "));\n"
-                      "    if (t_ >= %" PRId64 ") {\n    mg_leave(g_sync_, %d);\n    break;\n    }\n", smem, total, nk);
+                      "    if (t_ >= %" PRId64 ") {\n    mg_leave(g_sync_, %" PRId64 ", (int *)(smem + %" PRId64 "));\n    break;\n    }\n"
+                      "    mg_task_wait(g_sync_, %s_dep + %s_dep_at[t_], %s_dep_at[t_ + 1] - %s_dep_at[t_]);\n",
+              smem, total, total, smem, kname, kname, kname, kname);
     task_dispatch(KE);
-    sb_puts(KE->sb, "    }\n}\n\n");
+    sb_puts(KE->sb, "    mg_task_done(g_sync_ + 1 + t_);\n    }\n}\n\n");
     unsigned grid[3] = {(unsigned)blocks, 1, 1};
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
     cg_launch *l = &out->launches[out->n_launches - 1];
     out->sync_buf = out->n_bufs++;
-    out->buf_bytes[out->sync_buf] = 4 * (nk + 2), out->buf_alias[out->sync_buf] = -1;
+    out->buf_bytes[out->sync_buf] = 4 * (total + 2), out->buf_alias[out->sync_buf] = -1;
     l->args[l->n_args++] = out->sync_buf;
 }
 
