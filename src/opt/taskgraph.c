@@ -251,7 +251,7 @@ mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out) {
         B.n_list = 0;
         task_deps(&B, t, tg->launch[t], tg->block[t]);
         if (B.rc) break;
-        qsort(B.list, (size_t)B.n_list, sizeof *B.list, cmp_int);
+        if (B.n_list > 1) qsort(B.list, (size_t)B.n_list, sizeof *B.list, cmp_int);
         tg->dep_at[t] = tg->n_deps;
         if (tg->n_deps + B.n_list > INT32_MAX) {
             B.rc = MG_ERR_LIMIT;
@@ -298,8 +298,8 @@ static const char *task_name(const op_plan *p, const op_taskgraph *tg, int t, ch
 
 /* Does task t list task d? (its dependencies are sorted) */
 static int has_dep(const op_taskgraph *tg, int t, int d) {
-    const int *a = tg->dep + tg->dep_at[t];
-    return bsearch(&d, a, (size_t)(tg->dep_at[t + 1] - tg->dep_at[t]), sizeof *a, cmp_int) != NULL;
+    size_t n = (size_t)(tg->dep_at[t + 1] - tg->dep_at[t]);
+    return n && bsearch(&d, tg->dep + tg->dep_at[t], n, sizeof *tg->dep, cmp_int) != NULL;
 }
 
 /* Whole-launch dependencies of a read of x: every task of each producing launch listed. */
