@@ -48,8 +48,7 @@ static mg_status build_piece(const ir_graph *g, mg_ctx *ctx, const int *part, in
             int a = g->nodes[i].in[k];
             if (newi[a] < 0 && g->nodes[a].op == IR_OP_CONST) r = newi[a] = ir_add_const(P->g, ctx, g->nodes[a].lit, 0, 0);
             else if (newi[a] < 0) {
-                r = newi[a] = ir_add_input(P->g, ctx, nm[a], g->nodes[a].dtype, &g->nodes[a].shape);
-                if (r >= 0 && g->nodes[a].op == IR_OP_INPUT) ir_set_input_range(P->g, r, ir_input_range(&g->nodes[a]));
+                r = newi[a] = ir_add_input_from(P->g, ctx, nm[a], &g->nodes[a]);
                 P->in_g[P->n_in++] = a;
             }
             q.in[k] = newi[a];
@@ -115,11 +114,7 @@ static mg_status graft(ir_graph *S, mg_ctx *ctx, const ir_graph *g, const piece 
 /* Adds program node i to S (operands through newi). */
 static int copy_node(ir_graph *S, mg_ctx *ctx, const ir_graph *g, int i, const int *newi) {
     const ir_node *n = &g->nodes[i];
-    if (n->op == IR_OP_INPUT) {
-        int r = ir_add_input(S, ctx, n->name, n->dtype, &n->shape);
-        if (r >= 0) ir_set_input_range(S, r, ir_input_range(n));
-        return r;
-    }
+    if (n->op == IR_OP_INPUT) return ir_add_input_from(S, ctx, n->name, n);
     if (n->op == IR_OP_CONST) return ir_add_const(S, ctx, n->lit, 0, 0);
     ir_node q = *n;
     q.name = NULL, q.line = q.col = 0;

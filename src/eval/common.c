@@ -162,7 +162,7 @@ void ev_set_stop_fn(int (*stopped)(void *), void *arg) { stop_fn = stopped, stop
 int ev_stopping(void) { return stop_fn && stop_fn(stop_arg); }
 
 mg_status ev_check_stop(mg_ctx *ctx) {
-    if (stop_fn && stop_fn(stop_arg))
+    if (ev_stopping())
         return ctx_err(ctx, MG_ERR_LIMIT, "evaluation stopped (time limit or stop request)");
     return MG_OK;
 }

@@ -203,6 +203,12 @@ void ir_set_input_range(ir_graph *g, int i, double r) {
     g->nodes[i].value = r == 1 ? 0 : r;
 }
 
+int ir_add_input_from(ir_graph *g, mg_ctx *ctx, const char *name, const ir_node *n) {
+    int r = ir_add_input(g, ctx, name, n->dtype, &n->shape);
+    if (r >= 0 && n->op == IR_OP_INPUT) ir_set_input_range(g, r, ir_input_range(n));
+    return r;
+}
+
 /* outputs[] keeps declaration order: the evaluators fill out[k] for the k-th output and the
  * printers list them in that order, so ir_graph_equal compares outputs by position. */
 int ir_add_output(ir_graph *g, mg_ctx *ctx, int i) {

@@ -149,6 +149,9 @@ int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const i
 static inline double ir_input_range(const ir_node *n) { return n->value > 0 ? n->value : 1; }
 /* Sets input i's range (> 0 and finite; 1 is the default and is not printed). */
 void ir_set_input_range(ir_graph *g, int i, double r);
+/* ir_add_input of node n's dtype and shape under `name`, with n's range when n is an input
+ * (a tensor of another graph becoming this one's input: a piece, a lowering). */
+int ir_add_input_from(ir_graph *g, mg_ctx *ctx, const char *name, const ir_node *n);
 /* Adds an op node described by `proto` (op, n_in, in[], attributes, line/col; its shape and
  * dtype are ignored and inferred). Returns its index, or -rc with ctx holding a message that
  * names the op, its operands and their shapes; with ctx NULL no message is formatted (the

@@ -324,10 +324,9 @@ static mg_status extract(const ir_graph *g, mg_ctx *ctx, const int *part, int p,
     if (!rc) qsort(ext, (size_t)n_ext, sizeof *ext, cmp_int);
     for (int e = 0; !rc && e < n_ext; e++) {
         const ir_node *an = &g->nodes[ext[e]];
-        int r = ir_add_input(sub, ctx, names[ext[e]], an->dtype, &an->shape);
+        int r = ir_add_input_from(sub, ctx, names[ext[e]], an);
         if (r < 0) rc = (mg_status)-r;
         else map[ext[e]] = r;
-        if (r >= 0 && an->op == IR_OP_INPUT) ir_set_input_range(sub, r, ir_input_range(an)); /* a program input's */
     }
     for (int m = 0; !rc && m < n; m++) {
         int i = members[m];

@@ -1049,10 +1049,7 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
     for (int i = 0; i < L->n && !rc; i++) {
         const ir_node *n = &L->g->nodes[i];
         int r = 0;
-        if (n->op == IR_OP_INPUT) {
-            r = newi[i] = ir_add_input(out, L->ctx, n->name, n->dtype, &n->shape);
-            if (r >= 0) ir_set_input_range(out, r, ir_input_range(n));
-        }
+        if (n->op == IR_OP_INPUT) r = newi[i] = ir_add_input_from(out, L->ctx, n->name, n);
         else if (n->op == IR_OP_KERNEL) { /* a kernel the program has (a searched piece's): copied */
             if (n->index) continue;
             int in[IR_MAX_IN], nb = 0;
