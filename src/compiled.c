@@ -278,8 +278,8 @@ static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
         dr_tmap maps[CG_MAX_TMAPS];
         for (int a = 0; a < L->n_args; a++) val[a] = buf_addr(c, L->args[a], in, out, ws);
         rc = dr_params(ctx, L, val, maps, params);
-        if (!rc) rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params, c->pdl && L->pdl,
-                           L->cluster, stream);
+        if (!rc) rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params,
+                                     (c->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster, stream);
     }
     return rc;
 }

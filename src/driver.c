@@ -63,7 +63,7 @@ static op_opts opts_of(const mg_run_opts *o) {
         oo.reuse = !o->no_reuse, oo.depth = !o->no_depth, oo.layout = !o->no_layout;
         oo.pipeline = !o->no_pipeline, oo.regacc = !o->no_regacc, oo.threads = !o->no_blocksize;
         oo.chain = !o->no_chain, oo.wgmma = o->wgmma, oo.persist = o->persist, oo.cluster = o->cluster;
-        oo.tma = !o->no_tma;
+        oo.tma = !o->no_tma, oo.prefetch = o->prefetch;
     }
     return oo;
 }
@@ -239,6 +239,10 @@ typedef struct gpu_run {
 
 mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr_tmap *maps,
                     void **params) {
+    if (L->packed) { /* one struct of the first n_args - 1 addresses, then the last */
+        params[0] = &val[0], params[1] = &val[L->n_args - 1], params[2] = NULL;
+        return MG_OK;
+    }
     for (int a = 0; a < L->n_args; a++) params[a] = &val[a];
     for (int i = 0; i < L->n_tmaps; i++) {
         const cg_tmap *t = &L->tmaps[i];
@@ -259,7 +263,7 @@ static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int s
         for (int a = 0; a < L->n_args; a++) val[a] = G->dev[set][L->args[a]];
         mg_status rc = dr_params(ctx, L, val, maps, params);
         if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
-                                 G->pdl && L->pdl, L->cluster);
+                                 (G->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster);
         if (rc) return rc;
     }
     return MG_OK;
@@ -295,6 +299,39 @@ static mg_status gpu_buffers(gpu_run *G, job *J, mg_ctx *ctx, void **host) {
     return rc;
 }
 
+/* After a persistent launch (cg_program.sync_buf) has finished: MG_ERR_LAUNCH when its
+ * watchdog gave up (cuda/lib/task.cuh), naming the task that waited and the one it waited
+ * for; the watchdog's words are zeroed, so the next launch starts clean. */
+static mg_status stall_check(gpu_run *G, job *J, mg_ctx *ctx) {
+    const cg_program *cg = &J->cg;
+    if (cg->sync_buf < 0) return MG_OK;
+    unsigned w[3] = {0, 0, 0};
+    rt_dptr at = G->dev[0][cg->sync_buf] + (rt_dptr)(4 * ((int64_t)cg->n_tasks + 2));
+    mg_status rc = rt_download(G->gpu, ctx, w, at, sizeof w);
+    if (rc || !w[2]) return rc;
+    char who[2][160];
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && (w[1] & 0x80000000u)) { /* a whole launch's count */
+            unsigned L = w[1] & 0x7FFFFFFFu;
+            char lab[128];
+            snprintf(who[1], sizeof who[1], "every task of %s",
+                     (int)L < cg->n_task_launches ? ir_node_label(J->ug, cg->task_node[L], lab, sizeof lab) : "?");
+            continue;
+        }
+        int t = (int)w[i] - 1, l = 0;
+        while (l + 1 < cg->n_task_launches && cg->task_first[l + 1] <= t) l++;
+        char lab[128];
+        if (t < 0 || !cg->n_task_launches) snprintf(who[i], sizeof who[i], "task ?");
+        else snprintf(who[i], sizeof who[i], "task %d (%s, block %d)", t, ir_node_label(J->ug, cg->task_node[l], lab, sizeof lab),
+                      t - cg->task_first[l]);
+    }
+    const unsigned zero[3] = {0, 0, 0};
+    rt_upload(G->gpu, ctx, at, zero, sizeof zero);
+    return ctx_err(ctx, MG_ERR_LAUNCH, "persistent launch stalled: %s waited past the watchdog's limit for %s to finish "
+                                       "(sync word %u); every block left early",
+                   who[0], who[1], w[1]);
+}
+
 /* Median time of one run: a CUDA graph replays one run per input set; reps replays. */
 static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
     rt_graph *gr = NULL;
@@ -311,6 +348,7 @@ static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
         if (!rc) rc = rt_timer_stop(G->gpu, ctx, &t[i]);
     }
     if (!rc) rc = rt_sync(G->gpu, ctx);
+    if (!rc) rc = stall_check(G, J, ctx);
     if (!rc) { /* median */
         for (int a = 1; a < J->reps; a++)
             for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
@@ -342,7 +380,8 @@ static mg_status gpu_profile(gpu_run *G, job *J, mg_ctx *ctx) {
         rc = dr_params(ctx, L, val, maps, params);
         for (int i = 0; i < 5 && !rc; i++) {
             rc = rt_timer_start(G->gpu, ctx);
-            if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params, 0, L->cluster);
+            if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
+                                    L->coresident ? RT_CORESIDENT : 0, L->cluster);
             if (!rc) rc = rt_timer_stop(G->gpu, ctx, &t[i]);
         }
         for (int a = 1; a < 5; a++)
@@ -384,6 +423,7 @@ static mg_status rerun_check(gpu_run *G, job *J, mg_ctx *ctx, void **host, mg_ru
     }
     if (!rc) rc = launch_all(G, ctx, cg, 0);
     if (!rc) rc = rt_sync(G->gpu, ctx);
+    if (!rc) rc = stall_check(G, J, ctx);
     for (int k = 0; k < cg->n_out && !rc; k++)
         rc = rt_download(G->gpu, ctx, host[cg->out_buf[k]], G->dev[0][cg->out_buf[k]], (size_t)cg->buf_bytes[cg->out_buf[k]]);
     if (!rc) compare(J, host, r);
@@ -407,6 +447,7 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     if (!rc) rc = gpu_buffers(&G, J, ctx, host);
     if (!rc) rc = launch_all(&G, ctx, cg, 0);
     if (!rc) rc = rt_sync(gpu, ctx);
+    if (!rc) rc = stall_check(&G, J, ctx);
     for (int k = 0; k < cg->n_out && !rc; k++)
         rc = rt_download(gpu, ctx, host[cg->out_buf[k]], G.dev[0][cg->out_buf[k]], (size_t)cg->buf_bytes[cg->out_buf[k]]);
     if (!rc) {
@@ -429,13 +470,23 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     return rc;
 }
 
-/* Test hook (docs/env.md): MUGEN_PLANT=compile|smem|fault breaks the generated program on
- * purpose (a syntax error; 1 MB of shared memory for the first launch; a store through an
- * invalid address at the start of the first kernel), so tests can show that each failure
- * comes back as a status. */
+/* Test hook (docs/env.md): MUGEN_PLANT=compile|smem|fault|stall breaks the generated program
+ * on purpose (a syntax error; 1 MB of shared memory for the first launch; a store through an
+ * invalid address at the start of the first kernel; in a persistent launch, task 0 never
+ * setting its done flag), so tests can show that each failure comes back as a status. */
 static mg_status plant(cg_program *cg, mg_ctx *ctx) {
     const char *w = getenv("MUGEN_PLANT");
     if (!w || !*w) return MG_OK;
+    static const char done[] = "mg_task_done(g_sync_, ";
+    char *d = !strcmp(w, "stall") ? strstr(cg->src, done) : NULL;
+    if (d) {
+        strbuf sb = {0};
+        sb_printf(&sb, "%.*sif (t_ != 0) /* planted stall */ %s", (int)(d - cg->src), cg->src, d);
+        if (sb.oom) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        base_free(cg->src);
+        cg->src = sb_take(&sb);
+        return MG_OK;
+    }
     if (!strcmp(w, "smem") && cg->n_launches) cg->launches[0].smem = 1 << 20;
     if (strcmp(w, "compile") && strcmp(w, "fault")) return MG_OK;
     const char *at = strstr(cg->src, strstr(cg->src, "__global__") ? "__global__" : "void mg_entry(void **bufs) {");

@@ -499,7 +499,7 @@ void cg_emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, a
     if (cg_block_em(KE, knode, a, &E)) return;
     const op_kernel *k = E.k;
     cg_block_comment(&E, knode);
-    cg_signature(&E, kname, &ps, E.tg == CG_CUDA ? k->threads : 1, gn, 1);
+    cg_signature(&E, kname, &ps, E.tg == CG_CUDA ? k->threads : 1, gn, 0); /* CUDA: cg_cuda_blocks waits */
     if (E.tg == CG_CUDA) cg_cuda_blocks(&E, gn, knode, &ps);
     else cg_c_blocks(&E, gn, knode, &ps);
     sb_puts(E.sb, "}\n\n");

@@ -33,6 +33,8 @@ typedef struct em {
                           * before wgmma's reads (fence.proxy.async) */
     unsigned *lib;       /* CUDA: the pieces of device code the text written so far calls
                           * (CG_LIB_*), one mask for the whole program */
+    int op_task;         /* CUDA, kernel level: the element loop is task tb_ of tn_ (a persistent
+                          * launch), not block blockIdx.x of gridDim.x */
     int64_t work;        /* C, kernel level: operations per element of the next loop opened
                           * (a reduction's group; 1 otherwise), for its OpenMP threshold */
     mg_status rc;
@@ -139,6 +141,13 @@ int cg_cuda_elementwise4(em *E, int j);
 
 /* ---- cuda/launch.c: how blocks are launched ---- */
 /* The body of block kernel knode as a CUDA kernel's: one block a thread block. */
+/* 1 if kernel-graph node i is launched on its own when not fused: a graph-defined kernel's
+ * first node, or a stored kernel-level operator (not an input, inlined or a view) */
+int cg_is_launch(const op_plan *p, int i);
+/* Kernel-level operator j's parameters (its output, then what it reads), and its element loop
+ * (CUDA: a grid-stride loop over its blocks, or with E->op_task over tasks tb_ of tn_) */
+void cg_op_params(const op_plan *p, int j, params *ps);
+void cg_op_body(em *E, int j);
 void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps);
 void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a);
 void cg_cuda_emit_clustered(em *KE, cg_program *out, arena *a);

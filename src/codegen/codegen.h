@@ -14,7 +14,8 @@
 
 typedef enum cg_target { CG_CUDA, CG_C } cg_target;
 
-enum { CG_MAX_ARGS = 2 * IR_MAX_IN + 16 };
+/* a launch's buffer arguments: a kernel's few, a persistent launch's every buffer (packed) */
+enum { CG_MAX_ARGS = 1024 };
 
 /* One kernel launch: function `name` over grid[] blocks of `block` threads with `smem` bytes
  * of dynamic shared memory, called with the device buffers args[0..n_args). */
@@ -39,6 +40,12 @@ typedef struct cg_launch {
                         * before its first instruction that touches memory), so it may be launched
                         * as a programmatic dependent of it (rt_launch) */
     unsigned cluster[3]; /* CUDA: blocks a thread-block cluster spans along x, y, z; 0: no clusters */
+    int packed;        /* CUDA: the kernel takes args[0 .. n_args - 1) as one struct of device
+                        * pointers by value, then args[n_args - 1] (a persistent launch: more
+                        * buffers than a kernel's parameters would hold one by one) */
+    int coresident;    /* CUDA: its blocks wait for each other (a persistent launch with a static
+                        * schedule): grid[0] is at most, the runtime launches as many as the
+                        * device holds at once (RT_CORESIDENT) */
     int n_args;
     int args[CG_MAX_ARGS];
     int n_tmaps;       /* CUDA: tensor maps after the args, in kernel-parameter order */
@@ -62,7 +69,12 @@ typedef struct cg_program {
     int *in_buf, *out_buf;
     int n_in, n_out;
     int sync_buf;      /* a persistent launch's counters (emit.c): a buffer the runtime zeroes
-                        * before the first launch (each launch leaves it zeroed); -1: none */
+                        * before the first launch (each launch leaves it zeroed but for its
+                        * last 3 words, the watchdog's: cuda/lib/task.cuh); -1: none */
+    int n_tasks;       /* a persistent launch's tasks: launch l's blocks are tasks task_first[l]
+                        * .. task_first[l + 1] of kernel-graph node task_node[l] (for messages) */
+    int n_task_launches;
+    int *task_first, *task_node;
 } cg_program;
 
 /* Writes plan p as target t into *out (free with cg_program_free; NULL ok). MG_ERR_NOMEM, or

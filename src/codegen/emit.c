@@ -18,22 +18,17 @@
 
 /* ---- kernel-level operators: one element loop over the grid ---- */
 
-/* Kernel-level operator j as a kernel of its own: 256 threads a block, at most 4096 blocks. */
-static void emit_op_kernel(em *E, int j, cg_program *out) {
+void cg_op_params(const op_plan *p, int j, params *ps) {
+    cg_add_param(ps, j);
+    ps->n_out = 1;
+    cg_collect_inputs(p, j, ps);
+}
+
+void cg_op_body(em *E, int j) {
     const ir_node *n = &E->g->nodes[j];
-    params ps = {0};
-    cg_add_param(&ps, j);
-    ps.n_out = 1;
-    cg_collect_inputs(E->p, j, &ps);
-    char kname[64], lb[128];
-    snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
-    int64_t d[4];
+    int64_t d[4], st[4];
     op_pad4(&n->shape, d);
-    int64_t total = d[0] * d[1] * d[2] * d[3], st[4];
     mg_dtype t;
-    sb_printf(E->sb, "/* %s = %s (node %d): kernel-level operator */\n", ir_node_label(E->g, j, lb, sizeof lb),
-              ir_ops[n->op].name, j);
-    cg_signature(E, kname, &ps, 256, E->names, 1);
     coord c;
     if (E->tg == CG_C && ir_ops[n->op].kind == IR_KIND_MATMUL) cg_c_matmul_tiles(E, j, j); /* C: tiled */
     else {
@@ -45,8 +40,21 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
         cg_store_to(E, E->names[j], t, st, c, "v");
         sb_puts(E->sb, "    }\n");
     }
+}
+
+/* Kernel-level operator j as a kernel of its own: 256 threads a block, at most 4096 blocks. */
+static void emit_op_kernel(em *E, int j, cg_program *out) {
+    const ir_node *n = &E->g->nodes[j];
+    params ps = {0};
+    cg_op_params(E->p, j, &ps);
+    char kname[64], lb[128];
+    snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
+    sb_printf(E->sb, "/* %s = %s (node %d): kernel-level operator */\n", ir_node_label(E->g, j, lb, sizeof lb),
+              ir_ops[n->op].name, j);
+    cg_signature(E, kname, &ps, 256, E->names, 1);
+    cg_op_body(E, j);
     sb_puts(E->sb, "}\n\n");
-    int64_t blocks = (total + 255) / 256;
+    int64_t blocks = (ir_numel(&n->shape) + 255) / 256;
     unsigned grid[3] = {(unsigned)(blocks < 4096 ? blocks : 4096), 1, 1};
     cg_record_launch(E, out, kname, j, &ps, grid, 256, 0);
 }
@@ -111,6 +119,11 @@ static mg_status fill_buffers(const op_plan *p, mg_ctx *ctx, cg_program *out) {
     return MG_OK;
 }
 
+int cg_is_launch(const op_plan *p, int i) {
+    const ir_node *n = &p->g->nodes[i];
+    return !(n->op == IR_OP_INPUT || p->inl[i] || p->view[i] >= 0 || (n->op == IR_OP_KERNEL && n->index != 0));
+}
+
 mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     memset(out, 0, sizeof *out);
     const ir_graph *g = p->g;
@@ -127,9 +140,8 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
-        const ir_node *n = &g->nodes[i];
-        if (n->op == IR_OP_INPUT || p->inl[i] || p->view[i] >= 0 || (n->op == IR_OP_KERNEL && n->index != 0)) continue;
-        if (n->op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
+        if (!cg_is_launch(p, i)) continue;
+        if (g->nodes[i].op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
         else emit_op_kernel(&E, i, out);
     }
     if (!E.rc && t == CG_C) cg_c_entry(&E, out);
@@ -150,6 +162,6 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
 void cg_program_free(cg_program *c) {
     if (!c) return;
     base_free(c->src), base_free(c->launches), base_free(c->buf_bytes), base_free(c->buf_alias), base_free(c->buf_off);
-    base_free(c->in_buf), base_free(c->out_buf);
+    base_free(c->in_buf), base_free(c->out_buf), base_free(c->task_first), base_free(c->task_node);
     memset(c, 0, sizeof *c);
 }

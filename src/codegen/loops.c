@@ -100,8 +100,9 @@ void cg_loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes) {
         return;
     }
     else
-        sb_printf(E->sb, "    for (long long e = (long long)blockIdx.x * blockDim.x + threadIdx.x; e < %" PRId64
-                         "LL; e += (long long)gridDim.x * blockDim.x) {\n", total);
+        sb_printf(E->sb, "    for (long long e = (long long)%s * blockDim.x + threadIdx.x; e < %" PRId64
+                         "LL; e += (long long)%s * blockDim.x) {\n", E->op_task ? "tb_" : "blockIdx.x", total,
+                  E->op_task ? "tn_" : "gridDim.x");
     int64_t inner = 1;
     for (int q = 3; q >= 0; q--) {
         if (d[q] == 1) snprintf(c[q], CW, "0");

@@ -47,11 +47,13 @@ void cg_collect_inputs(const op_plan *p, int j, params *ps) {
 }
 
 /* Parameter list of ps, without the parentheses: outputs writable, inputs const, all
- * __restrict__ in CUDA except, with `fused`, buffers a kernel writes (see cg_cuda_emit_fused). */
+ * __restrict__ in CUDA except, with `fused`, buffers written in the launch: all but the inputs
+ * (see cg_cuda_emit_fused). */
 void cg_param_list(em *E, const char **gn, const params *ps, int fused) {
     for (int i = 0; i < ps->n; i++) {
         int x = ps->node[i];
-        int restrict_ = E->tg == CG_CUDA && !(fused && i >= ps->n_out && E->p->g->nodes[x].op == IR_OP_KERNEL);
+        int src = E->p->view[x] >= 0 ? E->p->view[x] : x; /* fused: only inputs are never written in the launch */
+        int restrict_ = E->tg == CG_CUDA && !(fused && i >= ps->n_out && E->p->g->nodes[src].op != IR_OP_INPUT);
         sb_printf(E->sb, "%s%s%s *%s%s", i ? ", " : "", i < ps->n_out ? "" : "const ", cg_ctype(E->p->store[x]),
                   restrict_ ? "__restrict__ " : "", gn[x]);
     }

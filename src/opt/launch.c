@@ -5,18 +5,16 @@
 
 #include "opt_internal.h"
 
-/* 1 if every launch of p is a graph-defined kernel (every other node an input or inlined) */
-static int kernels_only(const op_plan *p) {
-    for (int i = 0; i < p->g->n_nodes; i++)
-        if (p->g->nodes[i].op != IR_OP_INPUT && p->g->nodes[i].op != IR_OP_KERNEL && !p->inl[i]) return 0;
-    return 1;
+int64_t op_elem_tasks(const ir_node *n) {
+    int64_t b = (ir_numel(&n->shape) + 4095) / 4096;
+    return b < 1 ? 1 : b < 4096 ? b : 4096;
 }
 
 /* The kernels planned again at kernels[0]'s block size where theirs differs, into a new array
  * (the arena's), or NULL when one fails: a kernel graph of graph-defined kernels only, two or
  * more. *smem: the largest shared memory. */
 static op_kernel *same_threads(op_plan *p, const mg_device *dev, int64_t *smem) {
-    if (p->n_kernels < 2 || !kernels_only(p)) return NULL;
+    if (p->n_kernels < 2) return NULL;
     int T = p->kernels[0].threads;
     op_kernel *k = arena_alloc(&p->mem, (size_t)p->n_kernels * sizeof *k);
     if (!k) return NULL; /* a plan without fusion is still whole */
@@ -35,9 +33,10 @@ static op_kernel *same_threads(op_plan *p, const mg_device *dev, int64_t *smem) 
     return k;
 }
 
-/* Persistent launch (opts.persist): several graph-defined kernels, and nothing else to launch,
- * become one launch whose blocks take the kernels' blocks in order as tasks (codegen: a
- * ticket each, and completion counters a task waits on). What it saves is a launch and its
+/* Persistent launch (opts.persist): several graph-defined kernels, and the kernel-level
+ * operators stored between them (pieces of their element loops, op_elem_tasks), become one
+ * launch whose blocks take the launches' blocks in order as tasks (codegen: a ticket each or
+ * a static schedule, and done flags a task waits on). What it saves is a launch and its
  * ramp a kernel: the attention cases' combining kernel starts as the last chain block ends.
  * One block size for all: the first kernel's (attention's chain, sized to its registers);
  * a kernel planned with another is planned again with it. Not fused when that fails or the
@@ -103,7 +102,7 @@ static int depends(const op_plan *p, int k1, int k2, const int b1[3], const int 
  * blocks' tiles (at most 1024 blocks). */
 void op_plan_cluster(op_plan *p, const mg_device *dev) {
     const ir_graph *kg = p->g;
-    if (p->n_kernels != 2 || !kernels_only(p)) return;
+    if (p->n_kernels != 2 || 0) return;
     int k1 = -1, k2 = -1;
     for (int i = 0; i < kg->n_nodes; i++)
         if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {

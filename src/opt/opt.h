@@ -47,7 +47,9 @@ typedef struct op_opts {
                    * block takes the next task (a block of one of the kernels, in order) and a
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
                    * default: measured slower on every attention case (docs/notes, §22);
-                   * `mugen run --persist`. CUDA only: the C target plans with it off. */
+                   * `mugen run --persist`. 2: a static schedule instead of tickets (block b
+                   * runs tasks b, b + G, ...: cuda/launch.c; `--persist-static`). CUDA only:
+                   * the C target plans with it off. */
     int tma;      /* a for-loop holding only products of its moving tiles, each summed in
                    * registers, loads those tiles by TMA into 128-byte-swizzled stages and
                    * multiplies them by sm_90a's warpgroup wgmma, kept in flight across
@@ -61,6 +63,12 @@ typedef struct op_opts {
                    * block runs one block of the second (op_plan.clustered). Off by default: the
                    * H100 keeps 15 clusters of 8 one-block-a-multiprocessor blocks resident, the
                    * b=8 attention grids need 16 (docs/notes §23); `mugen run --cluster`. CUDA only. */
+    int prefetch; /* a block kernel launched as a programmatic dependent first prefetches its
+                   * blocks' ranges of the program's inputs (the weights) into L2, then waits
+                   * for the previous kernel, then lets the next one launch, whose blocks do
+                   * the same while this one runs (codegen/cuda/launch.c). CUDA only; off by
+                   * default (measured: decode step -1.4%, QKNorm b=1 +3.5%: docs/notes/
+                   * 2026-11-27-s23.md); `mugen run --prefetch`. */
 } op_opts;
 extern const op_opts op_opts_default;
 
@@ -250,6 +258,9 @@ typedef struct op_taskgraph {
 } op_taskgraph;
 /* Builds p's task graph into *out (op_taskgraph_free). MG_ERR_NOMEM, or MG_ERR_LIMIT when it
  * would hold more than 2^31 tasks or dependencies. */
+/* The tasks of kernel-level operator n (the per-element path) in the task graph and a
+ * persistent launch: its element loop cut into pieces of 4,096 elements, at most 4,096. */
+int64_t op_elem_tasks(const ir_node *n);
 mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out);
 void op_taskgraph_free(op_taskgraph *tg);
 /* Checks tg against p: dependencies earlier and distinct (so the graph is acyclic), every

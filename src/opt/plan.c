@@ -24,6 +24,7 @@ const op_opts op_opts_default = {
     .persist = 0,
     .cluster = 0,
     .tma = 1,
+    .prefetch = 0,
 };
 
 /* k's arrays, per node of its body b, in p's arena; 0 when out of memory. */

@@ -5,8 +5,10 @@
  * product waits for its own column's splits, not for the whole product. A read through a
  * view (a reshape, slice or transpose of a kernel's output, opt/buffers.c) is matched in the
  * buffer: both ranges as runs of consecutive elements (at most TG_MAX_RUNS a block, else the
- * whole launch). A read through an inlined operator or of a kernel-level operator's result
- * (one task: the per-element path) waits for the whole launch that produced it. */
+ * whole launch). A kernel-level operator (the per-element path) is a task a piece of its
+ * element loop (op_elem_tasks); a read through an inlined operator or of such an operator's
+ * result waits for the whole launch that produced it, and such a task waits for the whole
+ * launches it reads. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +230,7 @@ mg_status op_taskgraph_new(const op_plan *p, mg_ctx *ctx, op_taskgraph **out) {
         if (!is_launch(p, i)) continue;
         tg->first[tg->n_launches] = (int)tasks;
         tg->node[tg->n_launches] = i;
-        tasks += g->nodes[i].op == IR_OP_KERNEL ? grid_blocks(g->nodes[i].body) : 1;
+        tasks += g->nodes[i].op == IR_OP_KERNEL ? grid_blocks(g->nodes[i].body) : op_elem_tasks(&g->nodes[i]);
         if (tasks > INT32_MAX / 2) {
             op_taskgraph_free(tg), base_free(B.launch_of);
             return ctx_err(ctx, MG_ERR_LIMIT, "the task graph would hold %" PRId64 " tasks or more", tasks);

@@ -100,6 +100,8 @@ typedef struct drv_api {
     CUresult (*error_string)(CUresult r, const char **s);
     /* optional (NULL when the driver lacks it): launches with attributes */
     CUresult (*launch_ex)(const CUlaunchConfig_ *cfg, CUfunction f, void **params, void **extra);
+    /* optional: blocks a multiprocessor holds (the persistent launch's co-residency check) */
+    CUresult (*occupancy)(int *n, CUfunction f, int block, size_t smem);
     /* optional: TMA tensor maps (cuTensorMapEncodeTiled, CUDA 12+) */
     CUresult (*tmap_encode)(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
                             const uint64_t *strides, const unsigned *box, const unsigned *estrides,
@@ -283,6 +285,8 @@ static mg_status drv_load(mg_ctx *ctx) {
     } else {
         void *ex = dlsym(h, "cuLaunchKernelEx"); /* optional: plain launches without it */
         memcpy(&a.launch_ex, &ex, sizeof ex);
+        void *oc = dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor"); /* optional */
+        memcpy(&a.occupancy, &oc, sizeof oc);
         void *tm = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: plans without TMA run without it */
         memcpy(&a.tmap_encode, &tm, sizeof tm);
         drv = a, drv_lib = h;
@@ -410,8 +414,25 @@ static mg_status get_function(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *
  * without it). g (may be NULL: the caller's context) is lost on a sticky error. */
 static mg_status launch_fn(rt_gpu *g, mg_ctx *ctx, CUfunction f, const char *name,
                            const unsigned grid[3], unsigned block, size_t smem, void **params,
-                           int pdl, const unsigned cluster[3], CUstream s) {
+                           int flags, const unsigned cluster[3], CUstream s) {
     CUresult r;
+    int pdl = flags & RT_PDL;
+    unsigned fit[3] = {grid[0], grid[1], grid[2]};
+    if (flags & RT_CORESIDENT) { /* as many blocks as are resident at once, at most grid[0] */
+        int per_sm = 0, n_sm = 0;
+        CUdevice dev;
+        if (!drv.occupancy) return ctx_err(ctx, MG_ERR_LAUNCH, "%s: needs all its blocks resident at once, which this driver "
+                                           "cannot check (no cuOccupancyMaxActiveBlocksPerMultiprocessor)", name);
+        if ((r = drv.occupancy(&per_sm, f, (int)block, smem)) || (r = drv.ctx_get_device(&dev)) ||
+            (r = drv.device_attribute(&n_sm, ATTR_MULTIPROCESSOR_COUNT, dev)))
+            return fail(g, ctx, r, "occupancy of %s", name);
+        if (per_sm < 1 || grid[1] * grid[2] != 1)
+            return ctx_err(ctx, MG_ERR_LAUNCH, "%s: a persistent launch needs its blocks resident at once; the device holds "
+                           "%d of them (%u threads and %zu bytes of shared memory a block): not launched, it could hang",
+                           name, per_sm * n_sm, block, smem);
+        if ((long long)fit[0] > (long long)per_sm * n_sm) fit[0] = (unsigned)(per_sm * n_sm);
+        grid = fit;
+    }
     if ((pdl || cluster) && drv.launch_ex) {
         CUlaunchAttribute_ at[2];
         unsigned n_at = 0;
@@ -430,7 +451,7 @@ static mg_status launch_fn(rt_gpu *g, mg_ctx *ctx, CUfunction f, const char *nam
 }
 
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int flags,
                     const unsigned cluster[3]) {
     mg_status rc = enter(g, ctx);
     if (rc) return rc;
@@ -456,7 +477,7 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
         if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, non-portable cluster size)", name);
         k->nonportable = 1;
     }
-    return launch_fn(g, ctx, k->f, name, grid, block, smem, params, pdl, clustered ? cluster : NULL,
+    return launch_fn(g, ctx, k->f, name, grid, block, smem, params, flags, clustered ? cluster : NULL,
                      g->stream);
 }
 
@@ -752,13 +773,13 @@ mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out) {
 }
 
 mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
-                        const unsigned grid[3], unsigned block, void **params, int pdl,
+                        const unsigned grid[3], unsigned block, void **params, int flags,
                         const unsigned cluster[3], void *stream) {
     const rt_kernel *k = &e->k[i];
     int clustered = cluster && cluster[0] * cluster[1] * cluster[2] > 1;
     if (clustered && !drv.launch_ex)
         return ctx_err(ctx, MG_ERR_LAUNCH, "%s: thread-block clusters need cuLaunchKernelEx (CUDA 12+)", k->name);
-    return launch_fn(NULL, ctx, m->fn[i], k->name, grid, block, k->smem, params, pdl,
+    return launch_fn(NULL, ctx, m->fn[i], k->name, grid, block, k->smem, params, flags,
                      clustered ? cluster : NULL, stream);
 }
 

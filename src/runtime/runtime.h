@@ -73,14 +73,18 @@ void rt_module_free(rt_gpu *g, rt_module *m);
  * `smem` bytes of dynamic shared memory (raises the function's limit when over 48 KB);
  * params[i] points at the i-th kernel parameter. Asynchronous: configuration errors (unknown
  * kernel, too much shared memory, too many threads) come back here as MG_ERR_LAUNCH; faults
- * come back from rt_sync. pdl: the kernel itself waits for the previous kernel in the stream
- * (griddepcontrol.wait), so it is launched as that kernel's programmatic dependent (Hopper:
- * its launch may overlap the previous kernel's run); a plain launch when the driver lacks
- * cuLaunchKernelEx. cluster (NULL: none): blocks of a thread-block cluster along x, y, z
- * (over 8 in all: the non-portable sizes Hopper allows up to 16); MG_ERR_LAUNCH without
- * cuLaunchKernelEx. */
+ * come back from rt_sync. flags: RT_PDL, the kernel itself waits for the previous kernel in
+ * the stream (griddepcontrol.wait), so it is launched as that kernel's programmatic dependent
+ * (Hopper: its launch may overlap the previous kernel's run; a plain launch when the driver
+ * lacks cuLaunchKernelEx); RT_CORESIDENT, its blocks wait for each other (a persistent launch
+ * with a static schedule, a 1-D grid that reads gridDim.x), so it launches as many as the
+ * device holds at once (the driver's occupancy, asked before launching), at most grid[0];
+ * MG_ERR_LAUNCH when it holds none or the driver cannot tell.
+ * cluster (NULL: none): blocks of a thread-block cluster along x, y, z (over 8 in all: the
+ * non-portable sizes Hopper allows up to 16); MG_ERR_LAUNCH without cuLaunchKernelEx. */
+enum { RT_PDL = 1, RT_CORESIDENT = 2 };
 mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
-                    const unsigned grid[3], unsigned block, size_t smem, void **params, int pdl,
+                    const unsigned grid[3], unsigned block, size_t smem, void **params, int flags,
                     const unsigned cluster[3]);
 /* Writes into map (128 bytes, 64-byte aligned) the TMA tensor map of a 2-D tensor of 16-bit
  * elements at addr: dims[0] elements a row (the innermost), dims[1] rows, row_bytes apart (a
@@ -140,9 +144,9 @@ void rt_ext_free(rt_ext *e);
  * retained by e and made current on the thread. *out stays valid until rt_ext_free. */
 mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out);
 /* Queues kernel i of e (as m) on `stream` (a CUstream of m's context, NULL: the default
- * stream); pdl and cluster as in rt_launch. Thread-safe; no allocation. */
+ * stream); flags and cluster as in rt_launch. Thread-safe; no allocation. */
 mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
-                        const unsigned grid[3], unsigned block, void **params, int pdl,
+                        const unsigned grid[3], unsigned block, void **params, int flags,
                         const unsigned cluster[3], void *stream);
 /* Queues a zero fill of `bytes` at p on `stream` (cuMemsetD8Async) in the current context. */
 mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream);

@@ -99,6 +99,14 @@ done
 for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched/gqa_b1/ugraph-*.mu bench/searched/qknorm_b1/ugraph-*.mu; do
     if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_wait(g_sync_, " "$T/out"; then ok
     else bad "$u --persist: $(head -c 400 "$T/err")"; fi
+    if "$M" emit --compile --persist-static "$u" >"$T/out" 2>"$T/err" && grep -q "for (int t_ = blockIdx.x;; t_ += gridDim.x)" "$T/out"; then ok
+    else bad "$u --persist-static: $(head -c 400 "$T/err")"; fi
+done
+# L2 prefetch before the wait (opt-in): the decode steps and the searched μGraphs compile
+# with every kernel but the first prefetching its weights and letting the next launch
+for u in examples/decode_1b_b1.mu bench/general/mlp_swiglu_down_b1.mu bench/general/lora_qkv_b4.mu; do
+    if "$M" emit --compile --prefetch "$u" >"$T/out" 2>"$T/err" && grep -q "mg_prefetch_l2(g_" "$T/out" && grep -q "    mg_grid_go();" "$T/out"; then ok
+    else bad "$u --prefetch: $(head -c 400 "$T/err")"; fi
 done
 # cluster fusion (opt-in): the designs whose combine fits the splits' clusters compile as one
 # kernel with a cluster barrier (16 splits: clusters of 16)

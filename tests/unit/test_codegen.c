@@ -507,8 +507,10 @@ void test_emit_readable(void) {
  * otherwise alone, planned again), with a zeroed buffer of a ticket, a done flag a task and a
  * leave count as its last argument; each task waits for the tasks of its row in the source's
  * dependency tables, the task graph's (kernel 1's for none, each combine block for the splits
- * of its own head only, fewer than all of kernel 1's). Off: two launches. One kernel (RMSNorm
- * + Linear): nothing to fuse. The C target writes the same plan as separate functions. */
+ * of its own head only, fewer than all of kernel 1's). The static schedule (persist 2): the
+ * same tasks in a loop over b, b + G, ... and a launch the runtime keeps co-resident. Off: two
+ * launches. One kernel (RMSNorm + Linear): nothing to fuse. The C target writes the same plan
+ * as separate functions. */
 void test_persist(void) {
     ir_graph *g = load_ugraph("gqa_b1"), *r = load_ugraph("rmsnorm_linear_b1");
     mg_ctx ctx = {{0}};
@@ -535,21 +537,25 @@ void test_persist(void) {
             want_blocks = want_blocks < n0 + n1 ? want_blocks : n0 + n1;
             CHECK_MSG(cg.n_launches == 1 && l->grid[0] == want_blocks && l->grid[1] == 1 && l->block == (unsigned)T && !l->pdl,
                       "%u blocks of %u", l->grid[0], l->block);
-            snprintf(want, sizeof want, "if (t_ >= %u) {", n0 + n1);
-            CHECK(strstr(cg.src, want));
-            CHECK(l->smem == smem + 16 && cg.sync_buf == cg.n_bufs - 1 && cg.buf_bytes[cg.sync_buf] == 4 * (n0 + n1 + 2));
+            snprintf(want, sizeof want, "if (t_ >= %u || mg_task_wait(g_sync_, %u, t_, ", n0 + n1, n0 + n1);
+            CHECK(strstr(cg.src, want) && strstr(cg.src, "const int t_ = mg_ticket(g_sync_, slot_);") && !l->coresident);
+            /* tickets, done flags, the blocks that left, the watchdog's three words, the launches' counts */
+            CHECK(l->smem == smem + 16 && cg.sync_buf == cg.n_bufs - 1 && cg.buf_bytes[cg.sync_buf] == 4 * (n0 + n1 + 5 + 2)); /* + a count a launch */
+            CHECK(cg.n_tasks == (int)(n0 + n1) && cg.n_task_launches == 2 && cg.task_first[1] == (int)n0);
             CHECK(l->n_args > 0 && l->args[l->n_args - 1] == cg.sync_buf);
             op_taskgraph *tg = NULL;
             CHECK(op_taskgraph_new(on, &ctx, &tg) == MG_OK && tg->n_tasks == (int)(n0 + n1));
             if (tg) {
                 CHECK(tg->dep_at[n0] == 0 && tg->n_deps > 0 && tg->n_deps < (int64_t)n0 * n1);
-                snprintf(want, sizeof want, "dependencies (opt/taskgraph.c): %lld for %u tasks */", (long long)tg->n_deps, n0 + n1);
+                /* no combine block waits for all of kernel 1: every dependency its own entry */
+                snprintf(want, sizeof want, "dependencies (opt/taskgraph.c): %lld for %u tasks, %lld entries", (long long)tg->n_deps,
+                         n0 + n1, (long long)tg->n_deps);
                 CHECK(strstr(cg.src, want));
                 op_taskgraph_free(tg);
             }
-            snprintf(want, sizeof want, "mg_leave(g_sync_, %u, ", n0 + n1);
+            snprintf(want, sizeof want, "mg_leave(g_sync_, %u, 2, ", n0 + n1);
             const char *k = strstr(cg.src, "__global__");
-            CHECK(k && strstr(k, "mg_task_wait(g_sync_, ") && strstr(k, "mg_task_done(g_sync_ + 1 + t_);") && strstr(k, want));
+            CHECK(k && strstr(k, "mg_task_wait(g_sync_, ") && strstr(k, "mg_task_done(g_sync_, ") && strstr(k, want));
             CHECK(k && !strstr(k, "mg_grid_wait();") && !strstr(k + 1, "__global__")); /* one kernel */
             cg_program_free(&cg);
         } else CHECK_MSG(0, "%s", ctx.msg);
@@ -557,6 +563,17 @@ void test_persist(void) {
             CHECK(cg.n_launches == 2 && cg.sync_buf == -1 && !strstr(cg.src, "mg_task_after(g_sync_"));
             cg_program_free(&cg);
         } else CHECK_MSG(0, "%s", ctx.msg);
+        op_opts st = yes; /* the static schedule: block b runs tasks b, b + G, ...; co-resident */
+        st.persist = 2;
+        op_plan *sp = NULL;
+        CHECK(op_plan_new(g, &ctx, mg_device_default(), &st, &sp) == MG_OK && sp && sp->fused);
+        if (sp && cg_emit(sp, &ctx, CG_CUDA, &cg) == MG_OK) {
+            const char *k = strstr(cg.src, "__global__");
+            CHECK(cg.n_launches == 1 && cg.launches[0].coresident && k && strstr(k, "for (int t_ = blockIdx.x;; t_ += gridDim.x) {") &&
+                  !strstr(k, "mg_ticket(") && strstr(k, "mg_task_done(g_sync_, "));
+            cg_program_free(&cg);
+        } else CHECK_MSG(0, "%s", ctx.msg);
+        op_plan_free(sp);
         op_opts c = yes; /* the C target's plan (driver.c) but fused */
         c.chain = c.swizzle = 0;
         op_plan_free(off), off = NULL;
@@ -754,13 +771,17 @@ void test_tma_rows(void) {
 }
 
 /* Plans program src lowered (lw_lower, the default tiling) for the default device. */
-static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
+static op_plan *plan_lowered_with(const char *src, ir_graph **g, ir_graph **u, const op_opts *o) {
     mg_ctx ctx = {{0}};
     *g = unit_parse(src), *u = NULL;
     op_plan *p = NULL;
     CHECK_MSG(*g && lw_lower(*g, &ctx, mg_device_default(), 0, NULL, u, NULL) == MG_OK, "%s", ctx.msg);
-    if (*u) CHECK_MSG(op_plan_new(*u, &ctx, mg_device_default(), &op_opts_default, &p) == MG_OK, "%s", ctx.msg);
+    if (*u) CHECK_MSG(op_plan_new(*u, &ctx, mg_device_default(), o, &p) == MG_OK, "%s", ctx.msg);
     return p;
+}
+
+static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
+    return plan_lowered_with(src, g, u, &op_opts_default);
 }
 
 /* The task graph (opt/taskgraph.c, issue #27): RMSNorm + a 1-row projection lowers to a norm
@@ -769,7 +790,9 @@ static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
  * product), and the graph passes its check. Dropping one dependency, or listing a later task,
  * fails the check with a message naming the task. A read through a slice (a view) waits for
  * the producer blocks of the slice's columns only. The decode step's kernel-level operators
- * (concat) are one task each, waited for whole; its graph checks too. */
+ * (concat) are a task a piece of 4,096 elements, waited for whole; its graph checks too, and
+ * as one static persistent launch every launch is in it (the concats as element-loop tasks)
+ * and waits for a whole launch are one entry each (its count). */
 void test_taskgraph(void) {
     ir_graph *g, *u;
     op_plan *p = plan_lowered("input X : f16[1, 4096]\ninput G : f16[4096]\ninput W : f16[4096, 4096]\n"
@@ -849,6 +872,42 @@ void test_taskgraph(void) {
             tg->dep_at[whole + 1]++;
         }
     }
+    op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
+    op_opts st = op_opts_default;
+    st.persist = 2;
+    p = src ? plan_lowered_with(src, &g, &u, &st) : NULL;
+    tg = NULL;
+    cg_program cg;
+    CHECK(p && p->fused && op_taskgraph_new(p, &ctx, &tg) == MG_OK);
+    if (tg && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK) {
+        char want[128];
+        int ops = 0, wholes = 0;
+        for (int L = 0; L < tg->n_launches; L++) ops += p->g->nodes[tg->node[L]].op == IR_OP_CONCAT;
+        for (int t = 0; t < tg->n_tasks; t++)
+            for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1]; e++) {
+                int L = tg->launch[tg->dep[e]], n = tg->first[L + 1] - tg->first[L];
+                if (n > 1 && tg->dep[e] == tg->first[L] && e + n <= tg->dep_at[t + 1] && tg->dep[e + n - 1] == tg->first[L + 1] - 1)
+                    wholes++, e += n - 1;
+            }
+        int64_t entries = -1;
+        const char *at = strstr(cg.src, "dependencies (opt/taskgraph.c): ");
+        if (at && strstr(at, "tasks, ")) entries = atoll(strstr(at, "tasks, ") + 7);
+        CHECK_MSG(cg.n_launches == 1 && cg.launches[0].packed && cg.launches[0].coresident && ops == 4 && wholes > 0, "%d ops, %d whole", ops, wholes);
+        int64_t whole_tasks = 0; /* the dependencies those entries stand for */
+        for (int t = 0; t < tg->n_tasks; t++)
+            for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1]; e++) {
+                int L = tg->launch[tg->dep[e]], n = tg->first[L + 1] - tg->first[L];
+                if (n > 1 && tg->dep[e] == tg->first[L] && e + n <= tg->dep_at[t + 1] && tg->dep[e + n - 1] == tg->first[L + 1] - 1)
+                    whole_tasks += n, e += n - 1;
+            }
+        CHECK_MSG(entries == tg->n_deps - whole_tasks + wholes, "%lld entries, %lld deps", (long long)entries, (long long)tg->n_deps);
+        int cat = 0; /* the first concat's element-loop tasks */
+        while (cat < tg->n_launches && p->g->nodes[tg->node[cat]].op != IR_OP_CONCAT) cat++;
+        if (cat < tg->n_launches)
+            snprintf(want, sizeof want, "kernel-level operator, %d tasks */", tg->first[cat + 1] - tg->first[cat]);
+        CHECK(cat < tg->n_launches && strstr(cg.src, want) && strstr(cg.src, "= concat (node ") && strstr(cg.src, "const int tn_ = "));
+        cg_program_free(&cg);
+    } else CHECK_MSG(0, "%s", ctx.msg);
     free(src);
     op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
 }
@@ -860,19 +919,31 @@ void test_taskgraph(void) {
  * step of the model is one of those actions by a block the random scheduler picks among those
  * that can move. Checked: no state where no block can move before all tasks ran (no deadlock
  * at any residency), every task runs once and after all its dependencies, and the last block
- * to leave finds every flag set (so zeroing them is safe). */
+ * to leave finds every flag set (so zeroing them is safe).
+ * The watchdog: task `stall` (-1: none) runs but never sets its flag; a block that has waited
+ * more than `limit` steps may give up: the first records its task and the unset flag, the
+ * ticket counter jumps past the tasks, and every block then leaves at its next ticket or wait.
+ * Then checked instead: every block leaves, the record names a waiting task and an unset flag
+ * it waits for, no task ran before its dependencies, and some task was never run. *rec: the
+ * record (task, flag), -1 when nobody gave up. stat: the static schedule instead of tickets
+ * (block b runs tasks b, b + B, b + 2B, ...; needs every block resident). */
 typedef struct proto_graph {
     int n;
     const int64_t *at;
     const int *dep;
 } proto_graph;
 
-static int proto_run(const proto_graph *g, int blocks, int resident, rng *r) {
+static int proto_watch(const proto_graph *g, int blocks, int resident, rng *r, int stall, int limit, int rec[2], int stat) {
     int *flag = calloc((size_t)g->n + 1, sizeof(int)), *task = calloc((size_t)blocks, sizeof(int));
     int *state = calloc((size_t)blocks, sizeof(int)); /* 0 not started, 1 needs a ticket, 2 waits, 3 left */
-    int ticket = 0, started = 0, running = 0, left = 0, ran = 0, ok = 1;
+    int *since = calloc((size_t)blocks, sizeof(int)); /* the step its wait began */
+    int *nxt = calloc((size_t)blocks, sizeof(int));   /* static: its next task */
+    for (int b = 0; b < blocks; b++) nxt[b] = b;
+    int ticket = 0, started = 0, running = 0, left = 0, ran = 0, ok = 1, gave_up = 0, step = 0;
     int *can = calloc((size_t)blocks, sizeof(int));
+    rec[0] = rec[1] = -1;
     while (ok && left < blocks) {
+        step++;
         while (running < resident && started < blocks) state[started++] = 1, running++;
         int nc = 0;
         for (int b = 0; b < blocks; b++) {
@@ -880,8 +951,12 @@ static int proto_run(const proto_graph *g, int blocks, int resident, rng *r) {
             else if (state[b] == 2) {
                 int ready = 1;
                 for (int64_t e = g->at[task[b]]; e < g->at[task[b] + 1] && ready; e++) ready = flag[g->dep[e]];
-                if (ready) can[nc++] = b;
+                if (ready || gave_up || step - since[b] > limit) can[nc++] = b;
             }
+        }
+        if (!nc && limit < 1 << 30) { /* only waits left: time passes until the watchdog's limit */
+            step += limit;
+            continue;
         }
         if (!nc) { /* nobody can move: a deadlock */
             ok = 0;
@@ -889,20 +964,39 @@ static int proto_run(const proto_graph *g, int blocks, int resident, rng *r) {
         }
         int b = can[rng_below(r, (uint64_t)nc)];
         if (state[b] == 1) {
-            if (ticket >= g->n) { /* leave */
+            int next = stat ? nxt[b] : ticket;
+            if (next >= g->n || (stat && gave_up)) { /* leave */
                 state[b] = 3, running--, left++;
-                if (left == blocks)
-                    for (int t = 0; t < g->n; t++) ok &= flag[t] == 1;
-            } else task[b] = ticket++, state[b] = 2;
-        } else { /* every dependency done: run it */
-            for (int64_t e = g->at[task[b]]; e < g->at[task[b] + 1]; e++) ok &= flag[g->dep[e]] == 1 && g->dep[e] < task[b];
-            ok &= flag[task[b]] == 0;
-            flag[task[b]] = 1, ran++, state[b] = 1;
+                if (left == blocks && !gave_up)
+                    for (int t = 0; t < g->n; t++) ok &= flag[t] == 1 || t == stall;
+            } else task[b] = next, ticket += !stat, nxt[b] += blocks, state[b] = 2, since[b] = step;
+            continue;
         }
+        int unset = -1;
+        for (int64_t e = g->at[task[b]]; e < g->at[task[b] + 1] && unset < 0; e++)
+            if (!flag[g->dep[e]]) unset = g->dep[e];
+        if (unset >= 0 || gave_up) { /* gives up (or sees that another did): leaves */
+            if (!gave_up) rec[0] = task[b], rec[1] = unset, ticket += 1 << 30, gave_up = 1;
+            state[b] = 3, running--, left++;
+            continue;
+        }
+        for (int64_t e = g->at[task[b]]; e < g->at[task[b] + 1]; e++) ok &= flag[g->dep[e]] == 1 && g->dep[e] < task[b];
+        ok &= flag[task[b]] == 0;
+        flag[task[b]] = task[b] != stall, ran++, state[b] = 1;
     }
-    ok &= ran == g->n;
-    free(flag), free(task), free(state), free(can);
+    ok &= gave_up ? ran < g->n && rec[1] >= 0 && !flag[rec[1]] : ran == g->n;
+    if (gave_up) { /* the recorded task does wait for the recorded flag */
+        int dep_ok = 0;
+        for (int64_t e = g->at[rec[0]]; e < g->at[rec[0] + 1]; e++) dep_ok |= g->dep[e] == rec[1];
+        ok &= dep_ok;
+    }
+    free(flag), free(task), free(state), free(since), free(nxt), free(can);
     return ok;
+}
+
+static int proto_run(const proto_graph *g, int blocks, int resident, rng *r) {
+    int rec[2];
+    return proto_watch(g, blocks, resident, r, -1, 1 << 30, rec, 0) && rec[0] < 0;
 }
 
 void test_task_protocol(void) {
@@ -948,6 +1042,66 @@ void test_task_protocol(void) {
         int blocks = 1 + (int)rng_below(&r, 40), resident = 1 + (int)rng_below(&r, (uint64_t)blocks);
         CHECK_MSG(proto_run(&pg, blocks, resident, &r), "trial %d: %d tasks, %d blocks, %d resident", trial, n, blocks, resident);
         free(at), free(dep);
+    }
+    /* the watchdog: on the GQA-shaped graph below (4 heads, 8 splits each, then a combine a
+     * head), the first split of head 0 never finishing is found by a combine of head 0, and
+     * everything leaves, at every residency; without the stall it never fires */
+    {
+        enum { H = 4, S = 8 };
+        int64_t at3[H * S + H + 1];
+        int dep3[H * S];
+        for (int t = 0; t <= H * S; t++) at3[t] = 0;
+        for (int h = 0; h < H; h++) {
+            for (int j = 0; j < S; j++) dep3[h * S + j] = h * S + j;
+            at3[H * S + h + 1] = (h + 1) * S;
+        }
+        proto_graph gq = {H * S + H, at3, dep3};
+        static const int res[] = {1, 3, 36};
+        for (int k = 0; k < 3; k++)
+            for (int rep = 0; rep < 20; rep++) {
+                int rec[2];
+                CHECK_MSG(proto_watch(&gq, 36, res[k], &r, 0, 50, rec, 0) && rec[0] == H * S && rec[1] == 0,
+                          "%d resident: record %d waits for %d", res[k], rec[0], rec[1]);
+                CHECK(proto_watch(&gq, 36, res[k], &r, -1, 1 << 30, rec, 0) && rec[0] < 0);
+            }
+    }
+    /* the static schedule (--persist-static) on the random graphs: never stuck with every
+     * block resident, the watchdog's record right when a task stalls; with fewer resident
+     * than the schedule's blocks it can deadlock (why the runtime launches only as many as
+     * fit): block 0 holds tasks 0 and 2, block 1 task 1, which waits for task 2 */
+    for (int trial = 0; trial < 200; trial++) {
+        int n = 1 + (int)rng_below(&r, 120), m = 0;
+        int64_t *at = malloc(((size_t)n + 1) * sizeof *at);
+        int *dep = malloc((size_t)n * 4 * sizeof *dep);
+        for (int t = 0; t < n; t++) {
+            at[t] = m;
+            for (int j = 0; j < 4 && t; j++) {
+                int d = (int)rng_below(&r, (uint64_t)t);
+                int dup = 0;
+                for (int64_t e = at[t]; e < m; e++) dup |= dep[e] == d;
+                if (!dup) dep[m++] = d;
+            }
+            for (int64_t e = at[t] + 1; e < m; e++) /* sorted */
+                for (int64_t f = e; f > at[t] && dep[f] < dep[f - 1]; f--) {
+                    int x = dep[f];
+                    dep[f] = dep[f - 1], dep[f - 1] = x;
+                }
+        }
+        at[n] = m;
+        proto_graph pg = {n, at, dep};
+        int blocks = 1 + (int)rng_below(&r, 40), rec[2];
+        CHECK_MSG(proto_watch(&pg, blocks, blocks, &r, -1, 1 << 30, rec, 1) && rec[0] < 0, "static trial %d", trial);
+        int stall = (int)rng_below(&r, (uint64_t)n);
+        CHECK_MSG(proto_watch(&pg, blocks, blocks, &r, stall, 30, rec, 1), "static trial %d, task %d stalled", trial, stall);
+        free(at), free(dep);
+    }
+    {
+        int64_t at5[4] = {0, 0, 0, 1};
+        int dep5[1] = {1}, rec[2];
+        proto_graph g5 = {3, at5, dep5}; /* task 2 waits for task 1 */
+        CHECK(proto_watch(&g5, 2, 2, &r, -1, 1 << 30, rec, 1));  /* static, both resident */
+        CHECK(!proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 1)); /* static, one: stuck */
+        CHECK(proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 0));  /* tickets, one: fine */
     }
     /* the model can fail: a task waiting for a later one deadlocks with one resident block */
     int64_t at2[3] = {0, 1, 1};

@@ -4,14 +4,112 @@
  * The future megakernel's starting point. Device side: cuda/lib/task.cuh. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../cg_internal.h"
+
+/* A block's range of program input x (kernel input read by iterator j) into L2: every
+ * row of the elements op_block_range gives (all for-loop iterations), clipped to the tensor,
+ * one prefetch.global.L2 a 128-byte line, rows shared over the threads. With share < 1 only
+ * that share of the range, the first for-loop iterations' (nothing when the tile does not
+ * move with the loop). Nothing when the input has no dim of stride 1. *bytes: the range's
+ * size in bytes; with emit 0 only that is computed. */
+static void prefetch_input(em *E, int j, const char *gname, int x, double share, int emit, int64_t *size) {
+    const ir_node *n = &E->g->nodes[j];
+    const ir_shape *ts = &E->p->g->nodes[x].shape;
+    const int64_t *fst = E->p->kst[x];
+    int64_t td[4], fd[4], ext[4], chunk[4];
+    op_pad4(&n->shape, td);
+    op_pad4(ts, fd);
+    int pad = 4 - n->shape.ndim, c = -1;
+    int64_t bytes = (int64_t)base_dtype_size(E->p->store[x]);
+    for (int d = 0; d < 4; d++) {
+        chunk[d] = td[d] * (n->fmap >= 0 && n->fmap + pad == d ? E->k->body->forloop : 1);
+        ext[d] = chunk[d] < fd[d] ? chunk[d] : fd[d];
+        if (fst[d] == 1 && fd[d] > 1) c = d;
+        bytes *= ext[d];
+    }
+    *size = c < 0 ? 0 : bytes;
+    if (c < 0 || !emit) return;
+    if (share < 1) { /* the first iterations' share */
+        if (n->fmap < 0) return;
+        int f = n->fmap + pad;
+        ext[f] = (int64_t)((double)ext[f] * share);
+        if (ext[f] < 1) return;
+    }
+    static const char *bvar[3] = {"bx", "by", "bz"};
+    sb_printf(E->sb, "    { /* %s: this block's tiles (the first iterations'), into L2 */\n", gname);
+    for (int d = 0; d < 4; d++) { /* the range's first element in each dim */
+        sb_printf(E->sb, "    const long long l%d_ = 0", d);
+        for (int gd = 0; gd < 3; gd++)
+            if (n->map[gd] >= 0 && n->map[gd] + pad == d) sb_printf(E->sb, " + (long long)%s * %" PRId64 "LL", bvar[gd], chunk[d]);
+        sb_puts(E->sb, ";\n");
+    }
+    int64_t rows = 1;
+    for (int d = 0; d < 4; d++) rows *= d == c ? 1 : ext[d];
+    sb_printf(E->sb, "    for (int r_ = threadIdx.x; r_ < %" PRId64 "; r_ += blockDim.x) {\n        int q_ = r_;\n", rows);
+    sb_puts(E->sb, "        long long o_ = 0;\n        bool in_ = true;\n");
+    for (int d = 3; d >= 0; d--) {
+        if (d == c || ext[d] == 1) {
+            if (d != c) sb_printf(E->sb, "        in_ = in_ && l%d_ < %" PRId64 "LL, o_ += l%d_ * %" PRId64 "LL;\n", d, fd[d], d, fst[d]);
+            continue;
+        }
+        sb_printf(E->sb, "        { const long long i_ = l%d_ + q_ %% %" PRId64 "; q_ /= %" PRId64 "; in_ = in_ && i_ < %" PRId64
+                         "LL; o_ += i_ * %" PRId64 "LL; }\n", d, ext[d], ext[d], fd[d], fst[d]);
+    }
+    sb_printf(E->sb, "        const long long n_ = %" PRId64 "LL - l%d_ < %" PRId64 "LL ? %" PRId64 "LL - l%d_ : %" PRId64 "LL;\n",
+              fd[c], c, ext[c], fd[c], c, ext[c]);
+    sb_printf(E->sb, "        if (in_ && n_ > 0) mg_prefetch_l2(%s + o_ + l%d_, n_ * (long long)sizeof(*%s));\n    }\n    }\n",
+              gname, c, gname);
+}
+
+/* The opening of a block kernel launched as a programmatic dependent. With opts.prefetch:
+ * first this block's ranges of the program's inputs (the weights: no earlier kernel writes
+ * them) into L2, then the wait for the previous kernel, then the signal that lets the next
+ * kernel launch (its blocks then prefetch while this one runs: one kernel of lookahead,
+ * never a chain of waiting grids). Signalling only before a kernel that prefetches measured
+ * slower than signalling always (docs/notes/2026-11-27-s23.md). Without it just the wait. */
+/* The bytes block kernel knode's blocks each prefetch (0: none, the program's first launch
+ * included: nothing runs before it); with emit, also writes the prefetches. Each block gets
+ * its share of half the L2 (the grid's blocks all prefetch), at most 1 MB. */
+static int64_t prefetches(const em *E0, int knode, int emit, const char **gn) {
+    em E = *E0;
+    const op_plan *p = E.p;
+    const ir_graph *kg = p->g;
+    int first = 1;
+    for (int i = 0; i < knode && first; i++) first = !cg_is_launch(p, i);
+    if (first) return 0;
+    E.g = kg->nodes[knode].body, E.k = &p->kernels[p->kern[knode]];
+    const int *gr = E.g->grid;
+    double budget = (double)mg_device_default()->l2_bytes / 2 / ((double)gr[0] * gr[1] * gr[2]);
+    budget = budget < 1 << 20 ? budget : 1 << 20;
+    int64_t total = 0, size;
+    for (int pass = 0; pass < 1 + emit; pass++)
+        for (int j = 0; j < E.g->n_nodes; j++) {
+            if (E.g->nodes[j].op != IR_OP_ITER) continue;
+            int x = kg->nodes[knode].in[E.g->nodes[j].index];
+            if (kg->nodes[p->view[x] >= 0 ? p->view[x] : x].op != IR_OP_INPUT) continue;
+            prefetch_input(&E, j, gn[x], x, total > budget ? budget / (double)total : 1, pass, &size);
+            total += pass ? 0 : size;
+        }
+    return total;
+}
+
+static void open_dependent(em *E, const char **gn, int knode) {
+    const op_plan *p = E->p;
+    int next = knode + 1; /* the next launch: a block kernel is let launch early */
+    while (next < p->g->n_nodes && !cg_is_launch(p, next)) next++;
+    if (p->opts.prefetch) prefetches(E, knode, 1, gn);
+    sb_puts(E->sb, "    mg_grid_wait(); /* the previous kernel's results */\n");
+    if (p->opts.prefetch && next < p->g->n_nodes && p->g->nodes[next].op == IR_OP_KERNEL) sb_puts(E->sb, "    mg_grid_go(); /* the next kernel may launch */\n");
+}
 
 void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps) {
     /* TMA's 128-byte-swizzled stages sit at multiples of 1 KB from here (opt/memory.c) */
     sb_printf(E->sb, "    extern __shared__ __align__(%d) unsigned char smem[];\n"
                      "    const int bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;\n", E->k->tma ? 1024 : 16);
+    open_dependent(E, gn, knode);
     cg_block_body(E, gn, knode, ps);
 }
 
@@ -24,21 +122,28 @@ static void arg_list(em *E, const params *ps) {
 
 /* The parameters of one kernel running several block kernels: every kernel's outputs, then
  * what they read besides; *first, *last: the first and last KERNEL node, *nk their number. */
+/* Launch i's parameters: a graph-defined kernel's or a kernel-level operator's. */
+static void launch_params(const op_plan *p, int i, params *ps) {
+    if (p->g->nodes[i].op == IR_OP_KERNEL) cg_block_params(p, i, ps);
+    else cg_op_params(p, i, ps);
+}
+
 static void union_params(const op_plan *p, params *ps, int *first, int *last, int *nk) {
     const ir_graph *kg = p->g;
     *first = *last = -1, *nk = 0;
     for (int i = 0; i < kg->n_nodes; i++)
-        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
+        if (cg_is_launch(p, i)) {
             params one = {0};
-            cg_block_params(p, i, &one);
+            launch_params(p, i, &one);
             for (int q = 0; q < one.n_out; q++) cg_add_param(ps, one.node[q]);
-            *first = *first < 0 ? i : *first, *last = i, ++*nk;
+            if (kg->nodes[i].op == IR_OP_KERNEL) *first = *first < 0 ? i : *first;
+            *last = i, ++*nk;
         }
     ps->n_out = ps->n;
     for (int i = 0; i < kg->n_nodes; i++)
-        if (kg->nodes[i].op == IR_OP_KERNEL && kg->nodes[i].index == 0) {
+        if (cg_is_launch(p, i)) {
             params one = {0};
-            cg_block_params(p, i, &one);
+            launch_params(p, i, &one);
             for (int q = one.n_out; q < one.n; q++) cg_add_param(ps, one.node[q]);
         }
 }
@@ -68,7 +173,22 @@ static void task_functions(em *KE, arena *a) {
     const char **gn = KE->names;
     sb_puts(KE->sb, "extern __shared__ __align__(16) unsigned char smem[]; /* every task's */\n");
     for (int knode = 0; knode < kg->n_nodes && !KE->rc; knode++) {
-        if (kg->nodes[knode].op != IR_OP_KERNEL || kg->nodes[knode].index != 0) continue;
+        if (!cg_is_launch(p, knode)) continue;
+        if (kg->nodes[knode].op != IR_OP_KERNEL) { /* a kernel-level operator: task tb_ of its element loop */
+            params kp = {0};
+            cg_op_params(p, knode, &kp);
+            char lb[128];
+            sb_printf(KE->sb, "/* %s = %s (node %d): kernel-level operator, %" PRId64 " tasks */\n"
+                              "static __device__ __noinline__ void t%d_%s(", ir_node_label(kg, knode, lb, sizeof lb),
+                      ir_ops[kg->nodes[knode].op].name, knode, op_elem_tasks(&kg->nodes[knode]), knode, gn[knode] + 2);
+            cg_param_list(KE, gn, &kp, 1);
+            sb_printf(KE->sb, ", const int tb_) {\n    const int tn_ = %" PRId64 ";\n", op_elem_tasks(&kg->nodes[knode]));
+            KE->op_task = 1;
+            cg_op_body(KE, knode);
+            KE->op_task = 0;
+            sb_puts(KE->sb, "}\n\n");
+            continue;
+        }
         em E;
         if (cg_block_em(KE, knode, a, &E)) return;
         params kp = {0};
@@ -90,12 +210,23 @@ static void task_dispatch(em *KE) {
     const ir_graph *kg = p->g;
     const char **gn = KE->names;
     int64_t start = 0;
-    int q = 0;
+    int q = 0, L = 0;
     for (int knode = 0; knode < kg->n_nodes; knode++) {
-        if (kg->nodes[knode].op != IR_OP_KERNEL || kg->nodes[knode].index != 0) continue;
+        if (!cg_is_launch(p, knode)) continue;
+        if (kg->nodes[knode].op != IR_OP_KERNEL) {
+            int64_t n = op_elem_tasks(&kg->nodes[knode]);
+            params kp = {0};
+            cg_op_params(p, knode, &kp);
+            sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n    L_ = %d;\n    t%d_%s(", start ? "else " : "", start + n, L,
+                      knode, gn[knode] + 2);
+            arg_list(KE, &kp);
+            sb_printf(KE->sb, "t_ - %" PRId64 ");\n    }\n", start);
+            start += n, L++;
+            continue;
+        }
         const ir_graph *b = p->kernels[q].body;
         int64_t n = (int64_t)b->grid[0] * b->grid[1] * b->grid[2];
-        sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n", q ? "else " : "", start + n);
+        sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n    L_ = %d;\n", start ? "else " : "", start + n, L++);
         params kp = {0};
         cg_block_params(p, knode, &kp);
         sb_printf(KE->sb, "    const int tk_ = t_ - %" PRId64 ";\n    t%d_%s(", start, knode, gn[knode] + 2);
@@ -108,12 +239,25 @@ static void task_dispatch(em *KE) {
 
 /* The persistent launch (above) of every graph-defined kernel of the plan, its counters a
  * buffer of their own (out->sync_buf). */
+/* The persistent launch's watchdog (task.cuh): a wait for one flag gives up after this many
+ * milliseconds, MUGEN_WATCHDOG_MS (docs/env.md; 1 to 600000, default 2000). */
+static long long cg_watchdog_ms(void) {
+    const char *e = getenv("MUGEN_WATCHDOG_MS");
+    long long v = e && *e ? atoll(e) : 2000;
+    return v < 1 ? 1 : v > 600000 ? 600000 : v;
+}
+
 void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     const op_plan *p = KE->p;
     const char **gn = KE->names;
     params ps = {0};
     int first, last, nk;
     union_params(p, &ps, &first, &last, &nk);
+    if (ps.n + 1 >= CG_MAX_ARGS) {
+        KE->rc = ctx_err(KE->ctx, MG_ERR_UNSUPPORTED, "codegen: a persistent launch of %d buffers (at most %d)", ps.n,
+                         CG_MAX_ARGS - 2);
+        return;
+    }
     cg_uses(KE, CG_LIB_TASK);
     const op_kernel *k0 = &p->kernels[p->kern[first]];
     int64_t smem = 0, total = 0, widest = 1;
@@ -123,12 +267,19 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
         smem = p->kernels[q].smem > smem ? p->kernels[q].smem : smem;
         total += n, widest = n > widest ? n : widest;
     }
+    for (int i = 0; i < p->g->n_nodes; i++) /* kernel-level operators: their element loops' blocks */
+        if (cg_is_launch(p, i) && p->g->nodes[i].op != IR_OP_KERNEL) total += op_elem_tasks(&p->g->nodes[i]);
     /* blocks: as many a multiprocessor as the widest kernel alone would put on one */
     int64_t sm = p->n_sm > 0 ? p->n_sm : 1, blocks = sm * ((widest + sm - 1) / sm);
     blocks = blocks < total ? blocks : total;
     op_taskgraph *tg = NULL;
     if ((KE->rc = op_taskgraph_new(p, KE->ctx, &tg))) return;
-    if (tg->n_launches != nk || tg->n_tasks != total) { /* a plan of graph-defined kernels only (opt/launch.c) */
+    if (tg && total >= 1 << 30) { /* task.cuh's tickets jump by 2^30 when the watchdog gives up */
+        op_taskgraph_free(tg);
+        KE->rc = ctx_err(KE->ctx, MG_ERR_LIMIT, "codegen: a persistent launch of %" PRId64 " tasks (at most 2^30)", total);
+        return;
+    }
+    if (tg->n_launches != nk || tg->n_tasks != total) { /* the task graph's launches are codegen's */
         op_taskgraph_free(tg);
         KE->rc = ctx_err(KE->ctx, MG_ERR_UNSUPPORTED, "codegen: a persistent launch of %d kernels has %d launches as tasks",
                          nk, tg ? tg->n_launches : -1);
@@ -141,31 +292,81 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     }
     char kname[64];
     snprintf(kname, sizeof kname, "kp%d_%s", last, gn[last] + 2);
-    /* the task graph's dependencies: task t's are dep[dep_at[t] .. dep_at[t + 1]) */
-    sb_printf(KE->sb, "/* the tasks' dependencies (opt/taskgraph.c): %" PRId64 " for %d tasks */\n"
-                      "static __device__ const int %s_dep_at[%d] = {", tg->n_deps, tg->n_tasks, kname, tg->n_tasks + 1);
-    for (int t = 0; t <= tg->n_tasks; t++) sb_printf(KE->sb, "%s%" PRId64, t ? (t % 32 ? ", " : ",\n    ") : "", tg->dep_at[t]);
-    sb_printf(KE->sb, "};\nstatic __device__ const int %s_dep[%" PRId64 "] = {", kname, tg->n_deps ? tg->n_deps : 1);
-    for (int64_t e = 0; e < tg->n_deps; e++) sb_printf(KE->sb, "%s%d", e ? (e % 32 ? ", " : ",\n    ") : "", tg->dep[e]);
-    sb_puts(KE->sb, tg->n_deps ? "};\n" : "0};\n");
+    /* the task graph's dependencies: task t's are dep[dep_at[t] .. dep_at[t + 1]), every task of
+     * a launch of several (a whole-launch wait) as one entry -1 - L: its count (task.cuh) */
+    strbuf deps = {0};
+    int64_t *at = base_alloc(((size_t)tg->n_tasks + 1) * sizeof *at), m = 0;
+    if (!at) {
+        op_taskgraph_free(tg);
+        KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    for (int t = 0; t < tg->n_tasks; t++) {
+        at[t] = m;
+        for (int64_t e = tg->dep_at[t]; e < tg->dep_at[t + 1];) {
+            int d = tg->dep[e], L = tg->launch[d], size = tg->first[L + 1] - tg->first[L];
+            int whole = size > 1 && d == tg->first[L] && e + size <= tg->dep_at[t + 1] &&
+                        tg->dep[e + size - 1] == tg->first[L + 1] - 1; /* sorted and distinct: all of L */
+            sb_printf(&deps, "%s%d", m ? (m % 32 ? ", " : ",\n    ") : "", whole ? -1 - L : d);
+            e += whole ? size : 1, m++;
+        }
+    }
+    at[tg->n_tasks] = m;
+    sb_printf(KE->sb, "/* the tasks' dependencies (opt/taskgraph.c): %" PRId64 " for %d tasks, %" PRId64
+                      " entries (a whole launch one) */\nstatic __device__ const int %s_dep_at[%d] = {",
+              tg->n_deps, tg->n_tasks, m, kname, tg->n_tasks + 1);
+    for (int t = 0; t <= tg->n_tasks; t++) sb_printf(KE->sb, "%s%" PRId64, t ? (t % 32 ? ", " : ",\n    ") : "", at[t]);
+    sb_printf(KE->sb, "};\nstatic __device__ const int %s_dep[%" PRId64 "] = {%s};\n", kname, m ? m : 1, m ? deps.s : "0");
+    sb_printf(KE->sb, "static __device__ const int %s_lsize[%d] = {", kname, tg->n_launches);
+    for (int L = 0; L < tg->n_launches; L++) sb_printf(KE->sb, "%s%d", L ? (L % 32 ? ", " : ",\n    ") : "", tg->first[L + 1] - tg->first[L]);
+    sb_puts(KE->sb, "};\n");
+    if (deps.oom) KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
+    sb_free(&deps), base_free(at);
+    int nl = tg->n_launches;
+    out->task_first = base_alloc(((size_t)tg->n_launches + 1) * sizeof *out->task_first);
+    out->task_node = base_alloc(((size_t)tg->n_launches + 1) * sizeof *out->task_node);
+    if (out->task_first && out->task_node) {
+        out->n_task_launches = tg->n_launches;
+        memcpy(out->task_first, tg->first, ((size_t)tg->n_launches + 1) * sizeof *tg->first);
+        memcpy(out->task_node, tg->node, (size_t)tg->n_launches * sizeof *tg->node);
+    } else KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
     op_taskgraph_free(tg);
-    sb_printf(KE->sb, "/* one persistent launch of %d graph-defined kernels: %" PRId64 " blocks of %d threads take %" PRId64
+    if (KE->rc) return;
+    sb_printf(KE->sb, "/* one persistent launch of %d launches' tasks: %" PRId64 " blocks of %d threads take %" PRId64
                       " tasks */\n", nk, blocks, k0->threads, total);
-    sb_printf(KE->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", k0->threads, kname);
-    cg_param_list(KE, gn, &ps, 1);
-    sb_printf(KE->sb, ", unsigned *__restrict__ g_sync_) {\n"
-                      "    for (;;) {\n"
-                      "    const int t_ = mg_ticket(g_sync_, (int *)(smem + %" PRId64 "));\n"
-                      "    if (t_ >= %" PRId64 ") {\n    mg_leave(g_sync_, %" PRId64 ", (int *)(smem + %" PRId64 "));\n    break;\n    }\n"
-                      "    mg_task_wait(g_sync_, %s_dep + %s_dep_at[t_], %s_dep_at[t_ + 1] - %s_dep_at[t_]);\n",
-              smem, total, total, smem, kname, kname, kname, kname);
+    /* the buffers as one struct by value (cg_launch.packed), named again inside */
+    sb_printf(KE->sb, "struct %s_args {\n    ", kname);
+    for (int i = 0; i < ps.n; i++) {
+        params one = {.n = 1, .node = {ps.node[i]}, .n_out = i < ps.n_out};
+        cg_param_list(KE, gn, &one, 1);
+        sb_puts(KE->sb, i + 1 < ps.n ? ";\n    " : ";\n};\n");
+    }
+    sb_printf(KE->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const %s_args a_, unsigned *__restrict__ g_sync_) {\n",
+              k0->threads, kname, kname);
+    for (int i = 0; i < ps.n; i++) {
+        params one = {.n = 1, .node = {ps.node[i]}, .n_out = i < ps.n_out};
+        sb_puts(KE->sb, "    ");
+        cg_param_list(KE, gn, &one, 1);
+        sb_printf(KE->sb, " = a_.%s;\n", gn[ps.node[i]]);
+    }
+    int stat = p->opts.persist == 2; /* a static schedule: block b runs tasks b, b + G, ... */
+    sb_printf(KE->sb, "    int *const slot_ = (int *)(smem + %" PRId64 ");\n", smem);
+    sb_puts(KE->sb, stat ? "    for (int t_ = blockIdx.x;; t_ += gridDim.x) {\n"
+                         : "    for (;;) {\n    const int t_ = mg_ticket(g_sync_, slot_);\n");
+    sb_printf(KE->sb, "    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
+                      "%s_dep_at[t_ + 1] - %s_dep_at[t_], %s_lsize, %lldull)) {\n    mg_leave(g_sync_, %" PRId64 ", %d, slot_);\n"
+                      "    break;\n    }\n    int L_ = 0;\n",
+              total, total, kname, kname, kname, kname, kname, (long long)cg_watchdog_ms() * 1000000, total, nl);
     task_dispatch(KE);
-    sb_puts(KE->sb, "    mg_task_done(g_sync_ + 1 + t_);\n    }\n}\n\n");
+    sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n    }\n}\n\n", total);
     unsigned grid[3] = {(unsigned)blocks, 1, 1};
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
     cg_launch *l = &out->launches[out->n_launches - 1];
+    l->coresident = stat; /* the runtime launches as many as are resident, at most `blocks` */
+    l->packed = 1;
     out->sync_buf = out->n_bufs++;
-    out->buf_bytes[out->sync_buf] = 4 * (total + 2), out->buf_alias[out->sync_buf] = -1;
+    out->buf_bytes[out->sync_buf] = 4 * (total + 5 + nl), out->buf_alias[out->sync_buf] = -1;
+    out->n_tasks = (int)total;
     l->args[l->n_args++] = out->sync_buf;
 }
 

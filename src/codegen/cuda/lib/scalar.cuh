@@ -27,6 +27,19 @@ MG_DI void mg_grid_wait() {
     asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
 }
+/* programmatic dependent launch: the grid after this one may launch (once every block of this
+ * one has said so or ended); its blocks then run up to their own mg_grid_wait */
+MG_DI void mg_grid_go() {
+#if __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+/* bytes bytes from p into L2, a prefetch a 128-byte line (a hint: no fault, no result) */
+MG_DI void mg_prefetch_l2(const void *p, long long bytes) {
+    const char *a = (const char *)((unsigned long long)p & ~127ull);
+    const char *e = (const char *)p + bytes;
+    for (; a < e; a += 128) asm volatile("prefetch.global.L2 [%0];" ::"l"(a));
+}
 /* every thread of the block's cluster arrives (release) and waits (acquire): what each
  * block wrote before it, to global memory too, is visible to the others after it */
 MG_DI void mg_cluster_sync() {

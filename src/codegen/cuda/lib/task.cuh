@@ -1,34 +1,75 @@
-/* a persistent launch (docs/codegen.md): sync[0] hands out tickets in the order blocks
- * ask, sync[1 + t] is task t's done flag, sync[1 + n] counts the blocks that left (n tasks);
- * the last to leave zeroes them all for the next launch */
+/* a persistent launch (docs/megakernel.md) of n tasks in nl launches: sync[0] hands out
+ * tickets in the order blocks ask, sync[1 + t] is task t's done flag, sync[1 + n] counts the
+ * blocks that left, sync[5 + n + L] counts launch L's finished tasks (what a wait for a whole
+ * launch reads); the last block to leave zeroes those for the next launch. The watchdog's
+ * words stay for the host to read (it zeroes them): sync[2 + n] = 1 + a task that waited past
+ * the limit, sync[3 + n] = 1 + the task whose flag it waited for (or 2^31 + L: launch L's
+ * count), sync[4 + n] = 1 once any block gave up (every block then leaves at its next wait;
+ * the ticket counter jumps by 2^30, so at its next ticket too: codegen keeps n below 2^30). */
 MG_DI int mg_ticket(unsigned *sync, int *slot) {
-    if (threadIdx.x == 0) *slot = (int)atomicAdd(sync, 1u);
+    if (threadIdx.x == 0) *slot = (int)atomicAdd(sync, 1u); /* >= 2^30 once given up: leave */
     __syncthreads();
     return *slot;
 }
-MG_DI void mg_leave(unsigned *sync, int n, int *slot) {
+/* slot[0..2) in shared memory: the ticket and the leaving's verdict, apart so that no thread
+ * still reading the ticket is raced by the next write */
+MG_DI void mg_leave(unsigned *sync, int n, int nl, int *slot) {
+    slot += 1;
     if (threadIdx.x == 0) *slot = atomicAdd(&sync[1 + n], 1u) == gridDim.x - 1u;
     __syncthreads();
-    if (*slot) /* every other block has left: no one reads them any more */
+    if (*slot) { /* every other block has left: no one reads them any more */
         for (int i = threadIdx.x; i < n + 2; i += blockDim.x) sync[i] = 0u;
+        for (int i = threadIdx.x; i < nl; i += blockDim.x) sync[5 + n + i] = 0u;
+    }
 }
-/* waits until tasks dep[0..n) are done: a thread a dependency reads its flag (acquire) until
- * set; the barrier then orders the block's reads after those tasks' writes */
-MG_DI void mg_task_wait(const unsigned *sync, const int *dep, int n) {
-    for (int i = threadIdx.x; i < n; i += blockDim.x)
-        for (const unsigned *f = sync + 1 + dep[i];;) {
+MG_DI unsigned long long mg_clock_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+/* Task t waits until dep[0..m) are done: an entry d >= 0 is task d's flag, d < 0 the whole of
+ * launch L = -1 - d (its count reaching lsize[L]); a thread an entry reads it (acquire) until
+ * met; the barrier then orders the block's reads after those tasks' writes. An entry still
+ * unmet after limit_ns (the watchdog), or another block's giving up, ends the wait: the first
+ * to give up records itself and the entry; returns nonzero when the block must leave without
+ * running the task. */
+MG_DI int mg_task_wait(unsigned *sync, int n, int t, const int *dep, int m, const int *lsize,
+                       unsigned long long limit_ns) {
+    int gave = 0;
+    for (int i = threadIdx.x; i < m; i += blockDim.x) {
+        const int d = dep[i];
+        const unsigned *f = d >= 0 ? sync + 1 + d : sync + 5 + n + (-1 - d);
+        const unsigned need = d >= 0 ? 1u : (unsigned)lsize[-1 - d];
+        const unsigned long long t0 = mg_clock_ns();
+        for (int spin = 0;; spin++) {
             unsigned v;
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-            if (v) break;
+            if (v >= need) break;
+            if ((spin & 63) == 63) {
+                if (*(volatile unsigned *)&sync[4 + n]) {
+                    gave = 1;
+                    break;
+                }
+                if (mg_clock_ns() - t0 > limit_ns) {
+                    if (atomicCAS(&sync[2 + n], 0u, (unsigned)t + 1u) == 0u)
+                        atomicExch(&sync[3 + n], d >= 0 ? (unsigned)d + 1u : 0x80000000u | (unsigned)(-1 - d));
+                    if (atomicExch(&sync[4 + n], 1u) == 0u) atomicAdd(sync, 1u << 30); /* once */
+                    gave = 1;
+                    break;
+                }
+            }
             __nanosleep(64);
         }
-    __syncthreads();
+    }
+    return __syncthreads_or(gave);
 }
-/* after a task's last store: a barrier, then thread 0 publishes it (fence, flag) */
-MG_DI void mg_task_done(unsigned *flag) {
+/* after task t's (of launch L) last store: a barrier, then thread 0 publishes it (fence, its
+ * flag, its launch's count) */
+MG_DI void mg_task_done(unsigned *sync, int n, int t, int L) {
     __syncthreads();
     if (threadIdx.x == 0) {
         __threadfence();
-        atomicExch(flag, 1u);
+        atomicExch(&sync[1 + t], 1u);
+        atomicAdd(&sync[5 + n + L], 1u);
     }
 }

@@ -1,0 +1,43 @@
+# Issue #27's chain: 40 dependent additions of a constant to a 1,024-element f32 tensor.
+input X : f32[1024]
+A0 = X + 1
+A1 = A0 + 1
+A2 = A1 + 1
+A3 = A2 + 1
+A4 = A3 + 1
+A5 = A4 + 1
+A6 = A5 + 1
+A7 = A6 + 1
+A8 = A7 + 1
+A9 = A8 + 1
+A10 = A9 + 1
+A11 = A10 + 1
+A12 = A11 + 1
+A13 = A12 + 1
+A14 = A13 + 1
+A15 = A14 + 1
+A16 = A15 + 1
+A17 = A16 + 1
+A18 = A17 + 1
+A19 = A18 + 1
+A20 = A19 + 1
+A21 = A20 + 1
+A22 = A21 + 1
+A23 = A22 + 1
+A24 = A23 + 1
+A25 = A24 + 1
+A26 = A25 + 1
+A27 = A26 + 1
+A28 = A27 + 1
+A29 = A28 + 1
+A30 = A29 + 1
+A31 = A30 + 1
+A32 = A31 + 1
+A33 = A32 + 1
+A34 = A33 + 1
+A35 = A34 + 1
+A36 = A35 + 1
+A37 = A36 + 1
+A38 = A37 + 1
+A39 = A38 + 1
+output A39
