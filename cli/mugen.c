@@ -83,10 +83,11 @@ static const char *HELP_RUN =
     "  --no-reuse, --no-depth, --no-layout, --no-pipeline, --no-regacc, --no-blocksize, --no-chain\n"
     "                switch off an optimizer pass (ablation; docs/codegen.md)\n"
     "  --wgmma       attention chains multiply with sm_90a's wgmma (opt-in: slower so far)\n"
-    "  --persist     several kernels run as one persistent launch of tasks, each block taking\n"
-    "                the next task by ticket (opt-in: slower so far)\n"
-    "  --persist-static  the same with a static schedule: block b runs tasks b, b + G, b + 2G\n"
-    "                ... of G blocks, as many as are resident at once (opt-in)\n"
+    "  --megakernel  the whole program as one persistent launch of tasks (every kernel's blocks,\n"
+    "                the per-element operators in pieces; each waits for exactly what it reads):\n"
+    "                block b of G, as many as are resident at once, runs tasks b, b + G, ...\n"
+    "                (opt-in: slower so far; docs/megakernel.md)\n"
+    "  --persist     the same with blocks taking the next task by ticket\n"
     "  --cluster     an attention split's combining kernel runs inside the splits' thread-block\n"
     "                clusters, after a cluster barrier (opt-in: slower so far)\n"
     "  --no-tma      product loops copy by cp.async and multiply by mma.sync (default on sm_90a:\n"
@@ -177,7 +178,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--no-blocksize")) o->run.no_blocksize = 1;
         else if (!strcmp(a, "--no-chain")) o->run.no_chain = 1;
         else if (!strcmp(a, "--persist")) o->run.persist = 1;
-        else if (!strcmp(a, "--persist-static")) o->run.persist = 2;
+        else if (!strcmp(a, "--megakernel")) o->run.persist = 2;
         else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;

@@ -29,7 +29,8 @@ tail -1 "$log"
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
     "examples/rmsnorm_linear_b8.mu examples/ugraphs/rmsnorm_linear_b8.mu" "examples/gqa_b1.mu" \
     "examples/gqa_b1.mu examples/ugraphs/gqa_b1.mu" "examples/softmax_attention.mu" "bench/suite/bias_relu.mu" \
-    "bench/suite/mlp_relu.mu" "examples/lora.mu"; do
+    "bench/suite/mlp_relu.mu" "examples/lora.mu" "--megakernel examples/gqa_b1.mu" \
+    "--megakernel tests/programs/good/decode_small.mu"; do
     echo "== run-program --reps 100 $args" >>"$log"
     if [ ! -x "$B/run-program" ]; then
         echo "run-program missing: make $B/run-program" >>"$log"; r=FAIL

@@ -3,11 +3,11 @@
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 B=.carry/bin/mugen
 nvidia-smi --query-gpu=name --format=csv,noheader
-for f in "" --persist-static --persist; do
+for f in "" --megakernel --persist; do
   echo "== decode_1b_b1 $f"
   MUGEN_CACHE_DIR=$(mktemp -d) $B run --backend gpu --reps 50 --seed 1 $f examples/decode_1b_b1.mu 2>&1 | grep -v "^  l\|^  x" | tail -6
 done 2>&1 | tee $OUT/decode-persist.txt
-for f in "" --persist-static; do
+for f in "" --megakernel; do
   echo "== decode_small $f"
   MUGEN_CACHE_DIR=$(mktemp -d) $B run --backend gpu --reps 50 --seed 2 $f tests/programs/good/decode_small.mu 2>&1 | tail -3
 done 2>&1 | tee -a $OUT/decode-persist.txt

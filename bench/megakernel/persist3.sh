@@ -1,6 +1,6 @@
 #!/bin/sh
 # The multi-kernel path (CUDA graph, PDL) beside the persistent launch with tickets
-# (--persist) and with the static schedule (--persist-static), one binary, every run's
+# (--persist) and with the static schedule (--megakernel), one binary, every run's
 # outputs checked (FAILn: exit status n); two seeds a program, times in µs.
 #   sh bench/megakernel/persist3.sh BIN "PROGRAM [UGRAPH]" ...
 B=$1
@@ -18,7 +18,7 @@ printf '%-48s %10s %10s %10s %10s %10s %10s\n' program multi persist static mult
 for a in "$@"; do
     printf '%-48s' "$a"
     for s in 5 6; do
-        for f in "" --persist --persist-static; do
+        for f in "" --persist --megakernel; do
             # shellcheck disable=SC2086
             one "$B" run --backend gpu --reps 300 --seed $s $f $a
         done

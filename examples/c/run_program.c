@@ -9,7 +9,9 @@
  * libcuda is loaded with dlopen, as mugen's runtime does, so this builds (make
  * build/run-program) and runs with --c on a machine without CUDA.
  *
- * Usage: run-program [--c] [--reps N] [--seed S] PROGRAM.mu [UGRAPH.mu] */
+ * --megakernel: the program as one persistent launch (mg_run_opts.persist = 2).
+ *
+ * Usage: run-program [--c] [--reps N] [--seed S] [--megakernel] PROGRAM.mu [UGRAPH.mu] */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <math.h>
@@ -252,16 +254,17 @@ static int make_outputs(mg_compiled *c, void **out, void **host_out, double **re
 }
 
 int main(int argc, char **argv) {
-    int reps = -1, a = 1;
+    int reps = -1, a = 1, megakernel = 0;
     unsigned long long seed = 1;
     for (; a < argc && argv[a][0] == '-' && argv[a][1]; a++) {
         if (!strcmp(argv[a], "--c")) on_host = 1;
         else if (!strcmp(argv[a], "--reps") && a + 1 < argc) reps = atoi(argv[++a]);
         else if (!strcmp(argv[a], "--seed") && a + 1 < argc) seed = strtoull(argv[++a], NULL, 0);
+        else if (!strcmp(argv[a], "--megakernel")) megakernel = 1;
         else break;
     }
     if (a >= argc || argc - a > 2) {
-        fprintf(stderr, "usage: run-program [--c] [--reps N] [--seed S] PROGRAM.mu [UGRAPH.mu]\n");
+        fprintf(stderr, "usage: run-program [--c] [--reps N] [--seed S] [--megakernel] PROGRAM.mu [UGRAPH.mu]\n");
         return 2;
     }
     if (reps < 0) reps = on_host ? 3 : 100;
@@ -269,7 +272,7 @@ int main(int argc, char **argv) {
     mg_ctx *ctx = mg_ctx_new();
     mg_program *prog = NULL, *ug = NULL;
     mg_compiled *c = NULL;
-    mg_compile_opts o = {.target = on_host ? MG_TARGET_C : MG_TARGET_CUDA};
+    mg_compile_opts o = {.target = on_host ? MG_TARGET_C : MG_TARGET_CUDA, .opt = {.persist = megakernel ? 2 : 0}};
     mg_compiled_info info;
     void *in[MAX_IO] = {0}, *out[MAX_IO] = {0}, *host_out[MAX_IO] = {0}, *ws = NULL;
     double *x[MAX_IO] = {0}, *ref[MAX_IO] = {0}, us = 0;

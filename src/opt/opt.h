@@ -48,7 +48,7 @@ typedef struct op_opts {
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
                    * default: measured slower on every attention case (docs/notes, §22);
                    * `mugen run --persist`. 2: a static schedule instead of tickets (block b
-                   * runs tasks b, b + G, ...: cuda/launch.c; `--persist-static`). CUDA only:
+                   * runs tasks b, b + G, ...: cuda/launch.c; `--megakernel`). CUDA only:
                    * the C target plans with it off. */
     int tma;      /* a for-loop holding only products of its moving tiles, each summed in
                    * registers, loads those tiles by TMA into 128-byte-swizzled stages and
@@ -240,10 +240,11 @@ void op_regacc_split(const ir_graph *b, const op_kernel *k, int mm, int64_t *T, 
 /* The task graph of a plan (taskgraph.c; issue #27, docs/megakernel.md): what a persistent
  * megakernel runs. Every launch of the plan, in launch order (codegen's: graph-defined kernels
  * and the kernel-level operators left to the per-element path), is cut into tasks: a
- * graph-defined kernel's blocks one task each, any other launch one task. Task t depends on
- * earlier tasks only: exactly the producer's blocks whose saved tiles meet an element that
- * t's block reads through an iterator (element ranges, op_block_range), or the whole producing
- * launch where the read goes through a view, an inlined operator or a kernel-level operator.
+ * graph-defined kernel's blocks one task each, any other launch its op_elem_tasks pieces.
+ * Task t depends on earlier tasks only: exactly the producer's blocks whose saved tiles meet
+ * an element that t's block reads through an iterator (element ranges, op_block_range), or
+ * the whole producing launch where the read goes through a view, an inlined operator or a
+ * kernel-level operator.
  * Invariant: dep[] of each task are distinct, earlier tasks, in increasing order. */
 typedef struct op_taskgraph {
     int n_launches, n_tasks;

@@ -99,8 +99,8 @@ done
 for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched/gqa_b1/ugraph-*.mu bench/searched/qknorm_b1/ugraph-*.mu; do
     if "$M" emit --compile --persist "$u" >"$T/out" 2>"$T/err" && grep -q "mg_task_wait(g_sync_, " "$T/out"; then ok
     else bad "$u --persist: $(head -c 400 "$T/err")"; fi
-    if "$M" emit --compile --persist-static "$u" >"$T/out" 2>"$T/err" && grep -q "for (int t_ = blockIdx.x;; t_ += gridDim.x)" "$T/out"; then ok
-    else bad "$u --persist-static: $(head -c 400 "$T/err")"; fi
+    if "$M" emit --compile --megakernel "$u" >"$T/out" 2>"$T/err" && grep -q "for (int t_ = blockIdx.x;; t_ += gridDim.x)" "$T/out"; then ok
+    else bad "$u --megakernel: $(head -c 400 "$T/err")"; fi
 done
 # L2 prefetch before the wait (opt-in): the decode steps and the searched μGraphs compile
 # with every kernel but the first prefetching its weights and letting the next launch

@@ -1065,7 +1065,7 @@ void test_task_protocol(void) {
                 CHECK(proto_watch(&gq, 36, res[k], &r, -1, 1 << 30, rec, 0) && rec[0] < 0);
             }
     }
-    /* the static schedule (--persist-static) on the random graphs: never stuck with every
+    /* the static schedule (--megakernel) on the random graphs: never stuck with every
      * block resident, the watchdog's record right when a task stalls; with fewer resident
      * than the schedule's blocks it can deadlock (why the runtime launches only as many as
      * fit): block 0 holds tasks 0 and 2, block 1 task 1, which waits for task 2 */
