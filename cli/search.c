@@ -85,7 +85,9 @@ static const char *HELP_WHOLE =
     "                    --time-limit, default 60 s, each), its best μGraph kept where it runs\n"
     "                    faster than the piece lowered, the rest lowered (docs/lower.md); the\n"
     "                    whole μGraph is run against the program (DIR/best.mu with --out)\n"
-    "A program that is not Lax is optimized this way (issue #25).\n";
+    "A program that is not Lax is optimized this way (issue #25).\n"
+    "  --megakernel      (optimize, either way) also run the fastest as one persistent launch\n"
+    "                    (mugen run --megakernel) and say which launch form is faster\n";
 
 static volatile int stop_flag; /* set by Ctrl-C (on_sigint) */
 
@@ -211,6 +213,7 @@ typedef struct cli_opts {
     int top, reps, sms, grid_given;
     int no_cache; /* --no-cache: search even on a hit (the new result replaces the entry) */
     int whole;    /* --whole: optimize piece by piece even a Lax program */
+    int megakernel; /* --megakernel: the fastest also as one persistent launch, both timed */
     int time_set; /* --time-limit was given */
     const char *device;
 } cli_opts;
@@ -290,6 +293,7 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
         else if (!strcmp(a, "--whole") && c->optimize) c->whole = 1;
+        else if (!strcmp(a, "--megakernel") && c->optimize) c->megakernel = 1;
         else if (a[0] == '-' && a[1] && a[1] == '-') {
             if (!val) return bad("%s needs a value", a);
             i++;
@@ -439,6 +443,30 @@ static void say_resume(const cli_opts *c, const mg_search_result *r) {
             "from %s/checkpoint and only the others are searched.\n", c->out, (long long)r->tasks_done, c->out);
 }
 
+/* optimize --megakernel: the kept form of p (u: its μGraph, NULL: p lowered), which ran in
+ * multi_us as separate kernels, run again as one persistent launch (mg_run_opts.persist 2, the
+ * static schedule); prints both and which launch form is faster (the megakernel only when
+ * correct and faster). */
+static void try_megakernel(mg_ctx *ctx, const mg_program *p, const mg_program *u, mg_run_opts ro, double multi_us,
+                           int multi_launches) {
+    ro.persist = 2;
+    mg_run_report rep;
+    mg_status s = mg_run(ctx, p, u, &ro, &rep);
+    if (s != MG_OK && s != MG_ERR_MISMATCH) {
+        printf("optimize: as one launch (--megakernel): %s; keeping separate kernels\n", mg_ctx_error(ctx));
+        return;
+    }
+    if (rep.backend != MG_BACKEND_GPU || rep.n_launches != 1 || multi_launches < 2) {
+        printf("optimize: as one launch (--megakernel): not made (%s); keeping separate kernels\n",
+               rep.backend != MG_BACKEND_GPU ? "a persistent launch needs the GPU" : "fewer than two kernels to join");
+        return;
+    }
+    int win = rep.ok && rep.time_us < multi_us;
+    printf("optimize: as one launch (--megakernel): %s, %.1f µs against %.1f µs as %d kernels: %s\n",
+           rep.ok ? "correct" : "MISMATCH", rep.time_us, multi_us, multi_launches, win ? "the megakernel is faster (mugen run --megakernel)"
+                                                                               : "separate kernels are faster; keeping them");
+}
+
 /* optimize: runs the program and the best-ranked μGraphs of r, keeps the fastest correct
  * one. The exit status: 0, 1 when nothing ran correctly, 2 for a bad --backend. */
 static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const mg_search_result *r) {
@@ -448,7 +476,7 @@ static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const m
     if (c->backend && !strcmp(c->backend, "gpu")) ro.backend = MG_BACKEND_GPU;
     else if (c->backend && !strcmp(c->backend, "c")) ro.backend = MG_BACKEND_C;
     else if (c->backend && strcmp(c->backend, "auto")) return bad("--backend takes gpu, c or auto, not '%s'", c->backend);
-    int n = r->n_found < c->top ? r->n_found : c->top, best = -2;
+    int n = r->n_found < c->top ? r->n_found : c->top, best = -2, best_launches = 0;
     double best_us = 0;
     printf("optimize: running the program and the %d best-ranked μGraphs (seed %llu)\n", n,
            (unsigned long long)ro.seed);
@@ -466,7 +494,7 @@ static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const m
         } else {
             printf("  %-7s %2d: %s, %.1f µs on %s\n", what, i + 1, rep.ok ? "correct" : "MISMATCH",
                    rep.time_us, rep.device);
-            if (rep.ok && (best == -2 || rep.time_us < best_us)) best = i, best_us = rep.time_us;
+            if (rep.ok && (best == -2 || rep.time_us < best_us)) best = i, best_us = rep.time_us, best_launches = rep.n_launches;
         }
         mg_program_free(u);
     }
@@ -479,6 +507,12 @@ static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const m
     } else {
         printf("optimize: fastest is rank %d (%.1f µs)\n%s", best + 1, best_us, r->found[best].text);
         if (c->out) write_text(c->out, "best.mu", r->found[best].text);
+    }
+    if (c->megakernel) {
+        mg_program *u = NULL;
+        if (best < 0 || !mg_program_parse(ctx, r->found[best].text, strlen(r->found[best].text), "ugraph", &u))
+            try_megakernel(ctx, p, u, ro, best_us, best_launches);
+        mg_program_free(u);
     }
     return 0;
 }
@@ -512,6 +546,11 @@ static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
     if (c->out) write_text(c->out, "best.mu", rep.ugraph_text);
     if (c->out) printf("optimize: the whole program's μGraph is %s/best.mu (mugen run %s %s/best.mu)\n", c->out, c->file, c->out);
     int ok = rep.run.ok;
+    mg_program *u = NULL;
+    if (ok && c->megakernel && rep.ugraph_text &&
+        !mg_program_parse(ctx, rep.ugraph_text, strlen(rep.ugraph_text), "ugraph", &u))
+        try_megakernel(ctx, p, u, o.run, rep.run.time_us, rep.run.n_launches);
+    mg_program_free(u);
     mg_optimize_report_free(&rep);
     return ok ? 0 : 1;
 }

@@ -344,6 +344,14 @@ for i in 1 2; do
 done
 mg optimize --backend c --reps 1 --whole tests/programs/good/not_a_file.mu
 expect_rc 1 "optimize --whole of a missing file" && ok
+# optimize --megakernel on the C backend: no persistent launch there, and it says so rather
+# than timing a second C run as the megakernel
+MUGEN_SEARCH_CACHE="$T/optcache" "$M" optimize --backend c --reps 1 --time-limit 30 --megakernel "$D" >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+if expect_rc 0 "$D: mugen optimize --megakernel"; then
+    if grep -q 'as one launch (--megakernel): not made (a persistent launch needs the GPU)' "$T/out"; then ok; else
+        bad "$D: optimize --megakernel on C: $(tail -2 "$T/out" | tr '\n' ' ' | cut -c1-300)"; fi
+fi
 
 # the verifier on the decoder's operators: transpose(slice(A B)) rewritten through
 # (A B)^T = B^T A^T, rmsnorm's eps and rsqrt spelled out, is equivalent; the same with the
