@@ -444,6 +444,14 @@ mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inpu
                     int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
                     void *stream);
 
+/* After the caller has synchronised with the launches of c on `workspace`: MG_OK, or
+ * MG_ERR_LAUNCH when c is one persistent launch (mg_run_opts.persist) and its watchdog ended a
+ * stall in one of them (a task whose dependency never finished: its outputs are not valid),
+ * naming the task; the record is cleared, so the next launch starts clean. MG_OK at once for
+ * the C target and for programs of separate kernels. CUDA: in the calling thread's current
+ * context, as mg_launch. */
+mg_status mg_compiled_check(mg_ctx *ctx, const mg_compiled *c, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,6 +32,7 @@ struct mg_compiled {
     int *buf_in, *buf_out, *buf_alias;
     size_t *buf_off, *buf_bytes, *buf_voff, ws_bytes;
     int sync_buf;             /* a persistent launch's counters (cg_program.sync_buf), or -1 */
+    int n_tasks;              /* its tasks (cg_program.n_tasks): the watchdog's words follow */
     cg_launch *launches;
     int n_launches;
     int pdl, cached;
@@ -67,7 +68,7 @@ static mg_status copy_io(mg_compiled *c, const mg_program *prog, mg_ctx *ctx) {
 static mg_status place_buffers(mg_compiled *c, const cg_program *cg, const vf_io_map *io,
                                mg_ctx *ctx) {
     size_t n = (size_t)cg->n_bufs + 1;
-    c->n_bufs = cg->n_bufs, c->sync_buf = cg->sync_buf;
+    c->n_bufs = cg->n_bufs, c->sync_buf = cg->sync_buf, c->n_tasks = cg->n_tasks;
     c->buf_in = base_alloc(n * sizeof(int)), c->buf_out = base_alloc(n * sizeof(int));
     c->buf_off = base_calloc(n, sizeof(size_t)), c->buf_bytes = base_calloc(n, sizeof(size_t));
     c->buf_alias = base_alloc(n * sizeof(int)), c->buf_voff = base_calloc(n, sizeof(size_t));
@@ -177,6 +178,7 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     if (!rc) rc = vf_match_io(prog->g, ug, ctx, &io);
     if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
                               &plan, &cg);
+    if (!rc) rc = dr_plant(&cg, ctx); /* test hook (docs/env.md) */
     if (!rc) rc = copy_io(c, prog, ctx);
     if (!rc) rc = place_buffers(c, &cg, &io, ctx);
     if (!rc) rc = o->target == MG_TARGET_C ? build_c(c, &cg, ctx) : build_cuda(c, &cg, &dev, ctx);
@@ -305,4 +307,21 @@ mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inpu
     if (rc) return rc;
     if (c->target == MG_TARGET_C) return launch_c(ctx, c, inputs, outputs, workspace);
     return launch_cuda(ctx, c, inputs, outputs, workspace, stream);
+}
+
+mg_status mg_compiled_check(mg_ctx *ctx, const mg_compiled *c, void *workspace) {
+    if (!c) return ctx_err(ctx, MG_ERR_INVALID, "mg_compiled_check: no compiled program");
+    if (c->target != MG_TARGET_CUDA || c->sync_buf < 0) return MG_OK;
+    const rt_ext_mod *m = NULL;
+    mg_status rc = rt_ext_enter(c->ext, ctx, &m);
+    uintptr_t at = (uintptr_t)workspace + c->buf_off[c->sync_buf] + 4 * ((size_t)c->n_tasks + 2);
+    unsigned w[3] = {0, 0, 0};
+    if (!rc) rc = rt_ext_read(ctx, w, (rt_dptr)at, sizeof w);
+    if (rc || !w[2]) return rc;
+    char what[64];
+    if (w[1] & 0x80000000u) snprintf(what, sizeof what, "every task of launch %u", w[1] & 0x7FFFFFFFu);
+    else snprintf(what, sizeof what, "task %d", (int)w[1] - 1);
+    rt_ext_zero(ctx, (rt_dptr)at, sizeof w, NULL);
+    return ctx_err(ctx, MG_ERR_LAUNCH, "persistent launch stalled: task %d waited past the watchdog's limit for %s to "
+                                       "finish; every block left early, its outputs are not valid", (int)w[0] - 1, what);
 }

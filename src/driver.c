@@ -474,7 +474,7 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
  * on purpose (a syntax error; 1 MB of shared memory for the first launch; a store through an
  * invalid address at the start of the first kernel; in a persistent launch, task 0 never
  * setting its done flag), so tests can show that each failure comes back as a status. */
-static mg_status plant(cg_program *cg, mg_ctx *ctx) {
+mg_status dr_plant(cg_program *cg, mg_ctx *ctx) {
     const char *w = getenv("MUGEN_PLANT");
     if (!w || !*w) return MG_OK;
     static const char done[] = "mg_task_done(g_sync_, ";
@@ -538,7 +538,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
             mg_device_detect(in->name, in->cc_major, in->cc_minor, in->n_sm, in->smem_optin, in->mem_bytes, &J->dev);
             rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg);
         }
-        if (!rc) rc = plant(&J->cg, &c);
+        if (!rc) rc = dr_plant(&J->cg, &c);
         if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
         rt_gpu_free(gpu);
         memcpy(sh->msg, c.msg, sizeof sh->msg);
@@ -605,7 +605,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     }
     if (!rc && !on_gpu) {
         rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
-        if (!rc) rc = plant(&J.cg, ctx);
+        if (!rc) rc = dr_plant(&J.cg, ctx);
         if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
     if (!rc) report_text(&J, r);
@@ -627,7 +627,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     const ir_graph *g = NULL;
     mg_status rc = dr_lower(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
     if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
-    if (!rc) rc = plant(&cg, ctx);
+    if (!rc) rc = dr_plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;
         size_t n = 0;

@@ -14,6 +14,8 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
                       const mg_device *dev, op_plan **plan, cg_program *cg);
+/* Test hook: MUGEN_PLANT (docs/env.md) breaks cg's source or first launch on purpose. */
+mg_status dr_plant(cg_program *cg, mg_ctx *ctx);
 /* One launch's kernel parameters: params[a] = &val[a] for its buffer arguments (val their
  * addresses), then its tensor maps (cg_launch.tmaps) encoded for those addresses into maps
  * and passed by value; params NULL-terminated. MG_ERR_LAUNCH when a map cannot be made

@@ -40,6 +40,13 @@ for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
     t=$(tail -1 "$log" | sed -n 's/.*time per launch *\([0-9.]*\) us.*/\1/p')
     printf 'run-program %-60s %-4s %10s us\n' "$args" "$r" "$t" | tee -a "$OUTD/summary.txt"
 done
+# the library's watchdog check: a persistent launch with a task that never finishes (planted)
+# must come back from mg_compiled_check as a stall naming the task, not as a pass
+echo "== run-program --megakernel with a planted stall" >>"$log"
+if MUGEN_PLANT=stall MUGEN_WATCHDOG_MS=200 "$B/run-program" --reps 3 --megakernel examples/gqa_b1.mu >"$OUTD/stall.txt" 2>&1; then
+    failn=$((failn + 1)); echo "run-program: a planted stall passed" | tee -a "$log"
+elif grep -q 'persistent launch stalled: task' "$OUTD/stall.txt"; then pass=$((pass + 1)); echo "run-program planted stall: ok ($(grep -o 'stalled: task [0-9]*' "$OUTD/stall.txt"))" | tee -a "$OUTD/summary.txt"
+else failn=$((failn + 1)); echo "run-program planted stall: wrong error: $(tail -1 "$OUTD/stall.txt")" | tee -a "$log"; fi
 grep -q 'from the compile cache' "$log" || { failn=$((failn + 1)); echo "run-program: the second compile of lora did not hit the cache" | tee -a "$log"; }
 seed=$(date +%s)
 for f in examples/*.mu examples/ugraphs/*.mu; do

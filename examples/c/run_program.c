@@ -294,6 +294,7 @@ int main(int argc, char **argv) {
     rc = mg_eval_float(ctx, prog, 0, (const double *const *)x, ref);
     if (!rc) rc = time_launches(ctx, c, info.n_inputs, in, info.n_outputs, out, ws, info.workspace_bytes, s, 1, &us);
     if (!rc && !on_host && cu.stream_sync(s)) rc = MG_ERR_LAUNCH;
+    if (!rc) rc = mg_compiled_check(ctx, c, ws); /* a persistent launch's watchdog */
     for (int k = 0; k < info.n_outputs && !rc; k++) {
         mg_tensor_desc d;
         mg_compiled_output(c, k, &d);
@@ -302,6 +303,7 @@ int main(int argc, char **argv) {
     if (!rc) bad = report(c, host_out, ref);
     if (!rc && reps > 0)
         rc = time_launches(ctx, c, info.n_inputs, in, info.n_outputs, out, ws, info.workspace_bytes, s, reps, &us);
+    if (!rc && reps > 0) rc = mg_compiled_check(ctx, c, ws); /* time_launches synchronised */
     if (!rc && reps > 0) printf("  time per launch %.2f us (%d launches on one stream)\n", us, reps);
     goto done;
 oom:

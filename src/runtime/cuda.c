@@ -783,6 +783,11 @@ mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i
                      clustered ? cluster : NULL, stream);
 }
 
+mg_status rt_ext_read(mg_ctx *ctx, void *dst, rt_dptr p, size_t bytes) {
+    CUresult r = bytes ? drv.dtoh(dst, p, bytes) : 0;
+    return r ? fail(NULL, ctx, r, "cuMemcpyDtoH(%zu bytes)", bytes) : MG_OK;
+}
+
 mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream) {
     CUresult r = bytes ? drv.memset_d8_async(p, 0, bytes, stream) : 0;
     return r ? fail(NULL, ctx, r, "cuMemsetD8Async(%zu bytes)", bytes) : MG_OK;

@@ -148,6 +148,9 @@ mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out);
 mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
                         const unsigned grid[3], unsigned block, void **params, int flags,
                         const unsigned cluster[3], void *stream);
+/* Copies `bytes` at device address p to dst (cuMemcpyDtoH: waits for the legacy stream) in
+ * the current context. */
+mg_status rt_ext_read(mg_ctx *ctx, void *dst, rt_dptr p, size_t bytes);
 /* Queues a zero fill of `bytes` at p on `stream` (cuMemsetD8Async) in the current context. */
 mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream);
 
