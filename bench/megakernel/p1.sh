@@ -1,3 +1,5 @@
+# session 23, first call: the decode step b=1 timed (with and without PDL), each of its
+# launches alone under ncu, and the 40-addition chain (bench/results/h100-2026-11-27-s23/)
 set -x
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 B=.carry/bin/mugen

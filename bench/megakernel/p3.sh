@@ -1,5 +1,6 @@
 # session 23: the persistent launch's watchdog (planted stall and fault), its cost, and the
-# L2 prefetch on the decode step; OLD = session 22's binary
+# L2 prefetch on the decode step; OLD = session 22's binary. (Run at a commit where prefetch
+# was on by default and --no-prefetch turned it off; it is now opt-in, --prefetch.)
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 nvidia-smi --query-gpu=name --format=csv,noheader
 .carry/bin/run-faults examples/lora.mu examples/ugraphs/lora.mu examples/gqa_b1.mu 2>&1 | tee $OUT/run-faults.txt

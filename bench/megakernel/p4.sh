@@ -2,6 +2,7 @@
 # which prefetch their weights into L2 first (MUGEN_PF_MODE, an experiment: 0 neither,
 # 1 every kernel lets the next launch, 2 that and every kernel but the first prefetches,
 # 3 a kernel lets the next launch only when the next prefetches); then the watchdog's cost
+# (The knob was removed after this run: mode 2 became `--prefetch`, mode 0 the default.)
 export LD_LIBRARY_PATH=$PWD/.carry/lib
 nvidia-smi --query-gpu=name --format=csv,noheader
 B=.carry/bin/mugen
