@@ -283,6 +283,9 @@ static int cmd_run(mg_ctx *ctx, mg_program *p, opts *o) {
     if (st) return fail(ctx, st);
     printf("inputs: uniform in [-1, 1)%s, seed %llu\n%s",
            o->run.specials ? ", every third element NaN, +inf, -inf, -0 or +0" : "", (unsigned long long)o->seed, r.text);
+    if (o->run.persist && r.backend != MG_BACKEND_GPU)
+        fprintf(stderr, "mugen: note: %s needs the GPU; the C backend ran the kernels one after another\n",
+                o->run.persist == 2 ? "--megakernel" : "--persist");
     return r.ok ? 0 : 3;
 }
 
