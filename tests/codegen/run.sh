@@ -102,6 +102,12 @@ for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched
     if "$M" emit --compile --megakernel "$u" >"$T/out" 2>"$T/err" && grep -q "for (int t_ = blockIdx.x;; t_ += gridDim.x)" "$T/out"; then ok
     else bad "$u --megakernel: $(head -c 400 "$T/err")"; fi
 done
+# the megakernel of a whole program: the small decode step (views, the caches' concat as
+# element-loop tasks, whole-launch waits as counts, the buffers as one struct) compiles as
+# one launch
+if "$M" emit --compile --megakernel tests/programs/good/decode_small.mu >"$T/out" 2>"$T/err" &&
+    [ "$(grep -c '__global__' "$T/out")" -eq 1 ] && grep -q "_lsize\[" "$T/out" && grep -q "kernel-level operator, " "$T/out"; then ok
+else bad "decode_small --megakernel: $(head -c 400 "$T/err")"; fi
 # L2 prefetch before the wait (opt-in): the decode steps and the searched μGraphs compile
 # with every kernel but the first prefetching its weights and letting the next launch
 for u in examples/decode_1b_b1.mu bench/general/mlp_swiglu_down_b1.mu bench/general/lora_qkv_b4.mu; do
