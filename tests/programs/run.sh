@@ -349,7 +349,7 @@ expect_rc 1 "optimize --whole of a missing file" && ok
 MUGEN_SEARCH_CACHE="$T/optcache" "$M" optimize --backend c --reps 1 --time-limit 30 --megakernel "$D" >"$T/out" 2>"$T/err" </dev/null
 rc=$?
 if expect_rc 0 "$D: mugen optimize --megakernel"; then
-    if grep -q 'as one launch (--megakernel): not made (a persistent launch needs the GPU)' "$T/out"; then ok; else
+    if grep -q 'as one launch: not made (a persistent launch needs the GPU)' "$T/out"; then ok; else
         bad "$D: optimize --megakernel on C: $(tail -2 "$T/out" | tr '\n' ' ' | cut -c1-300)"; fi
 fi
 
