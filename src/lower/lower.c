@@ -424,10 +424,12 @@ static mg_status build_partial(lw *L) {
         v = c < 0 ? c : ir_add_node(L->b, L->ctx, &p);
         p = proto(IR_OP_ACCUM, v, 0);
         if (v >= 0) v = ir_add_node(L->b, L->ctx, &p);
-        p = proto(IR_OP_RESHAPE, v, 0);
-        p.n_ints = n->shape.ndim + 1, p.ints[0] = 1;
-        for (int d = 0; d < n->shape.ndim && v >= 0; d++) p.ints[d + 1] = L->b->nodes[v].shape.d[d];
-        if (v >= 0 && L->sdim) v = ir_add_node(L->b, L->ctx, &p);
+        if (v >= 0 && L->sdim) { /* a leading dim of 1 for the splits (sdim: the output has at most 3) */
+            p = proto(IR_OP_RESHAPE, v, 0);
+            p.n_ints = n->shape.ndim + 1, p.ints[0] = 1;
+            for (int d = 0; d < n->shape.ndim; d++) p.ints[d + 1] = L->b->nodes[v].shape.d[d];
+            v = ir_add_node(L->b, L->ctx, &p);
+        }
         p = proto(IR_OP_SAVE, v, 0);
         p.index = L->b->n_outputs;
         for (int g = 0; g < 3; g++)
