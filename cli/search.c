@@ -463,7 +463,9 @@ static void try_megakernel(mg_ctx *ctx, const mg_program *p, const mg_program *u
         }
         if (rep.backend != MG_BACKEND_GPU || rep.n_launches != 1 || multi_launches < 2) {
             printf("optimize: as one launch: not made (%s)\n",
-                   rep.backend != MG_BACKEND_GPU ? "a persistent launch needs the GPU" : "fewer than two kernels to join");
+                   rep.backend != MG_BACKEND_GPU ? "a persistent launch needs the GPU"
+                   : multi_launches < 2          ? "fewer than two launches to join"
+                                                 : "its kernels could not share one block size and shared memory");
             return;
         }
         printf("optimize: as one launch, %s: %s, %.1f µs\n", name[sched], rep.ok ? "correct" : "MISMATCH", rep.time_us);
