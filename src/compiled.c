@@ -314,14 +314,10 @@ mg_status mg_compiled_check(mg_ctx *ctx, const mg_compiled *c, void *workspace) 
     if (c->target != MG_TARGET_CUDA || c->sync_buf < 0) return MG_OK;
     const rt_ext_mod *m = NULL;
     mg_status rc = rt_ext_enter(c->ext, ctx, &m);
-    uintptr_t at = (uintptr_t)workspace + c->buf_off[c->sync_buf] + 4 * ((size_t)c->n_tasks + 2);
+    uintptr_t at = (uintptr_t)workspace + c->buf_off[c->sync_buf] + dr_stall_at(c->n_tasks);
     unsigned w[3] = {0, 0, 0};
     if (!rc) rc = rt_ext_read(ctx, w, (rt_dptr)at, sizeof w);
     if (rc || !w[2]) return rc;
-    char what[64];
-    if (w[1] & 0x80000000u) snprintf(what, sizeof what, "every task of launch %u", w[1] & 0x7FFFFFFFu);
-    else snprintf(what, sizeof what, "task %d", (int)w[1] - 1);
     rt_ext_zero(ctx, (rt_dptr)at, sizeof w, NULL);
-    return ctx_err(ctx, MG_ERR_LAUNCH, "persistent launch stalled: task %d waited past the watchdog's limit for %s to "
-                                       "finish; every block left early, its outputs are not valid", (int)w[0] - 1, what);
+    return dr_stall_error(ctx, w, NULL, NULL);
 }

@@ -299,37 +299,45 @@ static mg_status gpu_buffers(gpu_run *G, job *J, mg_ctx *ctx, void **host) {
     return rc;
 }
 
+size_t dr_stall_at(int n_tasks) { return 4 * ((size_t)n_tasks + 2); }
+
+/* "task t", with its kernel and block when cg's task map and the graph ug are given */
+static void task_name(char *out, size_t n, int t, const cg_program *cg, const ir_graph *ug) {
+    char lab[128];
+    int l = 0;
+    if (!cg || !ug || !cg->n_task_launches || t < 0) {
+        snprintf(out, n, "task %d", t);
+        return;
+    }
+    while (l + 1 < cg->n_task_launches && cg->task_first[l + 1] <= t) l++;
+    snprintf(out, n, "task %d (%s, block %d)", t, ir_node_label(ug, cg->task_node[l], lab, sizeof lab), t - cg->task_first[l]);
+}
+
+mg_status dr_stall_error(mg_ctx *ctx, const unsigned w[3], const cg_program *cg, const ir_graph *ug) {
+    char who[160], what[192], lab[128];
+    task_name(who, sizeof who, (int)w[0] - 1, cg, ug);
+    unsigned L = w[1] & 0x7FFFFFFFu;
+    if (!(w[1] & 0x80000000u)) task_name(what, sizeof what, (int)w[1] - 1, cg, ug);
+    else if (cg && ug && (int)L < cg->n_task_launches)
+        snprintf(what, sizeof what, "every task of %s", ir_node_label(ug, cg->task_node[L], lab, sizeof lab));
+    else snprintf(what, sizeof what, "every task of launch %u", L);
+    return ctx_err(ctx, MG_ERR_LAUNCH, "persistent launch stalled: %s waited past the watchdog's limit for %s to finish; "
+                                       "every block left early, its outputs are not valid", who, what);
+}
+
 /* After a persistent launch (cg_program.sync_buf) has finished: MG_ERR_LAUNCH when its
- * watchdog gave up (cuda/lib/task.cuh), naming the task that waited and the one it waited
- * for; the watchdog's words are zeroed, so the next launch starts clean. */
+ * watchdog gave up (cuda/lib/task.cuh), naming the task that waited and what it waited for;
+ * the watchdog's words are zeroed, so the next launch starts clean. */
 static mg_status stall_check(gpu_run *G, job *J, mg_ctx *ctx) {
     const cg_program *cg = &J->cg;
     if (cg->sync_buf < 0) return MG_OK;
     unsigned w[3] = {0, 0, 0};
-    rt_dptr at = G->dev[0][cg->sync_buf] + (rt_dptr)(4 * ((int64_t)cg->n_tasks + 2));
+    rt_dptr at = G->dev[0][cg->sync_buf] + (rt_dptr)dr_stall_at(cg->n_tasks);
     mg_status rc = rt_download(G->gpu, ctx, w, at, sizeof w);
     if (rc || !w[2]) return rc;
-    char who[2][160];
-    for (int i = 0; i < 2; i++) {
-        if (i == 1 && (w[1] & 0x80000000u)) { /* a whole launch's count */
-            unsigned L = w[1] & 0x7FFFFFFFu;
-            char lab[128];
-            snprintf(who[1], sizeof who[1], "every task of %s",
-                     (int)L < cg->n_task_launches ? ir_node_label(J->ug, cg->task_node[L], lab, sizeof lab) : "?");
-            continue;
-        }
-        int t = (int)w[i] - 1, l = 0;
-        while (l + 1 < cg->n_task_launches && cg->task_first[l + 1] <= t) l++;
-        char lab[128];
-        if (t < 0 || !cg->n_task_launches) snprintf(who[i], sizeof who[i], "task ?");
-        else snprintf(who[i], sizeof who[i], "task %d (%s, block %d)", t, ir_node_label(J->ug, cg->task_node[l], lab, sizeof lab),
-                      t - cg->task_first[l]);
-    }
     const unsigned zero[3] = {0, 0, 0};
     rt_upload(G->gpu, ctx, at, zero, sizeof zero);
-    return ctx_err(ctx, MG_ERR_LAUNCH, "persistent launch stalled: %s waited past the watchdog's limit for %s to finish "
-                                       "(sync word %u); every block left early",
-                   who[0], who[1], w[1]);
+    return dr_stall_error(ctx, w, cg, J->ug);
 }
 
 /* Median time of one run: a CUDA graph replays one run per input set; reps replays. */

@@ -14,6 +14,12 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
                       const mg_device *dev, op_plan **plan, cg_program *cg);
+/* A persistent launch's watchdog record (cuda/lib/task.cuh: the task that gave up + 1, what it
+ * waited for + 1 or 2^31 + a launch, the abort word): its byte offset in the sync buffer of a
+ * launch of n_tasks tasks, and the MG_ERR_LAUNCH it makes, naming tasks by kernel and block
+ * when cg's task map and the kernel graph ug are given (else by number). */
+size_t dr_stall_at(int n_tasks);
+mg_status dr_stall_error(mg_ctx *ctx, const unsigned w[3], const cg_program *cg, const ir_graph *ug);
 /* Test hook: MUGEN_PLANT (docs/env.md) breaks cg's source or first launch on purpose. */
 mg_status dr_plant(cg_program *cg, mg_ctx *ctx);
 /* One launch's kernel parameters: params[a] = &val[a] for its buffer arguments (val their

@@ -64,12 +64,6 @@ static void prefetch_input(em *E, int j, const char *gname, int x, double share,
               gname, c, gname);
 }
 
-/* The opening of a block kernel launched as a programmatic dependent. With opts.prefetch:
- * first this block's ranges of the program's inputs (the weights: no earlier kernel writes
- * them) into L2, then the wait for the previous kernel, then the signal that lets the next
- * kernel launch (its blocks then prefetch while this one runs: one kernel of lookahead,
- * never a chain of waiting grids). Signalling only before a kernel that prefetches measured
- * slower than signalling always (docs/notes/2026-11-27-s23.md). Without it just the wait. */
 /* The bytes block kernel knode's blocks each prefetch (0: none, the program's first launch
  * included: nothing runs before it); with emit, also writes the prefetches. Each block gets
  * its share of half the L2 (the grid's blocks all prefetch), at most 1 MB. */
@@ -96,13 +90,21 @@ static int64_t prefetches(const em *E0, int knode, int emit, const char **gn) {
     return total;
 }
 
+/* The opening of a block kernel launched as a programmatic dependent. With opts.prefetch:
+ * first this block's ranges of the program's inputs (the weights: no earlier kernel writes
+ * them) into L2, then the wait for the previous kernel, then the signal that lets the next
+ * kernel launch (its blocks then prefetch while this one runs: one kernel of lookahead,
+ * never a chain of waiting grids). Signalling only before a kernel that prefetches measured
+ * slower than signalling always (docs/notes/2026-11-27-s23.md). Without it just the wait. */
 static void open_dependent(em *E, const char **gn, int knode) {
     const op_plan *p = E->p;
-    int next = knode + 1; /* the next launch: a block kernel is let launch early */
-    while (next < p->g->n_nodes && !cg_is_launch(p, next)) next++;
     if (p->opts.prefetch) prefetches(E, knode, 1, gn);
     sb_puts(E->sb, "    mg_grid_wait(); /* the previous kernel's results */\n");
-    if (p->opts.prefetch && next < p->g->n_nodes && p->g->nodes[next].op == IR_OP_KERNEL) sb_puts(E->sb, "    mg_grid_go(); /* the next kernel may launch */\n");
+    if (!p->opts.prefetch) return;
+    int next = knode + 1; /* the next launch: a block kernel is let launch early */
+    while (next < p->g->n_nodes && !cg_is_launch(p, next)) next++;
+    if (next < p->g->n_nodes && p->g->nodes[next].op == IR_OP_KERNEL)
+        sb_puts(E->sb, "    mg_grid_go(); /* the next kernel may launch */\n");
 }
 
 void cg_cuda_blocks(em *E, const char **gn, int knode, const params *ps) {
@@ -120,13 +122,15 @@ static void arg_list(em *E, const params *ps) {
     for (int i = 0; i < ps->n; i++) sb_printf(E->sb, "%s, ", E->names[ps->node[i]]);
 }
 
-/* The parameters of one kernel running several block kernels: every kernel's outputs, then
- * what they read besides; *first, *last: the first and last KERNEL node, *nk their number. */
 /* Launch i's parameters: a graph-defined kernel's or a kernel-level operator's. */
 static void launch_params(const op_plan *p, int i, params *ps) {
     if (p->g->nodes[i].op == IR_OP_KERNEL) cg_block_params(p, i, ps);
     else cg_op_params(p, i, ps);
 }
+
+/* The parameters of one kernel running every launch of the plan: every launch's outputs,
+ * then what they read besides; *first: the first KERNEL node, *last the last launch, *nk the
+ * launches. */
 
 static void union_params(const op_plan *p, params *ps, int *first, int *last, int *nk) {
     const ir_graph *kg = p->g;
@@ -149,20 +153,25 @@ static void union_params(const op_plan *p, params *ps, int *first, int *last, in
 }
 
 /* ---- a persistent launch (op_plan.fused, CUDA) ----
- * One kernel runs every graph-defined kernel. Each block takes tickets (mg_ticket: the next
- * number, in the order asked) until they run out; ticket t is task t of the plan's task graph
- * (opt/taskgraph.c): a block of kernel 0 for the first tickets, of kernel 1 for the next, ...
+ * One kernel runs every launch of the plan: a graph-defined kernel's blocks and a kernel-level
+ * operator's pieces (op_elem_tasks) are tasks, numbered as the plan's task graph
+ * (opt/taskgraph.c). Each block takes tickets (mg_ticket: the next number, in the order asked)
+ * until they run out, ticket t being task t; or, with the static schedule (opts.persist 2),
+ * block b runs tasks b, b + G, ... on G co-resident blocks.
  * A task waits for exactly the tasks whose tiles it reads (mg_task_wait over its row of the
- * dependency tables in the source; a thread a dependency, each reading that task's done flag)
- * and sets its own flag when done (mg_task_done). No deadlock whatever the number of resident
- * blocks: a task waits only for tasks with smaller tickets, taken by blocks already running.
+ * dependency tables in the source; a thread an entry, each reading a done flag or, for a whole
+ * launch, its count) and sets its own flag when done (mg_task_done). With tickets no deadlock
+ * whatever the number of resident blocks: a task waits only for tasks with smaller tickets,
+ * taken by blocks already running; the static schedule needs every block resident (the
+ * runtime launches only as many, cg_launch.coresident), and a watchdog ends any stall.
  * Blocks: as many a multiprocessor as the widest kernel alone would put on one (GQA: 128
  * chain blocks, so one each on 132), so no two blocks of kernel 0 share a multiprocessor
  * that another has to itself (192 blocks, one a task, put two chains on some: GQA b=1 15.6
- * against 9.8 us unfused). The ticket, the flags and the leave count live in a buffer of their
- * own (cg_program.sync_buf), zeroed by the runtime once and by the last block to leave. Buffers
- * a later task reads lose __restrict__, so no load of them takes the read-only path, which
- * does not see writes made during the launch. */
+ * against 9.8 us unfused). The ticket, the flags, the leave count, the watchdog's words and
+ * the launches' counts live in a buffer of their own (cg_program.sync_buf, task.cuh), zeroed
+ * by the runtime once and by the last block to leave. Buffers written in the launch lose
+ * __restrict__, so no load of them takes the read-only path, which does not see writes made
+ * during the launch. */
 
 /* Each graph-defined kernel's block program as a function of its block index, compiled on its
  * own (all bodies inlined into one function took 255 registers: GQA b=1 12.7 us, against
@@ -237,8 +246,6 @@ static void task_dispatch(em *KE) {
     }
 }
 
-/* The persistent launch (above) of every graph-defined kernel of the plan, its counters a
- * buffer of their own (out->sync_buf). */
 /* The persistent launch's watchdog (task.cuh): a wait for one flag gives up after this many
  * milliseconds, MUGEN_WATCHDOG_MS (docs/env.md; 1 to 600000, default 2000). */
 static long long cg_watchdog_ms(void) {
@@ -247,6 +254,8 @@ static long long cg_watchdog_ms(void) {
     return v < 1 ? 1 : v > 600000 ? 600000 : v;
 }
 
+/* The persistent launch (above) of every launch of the plan, its counters a buffer of their
+ * own (out->sync_buf). */
 void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     const op_plan *p = KE->p;
     const char **gn = KE->names;
@@ -274,7 +283,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     blocks = blocks < total ? blocks : total;
     op_taskgraph *tg = NULL;
     if ((KE->rc = op_taskgraph_new(p, KE->ctx, &tg))) return;
-    if (tg && total >= 1 << 30) { /* task.cuh's tickets jump by 2^30 when the watchdog gives up */
+    if (total >= 1 << 30) { /* task.cuh's tickets jump by 2^30 when the watchdog gives up */
         op_taskgraph_free(tg);
         KE->rc = ctx_err(KE->ctx, MG_ERR_LIMIT, "codegen: a persistent launch of %" PRId64 " tasks (at most 2^30)", total);
         return;
@@ -282,7 +291,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     if (tg->n_launches != nk || tg->n_tasks != total) { /* the task graph's launches are codegen's */
         op_taskgraph_free(tg);
         KE->rc = ctx_err(KE->ctx, MG_ERR_UNSUPPORTED, "codegen: a persistent launch of %d kernels has %d launches as tasks",
-                         nk, tg ? tg->n_launches : -1);
+                         nk, tg->n_launches);
         return;
     }
     task_functions(KE, a);
