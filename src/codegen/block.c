@@ -258,6 +258,71 @@ static void issue_loads(em *E, const char **gn, int knode) {
     }
 }
 
+/* ---- weights into L2 before the wait (opts.prefetch, CUDA) ----
+ * A tile of a program input (a weight: nothing in the program writes it) can be fetched any
+ * time. Before a block waits (for the previous kernel, or a task for its dependencies) it
+ * prefetches its fixed tiles and its first D iterations' moving ones into L2, D the
+ * iterations that fit its share of half the L2 (the `blocks` prefetching at once; at most
+ * 1 MB a block): one prefetch.global.L2 a 128-byte line, a thread a row of a tile. A
+ * prefetch ahead inside the loop as well took 20 more registers a thread in the
+ * megakernel's products (80 -> 100: 2 blocks a multiprocessor instead of 3) and was slower
+ * everywhere (docs/notes/2026-11-28-s24.md). */
+
+/* Whether kernel input iterator j of kernel knode reads a program input, with a stride-1 dim
+ * (*c), so that it can be prefetched; x: the kernel input. */
+static int l2_tile(const em *E, int knode, int j, int *x, int *c) {
+    const ir_graph *kg = E->p->g;
+    if (E->g->nodes[j].op != IR_OP_ITER) return 0;
+    *x = kg->nodes[knode].in[E->g->nodes[j].index];
+    int v = E->p->view[*x] >= 0 ? E->p->view[*x] : *x;
+    if (kg->nodes[v].op != IR_OP_INPUT) return 0;
+    int64_t fd[4];
+    op_pad4(&kg->nodes[*x].shape, fd);
+    *c = -1;
+    for (int d = 0; d < 4; d++)
+        if (E->p->kst[*x][d] == 1 && fd[d] > 1) *c = d;
+    return *c >= 0;
+}
+
+/* The weight tiles (moving: those that move with the for-loop, of iteration `it`, a
+ * variable in scope; else the fixed ones) into L2, a thread a row of a tile; returns their
+ * bytes (with emit 0 only that). */
+static int64_t l2_tiles(em *E, const char **gn, int knode, int moving, int emit) {
+    int64_t total = 0;
+    for (int j = 0; j < E->g->n_nodes; j++) {
+        int x, c;
+        if (!l2_tile(E, knode, j, &x, &c) || (E->g->nodes[j].fmap >= 0) != moving) continue;
+        const int64_t *td = E->k->t[j].dim, *fst = E->p->kst[x];
+        int64_t rows = 1, bytes = (int64_t)base_dtype_size(E->p->store[x]);
+        for (int d = 0; d < 4; d++) rows *= d == c ? 1 : td[d], bytes *= td[d];
+        total += bytes;
+        if (!emit) continue;
+        sb_printf(E->sb, "    { /* %s's tile into L2 */\n    const long long base_ = ", gn[x]);
+        tile_base(E, &E->g->nodes[j], td, fst, E->sb);
+        sb_printf(E->sb, ";\n    for (int r_ = threadIdx.x; r_ < %" PRId64 "; r_ += blockDim.x) {\n"
+                         "        int q_ = r_;\n        long long o_ = base_;\n", rows);
+        for (int d = 3; d >= 0; d--)
+            if (d != c && td[d] > 1)
+                sb_printf(E->sb, "        o_ += (long long)(q_ %% %" PRId64 ") * %" PRId64 "LL, q_ /= %" PRId64 ";\n", td[d],
+                          fst[d], td[d]);
+        sb_printf(E->sb, "        mg_prefetch_l2(%s + o_, %" PRId64 "LL * (long long)sizeof(*%s));\n    }\n    }\n", gn[x],
+                  td[c], gn[x]);
+    }
+    return total;
+}
+
+void cg_block_l2_first(em *E, const char **gn, int knode, int64_t blocks) {
+    double share = (double)mg_device_default()->l2_bytes / 2 / (double)(blocks > 0 ? blocks : 1);
+    share = share < 1 << 20 ? share : 1 << 20;
+    int64_t fixed = l2_tiles(E, gn, knode, 0, 1), per = l2_tiles(E, gn, knode, 1, 0);
+    int64_t D = per ? (int64_t)((share - (double)fixed) / (double)per) : 0;
+    D = D < E->k->body->forloop ? D : E->k->body->forloop;
+    if (D < 1) return;
+    sb_printf(E->sb, "    for (int it = 0; it < %" PRId64 "; it++) { /* the first iterations' weights */\n", D);
+    l2_tiles(E, gn, knode, 1, 1);
+    sb_puts(E->sb, "    }\n");
+}
+
 /* C: the next iteration's moving tiles prefetched, one __builtin_prefetch per 64 bytes along
  * each tile's contiguous dim (the CPU's pipeline: a copy waits for its loads, a prefetch
  * does not, so the next tiles arrive while this iteration computes) */
