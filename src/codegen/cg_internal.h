@@ -110,10 +110,6 @@ void cg_full_strides(const int64_t fd[4], int64_t st[4]);
 
 /* ---- block.c: the block-kernel skeleton ---- */
 void cg_block_body(em *E, const char **gn, int knode, const params *ps);
-/* CUDA, opts.prefetch: kernel knode's block's fixed tiles of the program's inputs (the
- * weights) and its first iterations' moving ones into L2, as many as its share of half the
- * L2 with `blocks` prefetching at once (block.c), before it waits for earlier kernels or tasks. */
-void cg_block_l2_first(em *E, const char **gn, int knode, int64_t blocks);
 /* A TMA kernel's (op_kernel.tma) tensor maps: its parameters after the buffers', one per
  * pipelined tile (cg_tma_params), and the launch's record of them (cg_tma_record). */
 void cg_tma_params(em *E);

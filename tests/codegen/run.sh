@@ -108,12 +108,6 @@ done
 if "$M" emit --compile --megakernel tests/programs/good/decode_small.mu >"$T/out" 2>"$T/err" &&
     [ "$(grep -c '__global__' "$T/out")" -eq 1 ] && grep -q "_lsize\[" "$T/out" && grep -q "kernel-level operator, " "$T/out"; then ok
 else bad "decode_small --megakernel: $(head -c 400 "$T/err")"; fi
-# ... and with its tasks' weights into L2 while they wait (--prefetch): a prefetch function a
-# kernel with weights, called before the task's wait, and the loop running iterations ahead
-if "$M" emit --compile --megakernel --prefetch tests/programs/good/decode_small.mu >"$T/out" 2>"$T/err" &&
-    grep -q "^static __device__ void w[0-9]*_" "$T/out" && grep -q "the first iterations' weights" "$T/out" &&
-    [ "$(grep -c '__global__' "$T/out")" -eq 1 ]; then ok
-else bad "decode_small --megakernel --prefetch: $(head -c 400 "$T/err")"; fi
 # L2 prefetch before the wait (opt-in): the decode steps and the searched μGraphs compile
 # with every kernel but the first prefetching its weights and letting the next launch
 for u in examples/decode_1b_b1.mu bench/general/mlp_swiglu_down_b1.mu bench/general/lora_qkv_b4.mu; do

@@ -9,19 +9,96 @@
 
 #include "../cg_internal.h"
 
-/* The opening of a block kernel launched as a programmatic dependent. With opts.prefetch:
- * first this block's weight tiles into L2 (cg_block_l2_first; none in the program's first
- * launch: nothing runs before it), then the wait for the previous kernel, then the signal
- * that lets the next kernel launch (its blocks then prefetch while this one runs: one kernel
- * of lookahead, never a chain of waiting grids). Signalling only before a kernel that
- * prefetches measured slower than signalling always (docs/notes/2026-11-27-s23.md). Without
- * it just the wait. */
-static void open_dependent(em *E, const char **gn, int knode) {
-    const op_plan *p = E->p;
+/* A block's range of program input x (kernel input read by iterator j) into L2: every
+ * row of the elements op_block_range gives (all for-loop iterations), clipped to the tensor,
+ * one prefetch.global.L2 a 128-byte line, rows shared over the threads. With share < 1 only
+ * that share of the range, the first for-loop iterations' (nothing when the tile does not
+ * move with the loop). Nothing when the input has no dim of stride 1. *bytes: the range's
+ * size in bytes; with emit 0 only that is computed. */
+static void prefetch_input(em *E, int j, const char *gname, int x, double share, int emit, int64_t *size) {
+    const ir_node *n = &E->g->nodes[j];
+    const ir_shape *ts = &E->p->g->nodes[x].shape;
+    const int64_t *fst = E->p->kst[x];
+    int64_t td[4], fd[4], ext[4], chunk[4];
+    op_pad4(&n->shape, td);
+    op_pad4(ts, fd);
+    int pad = 4 - n->shape.ndim, c = -1;
+    int64_t bytes = (int64_t)base_dtype_size(E->p->store[x]);
+    for (int d = 0; d < 4; d++) {
+        chunk[d] = td[d] * (n->fmap >= 0 && n->fmap + pad == d ? E->k->body->forloop : 1);
+        ext[d] = chunk[d] < fd[d] ? chunk[d] : fd[d];
+        if (fst[d] == 1 && fd[d] > 1) c = d;
+        bytes *= ext[d];
+    }
+    *size = c < 0 ? 0 : bytes;
+    if (c < 0 || !emit) return;
+    if (share < 1) { /* the first iterations' share */
+        if (n->fmap < 0) return;
+        int f = n->fmap + pad;
+        ext[f] = (int64_t)((double)ext[f] * share);
+        if (ext[f] < 1) return;
+    }
+    static const char *bvar[3] = {"bx", "by", "bz"};
+    sb_printf(E->sb, "    { /* %s: this block's tiles (the first iterations'), into L2 */\n", gname);
+    for (int d = 0; d < 4; d++) { /* the range's first element in each dim */
+        sb_printf(E->sb, "    const long long l%d_ = 0", d);
+        for (int gd = 0; gd < 3; gd++)
+            if (n->map[gd] >= 0 && n->map[gd] + pad == d) sb_printf(E->sb, " + (long long)%s * %" PRId64 "LL", bvar[gd], chunk[d]);
+        sb_puts(E->sb, ";\n");
+    }
+    int64_t rows = 1;
+    for (int d = 0; d < 4; d++) rows *= d == c ? 1 : ext[d];
+    sb_printf(E->sb, "    for (int r_ = threadIdx.x; r_ < %" PRId64 "; r_ += blockDim.x) {\n        int q_ = r_;\n", rows);
+    sb_puts(E->sb, "        long long o_ = 0;\n        bool in_ = true;\n");
+    for (int d = 3; d >= 0; d--) {
+        if (d == c || ext[d] == 1) {
+            if (d != c) sb_printf(E->sb, "        in_ = in_ && l%d_ < %" PRId64 "LL, o_ += l%d_ * %" PRId64 "LL;\n", d, fd[d], d, fst[d]);
+            continue;
+        }
+        sb_printf(E->sb, "        { const long long i_ = l%d_ + q_ %% %" PRId64 "; q_ /= %" PRId64 "; in_ = in_ && i_ < %" PRId64
+                         "LL; o_ += i_ * %" PRId64 "LL; }\n", d, ext[d], ext[d], fd[d], fst[d]);
+    }
+    sb_printf(E->sb, "        const long long n_ = %" PRId64 "LL - l%d_ < %" PRId64 "LL ? %" PRId64 "LL - l%d_ : %" PRId64 "LL;\n",
+              fd[c], c, ext[c], fd[c], c, ext[c]);
+    sb_printf(E->sb, "        if (in_ && n_ > 0) mg_prefetch_l2(%s + o_ + l%d_, n_ * (long long)sizeof(*%s));\n    }\n    }\n",
+              gname, c, gname);
+}
+
+/* The bytes block kernel knode's blocks each prefetch (0: none, the program's first launch
+ * included: nothing runs before it); with emit, also writes the prefetches. Each block gets
+ * its share of half the L2 (the grid's blocks all prefetch), at most 1 MB. */
+static int64_t prefetches(const em *E0, int knode, int emit, const char **gn) {
+    em E = *E0;
+    const op_plan *p = E.p;
+    const ir_graph *kg = p->g;
     int first = 1;
     for (int i = 0; i < knode && first; i++) first = !cg_is_launch(p, i);
-    const int *gr = E->g->grid;
-    if (p->opts.prefetch && !first) cg_block_l2_first(E, gn, knode, (int64_t)gr[0] * gr[1] * gr[2]);
+    if (first) return 0;
+    E.g = kg->nodes[knode].body, E.k = &p->kernels[p->kern[knode]];
+    const int *gr = E.g->grid;
+    double budget = (double)mg_device_default()->l2_bytes / 2 / ((double)gr[0] * gr[1] * gr[2]);
+    budget = budget < 1 << 20 ? budget : 1 << 20;
+    int64_t total = 0, size;
+    for (int pass = 0; pass < 1 + emit; pass++)
+        for (int j = 0; j < E.g->n_nodes; j++) {
+            if (E.g->nodes[j].op != IR_OP_ITER) continue;
+            int x = kg->nodes[knode].in[E.g->nodes[j].index];
+            if (kg->nodes[p->view[x] >= 0 ? p->view[x] : x].op != IR_OP_INPUT) continue;
+            prefetch_input(&E, j, gn[x], x, total > budget ? budget / (double)total : 1, pass, &size);
+            total += pass ? 0 : size;
+        }
+    return total;
+}
+
+/* The opening of a block kernel launched as a programmatic dependent. With opts.prefetch:
+ * first this block's ranges of the program's inputs (the weights: no earlier kernel writes
+ * them) into L2, then the wait for the previous kernel, then the signal that lets the next
+ * kernel launch (its blocks then prefetch while this one runs: one kernel of lookahead,
+ * never a chain of waiting grids). Signalling only before a kernel that prefetches measured
+ * slower than signalling always (docs/notes/2026-11-27-s23.md). Without it just the wait. */
+static void open_dependent(em *E, const char **gn, int knode) {
+    const op_plan *p = E->p;
+    if (p->opts.prefetch) prefetches(E, knode, 1, gn);
     sb_puts(E->sb, "    mg_grid_wait(); /* the previous kernel's results */\n");
     if (!p->opts.prefetch) return;
     int next = knode + 1; /* the next launch: a block kernel is let launch early */
@@ -98,9 +175,8 @@ static void union_params(const op_plan *p, params *ps, int *first, int *last, in
 
 /* Each graph-defined kernel's block program as a function of its block index, compiled on its
  * own (all bodies inlined into one function took 255 registers: GQA b=1 12.7 us, against
- * 12.4). With opts.prefetch, also each one's prefetch of its weights (w functions, called
- * before the task's wait), its share of the L2 that of one of the launch's blocks. */
-static void task_functions(em *KE, arena *a, int64_t blocks) {
+ * 12.4). */
+static void task_functions(em *KE, arena *a) {
     const op_plan *p = KE->p;
     const ir_graph *kg = p->g;
     const char **gn = KE->names;
@@ -132,21 +208,13 @@ static void task_functions(em *KE, arena *a, int64_t blocks) {
         sb_puts(E.sb, ", const int bx, const int by, const int bz) {\n");
         cg_block_body(&E, gn, knode, &kp);
         sb_puts(E.sb, "}\n\n");
-        if (p->opts.prefetch) { /* its block's weight tiles into L2, before the task waits */
-            sb_printf(E.sb, "static __device__ __noinline__ void w%d_%s(", knode, gn[knode] + 2);
-            cg_param_list(&E, gn, &kp, 1);
-            sb_puts(E.sb, ", const int bx, const int by, const int bz) {\n");
-            cg_block_l2_first(&E, gn, knode, blocks);
-            sb_puts(E.sb, "}\n\n");
-        }
         if (E.rc) KE->rc = E.rc;
     }
 }
 
 /* The persistent kernel's dispatch: ticket t_ is task t_ - start of the kernel whose tickets
- * start at `start` (its dependencies waited for before, its flag set after). With pre, the
- * dispatch of the graph-defined kernels' prefetches instead (w functions, opts.prefetch). */
-static void task_dispatch(em *KE, int pre) {
+ * start at `start` (its dependencies waited for before, its flag set after). */
+static void task_dispatch(em *KE) {
     const op_plan *p = KE->p;
     const ir_graph *kg = p->g;
     const char **gn = KE->names;
@@ -156,11 +224,6 @@ static void task_dispatch(em *KE, int pre) {
         if (!cg_is_launch(p, knode)) continue;
         if (kg->nodes[knode].op != IR_OP_KERNEL) {
             int64_t n = op_elem_tasks(&kg->nodes[knode]);
-            if (pre) {
-                sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n    }\n", start ? "else " : "", start + n);
-                start += n, L++;
-                continue;
-            }
             params kp = {0};
             cg_op_params(p, knode, &kp);
             sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n    L_ = %d;\n    t%d_%s(", start ? "else " : "", start + n, L,
@@ -172,12 +235,10 @@ static void task_dispatch(em *KE, int pre) {
         }
         const ir_graph *b = p->kernels[q].body;
         int64_t n = (int64_t)b->grid[0] * b->grid[1] * b->grid[2];
-        sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n", start ? "else " : "", start + n);
-        if (!pre) sb_printf(KE->sb, "    L_ = %d;\n", L);
-        L++;
+        sb_printf(KE->sb, "    %sif (t_ < %" PRId64 ") {\n    L_ = %d;\n", start ? "else " : "", start + n, L++);
         params kp = {0};
         cg_block_params(p, knode, &kp);
-        sb_printf(KE->sb, "    const int tk_ = t_ - %" PRId64 ";\n    %c%d_%s(", start, pre ? 'w' : 't', knode, gn[knode] + 2);
+        sb_printf(KE->sb, "    const int tk_ = t_ - %" PRId64 ";\n    t%d_%s(", start, knode, gn[knode] + 2);
         arg_list(KE, &kp);
         sb_printf(KE->sb, "tk_ %% %d, tk_ / %d %% %d, tk_ / %d);\n    }\n", b->grid[0], b->grid[0], b->grid[1],
                   b->grid[0] * b->grid[1]);
@@ -233,7 +294,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
                          nk, tg->n_launches);
         return;
     }
-    task_functions(KE, a, blocks);
+    task_functions(KE, a);
     if (KE->rc) {
         op_taskgraph_free(tg);
         return;
@@ -301,16 +362,11 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     sb_printf(KE->sb, "    int *const slot_ = (int *)(smem + %" PRId64 ");\n", smem);
     sb_puts(KE->sb, stat ? "    for (int t_ = blockIdx.x;; t_ += gridDim.x) {\n"
                          : "    for (;;) {\n    const int t_ = mg_ticket(g_sync_, slot_);\n");
-    if (p->opts.prefetch) { /* the task's weights into L2 while it waits */
-        sb_printf(KE->sb, "    if (t_ < %" PRId64 ") {\n", total);
-        task_dispatch(KE, 1);
-        sb_puts(KE->sb, "    }\n");
-    }
     sb_printf(KE->sb, "    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
                       "%s_dep_at[t_ + 1] - %s_dep_at[t_], %s_lsize, %lldull)) {\n    mg_leave(g_sync_, %" PRId64 ", %d, slot_);\n"
                       "    break;\n    }\n    int L_ = 0;\n",
               total, total, kname, kname, kname, kname, kname, (long long)cg_watchdog_ms() * 1000000, total, nl);
-    task_dispatch(KE, 0);
+    task_dispatch(KE);
     sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n    }\n}\n\n", total);
     unsigned grid[3] = {(unsigned)blocks, 1, 1};
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
