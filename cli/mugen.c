@@ -88,6 +88,8 @@ static const char *HELP_RUN =
     "                block b of G, as many as are resident at once, runs tasks b, b + G, ...\n"
     "                (opt-in: slower so far; docs/megakernel.md)\n"
     "  --persist     the same with blocks taking the next task by ticket\n"
+    "  --queues      the same with a scheduler block handing each task, once what it waits for\n"
+    "                is done, to a worker block's queue (single-producer single-consumer)\n"
     "  --cluster     an attention split's combining kernel runs inside the splits' thread-block\n"
     "                clusters, after a cluster barrier (opt-in: slower so far)\n"
     "  --no-tma      product loops copy by cp.async and multiply by mma.sync (default on sm_90a:\n"
@@ -179,6 +181,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--no-chain")) o->run.no_chain = 1;
         else if (!strcmp(a, "--persist")) o->run.persist = 1;
         else if (!strcmp(a, "--megakernel")) o->run.persist = 2;
+        else if (!strcmp(a, "--queues")) o->run.persist = 3;
         else if (!strcmp(a, "--cluster")) o->run.cluster = 1;
         else if (!strcmp(a, "--wgmma")) o->run.wgmma = 1;
         else if (!strcmp(a, "--no-pdl")) o->run.no_pdl = 1;
@@ -285,7 +288,7 @@ static int cmd_run(mg_ctx *ctx, mg_program *p, opts *o) {
            o->run.specials ? ", every third element NaN, +inf, -inf, -0 or +0" : "", (unsigned long long)o->seed, r.text);
     if (o->run.persist && r.backend != MG_BACKEND_GPU)
         fprintf(stderr, "mugen: note: %s needs the GPU; the C backend ran the kernels one after another\n",
-                o->run.persist == 2 ? "--megakernel" : "--persist");
+                o->run.persist == 3 ? "--queues" : o->run.persist == 2 ? "--megakernel" : "--persist");
     return r.ok ? 0 : 3;
 }
 

@@ -87,8 +87,9 @@ static const char *HELP_WHOLE =
     "                    whole μGraph is run against the program (DIR/best.mu with --out)\n"
     "A program that is not Lax is optimized this way (issue #25).\n"
     "  --megakernel      (optimize, either way) also run the fastest as one persistent launch,\n"
-    "                    with the static schedule (mugen run --megakernel) and with tickets\n"
-    "                    (--persist), and say which of the three launch forms is fastest\n";
+    "                    with the static schedule (mugen run --megakernel), with tickets\n"
+    "                    (--persist) and with a scheduler block and queues (--queues), and say\n"
+    "                    which of the four launch forms is fastest\n";
 
 static volatile int stop_flag; /* set by Ctrl-C (on_sigint) */
 
@@ -446,14 +447,17 @@ static void say_resume(const cli_opts *c, const mg_search_result *r) {
 
 /* optimize --megakernel: the kept form of p (u: its μGraph, NULL: p lowered), which ran in
  * multi_us as multi_launches separate kernels, run again as one persistent launch with each
- * schedule (mg_run_opts.persist: 2 static, 1 tickets); prints all three and the fastest
- * correct one. */
+ * schedule (mg_run_opts.persist: 2 static, 1 tickets, 3 scheduler and queues); prints all
+ * four and the fastest correct one. */
 static void try_megakernel(mg_ctx *ctx, const mg_program *p, const mg_program *u, mg_run_opts ro, double multi_us,
                            int multi_launches) {
-    static const char *name[3] = {"", "tickets (mugen run --persist)", "static schedule (mugen run --megakernel)"};
+    static const char *name[4] = {"", "tickets (mugen run --persist)", "static schedule (mugen run --megakernel)",
+                                  "scheduler and queues (mugen run --queues)"};
+    static const int order[3] = {2, 1, 3};
     double best_us = multi_us;
     int best = 0;
-    for (int sched = 2; sched >= 1; sched--) {
+    for (int i = 0; i < 3; i++) {
+        int sched = order[i];
         ro.persist = sched;
         mg_run_report rep;
         mg_status s = mg_run(ctx, p, u, &ro, &rep);

@@ -284,7 +284,8 @@ typedef struct mg_run_opts {
     int wgmma;          /* a chain's products by sm_90a warpgroup wgmma, not mma.sync (opt-in) */
     int persist;        /* the program as one persistent launch (opt-in: slower so far): 2 the
                          * megakernel's static schedule (block b runs tasks b, b + G, ... of G
-                         * co-resident blocks; docs/megakernel.md), 1 blocks take tasks by ticket */
+                         * co-resident blocks; docs/megakernel.md), 1 blocks take tasks by ticket,
+                         * 3 a scheduler block hands ready tasks to the other blocks' queues */
     int cluster;        /* a split's combine run by the splits' thread-block clusters (opt-in: slower so far) */
     int no_pdl;         /* kernels launched one after another, not as programmatic dependents */
     int no_tma;         /* plain product loops load by cp.async and multiply by mma.sync, not by

@@ -29,7 +29,7 @@ for f in bench/suite/*.mu; do
 done
 for f in examples/ugraphs/*.mu; do
     for s in --no-reuse --no-depth --no-layout --no-pipeline --no-regacc --no-blocksize \
-        --no-chain --wgmma --persist --megakernel --cluster --prefetch; do
+        --no-chain --wgmma --persist --megakernel --queues --cluster --prefetch; do
         digest cuda "$s" "$f"
     done
     digest c --no-reuse "$f"

@@ -63,8 +63,9 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
  * after those it needs (tests/codegen/run.sh compiles each after exactly these):
  * scalar.cuh types, conversions, unary ops, barriers (every program); mma.cuh the tensor-core
  * block matmul; copy.cuh cp.async, put4 and in-place f16 -> bf16; chain.cuh attention chains;
- * wgmma.cuh sm_90a warpgroup products; task.cuh a persistent launch's tickets; tma.cuh TMA
- * copies, mbarriers and the product loops on them. */
+ * wgmma.cuh sm_90a warpgroup products; task.cuh a persistent launch's tickets and waits;
+ * queue.cuh its scheduler block and queues; tma.cuh TMA copies, mbarriers and the product
+ * loops on them. */
 static const struct {
     const char *text;
     unsigned piece, needs; /* CG_LIB_* (0: every program); every piece it calls, transitively */
@@ -75,6 +76,7 @@ static const struct {
     {cg_cuda_chain, CG_LIB_CHAIN, CG_LIB_MMA},
     {cg_cuda_wgmma, CG_LIB_WGMMA, CG_LIB_CHAIN | CG_LIB_MMA},
     {cg_cuda_task, CG_LIB_TASK, 0},
+    {cg_cuda_queue, CG_LIB_QUEUE, CG_LIB_TASK},
     {cg_cuda_tma, CG_LIB_TMA, CG_LIB_WGMMA | CG_LIB_CHAIN | CG_LIB_MMA},
 };
 

@@ -48,8 +48,9 @@ typedef struct op_opts {
                    * task waits for the kernels before it to finish (op_plan.fused). Off by
                    * default: measured slower on every attention case (docs/notes, §22);
                    * `mugen run --persist`. 2: a static schedule instead of tickets (block b
-                   * runs tasks b, b + G, ...: cuda/launch.c; `--megakernel`). CUDA only:
-                   * the C target plans with it off. */
+                   * runs tasks b, b + G, ...: cuda/launch.c; `--megakernel`); 3: the last
+                   * block a scheduler handing ready tasks to the others' queues (`--queues`).
+                   * CUDA only: the C target plans with it off. */
     int tma;      /* a for-loop holding only products of its moving tiles, each summed in
                    * registers, loads those tiles by TMA into 128-byte-swizzled stages and
                    * multiplies them by sm_90a's warpgroup wgmma, kept in flight across

@@ -101,6 +101,9 @@ for u in examples/ugraphs/gqa_b1.mu examples/ugraphs/qknorm_b8.mu bench/searched
     else bad "$u --persist: $(head -c 400 "$T/err")"; fi
     if "$M" emit --compile --megakernel "$u" >"$T/out" 2>"$T/err" && grep -q "for (int t_ = blockIdx.x;; t_ += gridDim.x)" "$T/out"; then ok
     else bad "$u --megakernel: $(head -c 400 "$T/err")"; fi
+    if "$M" emit --compile --queues "$u" >"$T/out" 2>"$T/err" && grep -q "    mg_schedule(g_sync_, " "$T/out" &&
+        grep -q "_succ_at\[" "$T/out"; then ok
+    else bad "$u --queues: $(head -c 400 "$T/err")"; fi
 done
 # the megakernel of a whole program: the small decode step (views, the caches' concat as
 # element-loop tasks, whole-launch waits as counts, the buffers as one struct) compiles as
@@ -108,6 +111,11 @@ done
 if "$M" emit --compile --megakernel tests/programs/good/decode_small.mu >"$T/out" 2>"$T/err" &&
     [ "$(grep -c '__global__' "$T/out")" -eq 1 ] && grep -q "_lsize\[" "$T/out" && grep -q "kernel-level operator, " "$T/out"; then ok
 else bad "decode_small --megakernel: $(head -c 400 "$T/err")"; fi
+# ... and with a scheduler block and the workers' queues (--queues): the successor tables,
+# one kernel, the scheduler and the pop
+if "$M" emit --compile --queues tests/programs/good/decode_small.mu >"$T/out" 2>"$T/err" &&
+    [ "$(grep -c '__global__' "$T/out")" -eq 1 ] && grep -q "_lsucc\[" "$T/out" && grep -q "mg_queue_pop(g_sync_, " "$T/out"; then ok
+else bad "decode_small --queues: $(head -c 400 "$T/err")"; fi
 # L2 prefetch before the wait (opt-in): the decode steps and the searched μGraphs compile
 # with every kernel but the first prefetching its weights and letting the next launch
 for u in examples/decode_1b_b1.mu bench/general/mlp_swiglu_down_b1.mu bench/general/lora_qkv_b4.mu; do
@@ -128,7 +136,7 @@ done
 NVCC=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
 L=src/codegen/cuda/lib
 if [ -x "$NVCC" ]; then
-    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task" "scalar mma chain wgmma tma"; do
+    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task" "scalar task queue" "scalar mma chain wgmma tma"; do
         { cat src/ir/scalar.h; for p in $set; do cat "$L/$p.cuh"; done; } >"$T/piece.cu"
         if "$NVCC" -c -arch=sm_90a -x cu -diag-suppress 177 -Werror all-warnings "$T/piece.cu" -o "$T/piece.o" >"$T/err" 2>&1; then ok
         else bad "$L/${set##* }.cuh after $set: nvcc: $(head -c 600 "$T/err")"; fi

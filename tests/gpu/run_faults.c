@@ -26,7 +26,7 @@ static void one(mg_program *p, mg_program *u, int persist, const char *plant, mg
     const char *msg = rc ? mg_ctx_error(ctx) : r.text;
     int ok = rc == want && (!needle || strstr(msg, needle)) && (want || r.ok);
     if (plant && !strcmp(plant, "smem") && rc == MG_OK && r.backend == MG_BACKEND_C) ok = 1; /* no limit in C */
-    printf("%s%s planted %-8s -> %s: %.300s\n", ok ? "ok  " : "FAIL", persist == 2 ? " persistent static," : persist ? " persistent," : "",
+    printf("%s%s planted %-8s -> %s: %.300s\n", ok ? "ok  " : "FAIL", persist == 3 ? " persistent queues," : persist == 2 ? " persistent static," : persist ? " persistent," : "",
            plant ? plant : "nothing", mg_status_name(rc), msg);
     ok ? n_pass++ : n_fail++;
     mg_ctx_free(ctx);
@@ -60,6 +60,10 @@ int main(int argc, char **argv) {
         one(q, NULL, 1, NULL, MG_OK, "ok on");
         one(q, NULL, 2, "stall", MG_ERR_LAUNCH, "stalled: task"); /* the static schedule */
         one(q, NULL, 2, NULL, MG_OK, "ok on");
+        one(q, NULL, 3, "stall", MG_ERR_LAUNCH, "stalled: task"); /* the scheduler and queues */
+        one(q, NULL, 3, NULL, MG_OK, "ok on");
+        one(q, NULL, 3, "fault", MG_ERR_LAUNCH, NULL);
+        one(q, NULL, 3, NULL, MG_OK, "ok on");
         mg_program_free(q);
     }
     printf("%d passed, %d failed\n", n_pass, n_fail);

@@ -999,6 +999,126 @@ static int proto_run(const proto_graph *g, int blocks, int resident, rng *r) {
     return proto_watch(g, blocks, resident, r, -1, 1 << 30, rec, 0) && rec[0] < 0;
 }
 
+/* The third schedule's protocol (queue.cuh): a scheduler reading the ready list B at a time
+ * and W workers with queues of Q = 4. A worker finishing task k sets its flag, then for each
+ * task waiting for k counts one more entry met, the last one appending it to the ready list
+ * in two steps (the slot, then the number: the scheduler may find a gap); a scheduler round
+ * is four steps (read the ready list's next B, read the tails, hand the ready prefix out,
+ * publish the heads), so workers move between them as on the GPU. Checks: a worker only ever
+ * runs a task whose dependencies are done, each task once, every block leaves; with task
+ * `stall` never finishing, the watchdog (limit rounds handing nothing) records the smallest
+ * task not ready and a dependency of it not done, and everyone leaves. */
+static int queue_model(const proto_graph *g, int B, int W, rng *r, int stall, int limit, int rec[2]) {
+    enum { Q = 4 };
+    long steps = 0;
+    int n = g->n, ok = 1, ran = 0, left = 0, abort_ = 0, rr = 0, phase = 0, idle = 0, given = 0, sched_left = 0;
+    int rc = 0, R = 0, rtail = 0, stopping = 0;
+    int *flag = calloc((size_t)n + 1, sizeof(int)), *got = calloc((size_t)n + 1, sizeof(int));
+    int *ready = calloc((size_t)n + 1, sizeof(int)), *sa = calloc((size_t)n + 2, sizeof(int));
+    int *sv = calloc((size_t)g->at[n] + 1, sizeof(int));
+    int *head = calloc((size_t)W, sizeof(int)), *tail = calloc((size_t)W, sizeof(int)), *hl = calloc((size_t)W, sizeof(int));
+    int *ring = calloc((size_t)W * Q, sizeof(int)), *run = calloc((size_t)W, sizeof(int)), *gone = calloc((size_t)W, sizeof(int));
+    int *elig = calloc((size_t)W, sizeof(int)), *stopped = calloc((size_t)W, sizeof(int));
+    int *todo = calloc((size_t)W, sizeof(int)), *next = calloc((size_t)W, sizeof(int)), *slot = calloc((size_t)W, sizeof(int));
+    for (int64_t e = 0; e < g->at[n]; e++) sa[g->dep[e] + 1]++; /* successors, as codegen's succ */
+    for (int i = 0; i < n; i++) sa[i + 1] += sa[i];
+    int *fill = calloc((size_t)n + 1, sizeof(int));
+    for (int t = 0; t < n; t++)
+        for (int64_t e = g->at[t]; e < g->at[t + 1]; e++) sv[sa[g->dep[e]] + fill[g->dep[e]]++] = t;
+    free(fill);
+    for (int t = 0; t < n; t++) /* the tasks waiting for nothing: the scheduler's first */
+        if (g->at[t] == g->at[t + 1]) ready[rtail++] = t + 1;
+    for (int w = 0; w < W; w++) run[w] = -1, slot[w] = -1;
+    rec[0] = rec[1] = -1;
+    while (ok && left < W + 1) {
+        if (++steps > 20000000) ok = 0; /* nobody getting anywhere: a hang */
+        int who = (int)rng_below(r, (uint64_t)W + 1); /* W: the scheduler */
+        if (who < W) {
+            int w = who;
+            if (gone[w]) continue;
+            if (slot[w] >= 0) { /* the number into the slot it took */
+                ready[slot[w]] = todo[w] + 1, slot[w] = -1;
+            } else if (run[w] >= 0 && next[w] < 0) { /* runs its task */
+                int k = run[w];
+                for (int64_t e = g->at[k]; e < g->at[k + 1]; e++) ok &= flag[g->dep[e]] == 1;
+                ok &= flag[k] == 0;
+                ran++;
+                if (k == stall) run[w] = -1; /* never finishes: no flag, no successors */
+                else flag[k] = 1, next[w] = sa[k];
+            } else if (run[w] >= 0) { /* its successors, one a step */
+                int k = run[w];
+                if (next[w] == sa[k + 1]) run[w] = -1, next[w] = -1;
+                else {
+                    int s = sv[next[w]++];
+                    if (++got[s] == g->at[s + 1] - g->at[s]) slot[w] = rtail++, todo[w] = s;
+                }
+            } else if (head[w] != tail[w]) {
+                int e = ring[w * Q + tail[w] % Q];
+                tail[w]++;
+                if (e < 0) gone[w] = 1, left++;
+                else run[w] = e, next[w] = -1;
+            } else if (abort_) gone[w] = 1, left++;
+            continue;
+        }
+        if (sched_left) continue;
+        if (stopping) { /* a -1 to each worker with room */
+            int all = 1;
+            for (int w = 0; w < W; w++) {
+                if (stopped[w] || hl[w] - tail[w] >= Q) {
+                    all &= stopped[w];
+                    continue;
+                }
+                ring[w * Q + hl[w] % Q] = -1, hl[w]++, head[w] = hl[w], stopped[w] = 1;
+            }
+            if (all) sched_left = 1, left++;
+        } else if (phase == 0) { /* the ready list's next B: its prefix up to a gap */
+            R = 0;
+            while (R < B && rc + R < n && ready[rc + R]) R++;
+            phase = 1;
+        } else if (phase == 1) { /* the tails: empty queues first, then those with room */
+            int ne = 0, a = 0;
+            for (int j = 0; j < W; j++) ne += hl[(rr + j) % W] == tail[(rr + j) % W];
+            int b = ne;
+            for (int j = 0; j < W; j++) {
+                int w = (rr + j) % W, d = hl[w] - tail[w];
+                if (d == 0) elig[a++] = w;
+                else if (d < Q) elig[b++] = w;
+            }
+            given = R < b ? R : b;
+            phase = 2;
+        } else if (phase == 2) { /* the ready prefix, one a worker */
+            for (int k = 0; k < given; k++) {
+                int w = elig[k];
+                ring[w * Q + hl[w] % Q] = ready[rc + k] - 1, hl[w]++;
+            }
+            phase = 3;
+        } else { /* publish; then done, or the watchdog */
+            for (int k = 0; k < given; k++) head[elig[k]] = hl[elig[k]];
+            rr = W ? (rr + given) % W : 0, rc += given;
+            idle = given ? 0 : idle + 1;
+            phase = 0;
+            if (rc == n) stopping = 1;
+            else if (idle > limit) { /* gives up: the smallest task not ready, a dependency not done */
+                int t = 0;
+                while (t < n && got[t] == g->at[t + 1] - g->at[t]) t++;
+                rec[0] = t;
+                for (int64_t e = g->at[t]; e < g->at[t + 1] && rec[1] < 0; e++)
+                    if (!flag[g->dep[e]]) rec[1] = g->dep[e];
+                abort_ = 1, sched_left = 1, left++;
+            }
+        }
+    }
+    ok &= abort_ ? rec[0] >= 0 && rec[0] < n && rec[1] >= 0 && !flag[rec[1]] : ran == n;
+    if (abort_ && rec[0] >= 0 && rec[0] < n) {
+        int dep_ok = 0;
+        for (int64_t e = g->at[rec[0]]; e < g->at[rec[0] + 1]; e++) dep_ok |= g->dep[e] == rec[1];
+        ok &= dep_ok;
+    }
+    free(flag), free(got), free(ready), free(sa), free(sv), free(head), free(tail), free(hl), free(ring), free(run);
+    free(gone), free(elig), free(stopped), free(todo), free(next), free(slot);
+    return ok;
+}
+
 void test_task_protocol(void) {
     rng r = {2026};
     /* the task graphs of the lowered GQA b=1 and the small decode step */
@@ -1102,6 +1222,50 @@ void test_task_protocol(void) {
         CHECK(proto_watch(&g5, 2, 2, &r, -1, 1 << 30, rec, 1));  /* static, both resident */
         CHECK(!proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 1)); /* static, one: stuck */
         CHECK(proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 0));  /* tickets, one: fine */
+    }
+    /* the scheduler and queues (--queues) on the random graphs, with 1 to 8 scheduler threads
+     * and 1 to 12 workers: every task once, after its dependencies; a stalled task found */
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)rng_below(&r, 150), m = 0;
+        int64_t *at = malloc(((size_t)n + 1) * sizeof *at);
+        int *dep = malloc((size_t)n * 4 * sizeof *dep);
+        for (int t = 0; t < n; t++) {
+            at[t] = m;
+            for (int j = 0; j < 4 && t; j++) {
+                int d = (int)rng_below(&r, (uint64_t)t), dup = 0;
+                for (int64_t e = at[t]; e < m; e++) dup |= dep[e] == d;
+                if (!dup) dep[m++] = d;
+            }
+        }
+        at[n] = m;
+        proto_graph pg = {n, at, dep};
+        int B = 1 + (int)rng_below(&r, 8), W = 1 + (int)rng_below(&r, 12), rec[2];
+        CHECK_MSG(queue_model(&pg, B, W, &r, -1, 1 << 30, rec) && rec[0] < 0, "queues trial %d: %d tasks, %d threads, %d workers",
+                  trial, n, B, W);
+        int stall = (int)rng_below(&r, (uint64_t)n);
+        CHECK_MSG(queue_model(&pg, B, W, &r, stall, 40, rec), "queues trial %d, task %d stalled", trial, stall);
+        free(at), free(dep);
+    }
+    /* ... and on the lowered GQA b=1 (640 tasks) with 128 threads and 131 workers, and with
+     * its first split stalled: found by a task of the combine */
+    {
+        FILE *f = fopen("examples/gqa_b1.mu", "rb");
+        char *src = calloc(1, 1 << 16);
+        if (f && src) src[fread(src, 1, (1 << 16) - 1, f)] = 0;
+        if (f) fclose(f);
+        ir_graph *g, *u;
+        op_plan *p = src ? plan_lowered(src, &g, &u) : NULL;
+        op_taskgraph *tg = NULL;
+        mg_ctx ctx = {{0}};
+        CHECK(p && op_taskgraph_new(p, &ctx, &tg) == MG_OK);
+        if (tg) {
+            proto_graph pg = {tg->n_tasks, tg->dep_at, tg->dep};
+            int rec[2];
+            CHECK(queue_model(&pg, 128, 131, &r, -1, 1 << 30, rec) && rec[0] < 0);
+            CHECK(queue_model(&pg, 128, 131, &r, 0, 200, rec) && rec[0] >= tg->first[1] && rec[1] == 0);
+        }
+        free(src);
+        op_taskgraph_free(tg), op_plan_free(p), ir_graph_free(u), ir_graph_free(g);
     }
     /* the model can fail: a task waiting for a later one deadlocks with one resident block */
     int64_t at2[3] = {0, 1, 1};

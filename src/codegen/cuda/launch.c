@@ -246,6 +246,56 @@ static void task_dispatch(em *KE) {
     }
 }
 
+enum { CG_QUEUE = 4 }; /* a worker's queue holds this many tasks (task.cuh's MG_Q) */
+
+/* `static __device__ const int K_name[n] = {v...};` (one 0 when n is 0) */
+static void table(strbuf *sb, const char *k, const char *name, const int *v, int64_t n) {
+    sb_printf(sb, "static __device__ const int %s_%s[%" PRId64 "] = {", k, name, n ? n : 1);
+    for (int64_t i = 0; i < n; i++) sb_printf(sb, "%s%d", i ? (i % 32 ? ", " : ",\n    ") : "", v[i]);
+    sb_puts(sb, n ? "};\n" : "0};\n");
+}
+static void table64(strbuf *sb, const char *k, const char *name, const int64_t *v, int64_t n) {
+    sb_printf(sb, "static __device__ const int %s_%s[%" PRId64 "] = {", k, name, n ? n : 1);
+    for (int64_t i = 0; i < n; i++) sb_printf(sb, "%s%" PRId64, i ? (i % 32 ? ", " : ",\n    ") : "", v[i]);
+    sb_puts(sb, n ? "};\n" : "0};\n");
+}
+
+/* The scheduler's tables (task.cuh, --queues), from the entries ent[at[t] .. at[t + 1]) of
+ * each task t: init, the tasks with none; succ[succ_at[d] ..), the tasks with an entry d
+ * (task d); lsucc[lsucc_at[L] ..), those with an entry -1 - L (all of launch L). Returns
+ * init's length. */
+static int successors(em *KE, const char *kname, const op_taskgraph *tg, const int64_t *at, const int *ent) {
+    int n = tg->n_tasks, nl = tg->n_launches;
+    int64_t m = at[n];
+    int64_t *sa = base_alloc(((size_t)n + 1) * sizeof *sa), *la = base_alloc(((size_t)nl + 1) * sizeof *la);
+    int *sv = base_alloc(((size_t)m + 1) * sizeof *sv), *lv = base_alloc(((size_t)m + 1) * sizeof *lv);
+    int *init = base_alloc(((size_t)n + 1) * sizeof *init), n0 = 0;
+    if (!sa || !la || !sv || !lv || !init) {
+        KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
+    } else {
+        memset(sa, 0, ((size_t)n + 1) * sizeof *sa), memset(la, 0, ((size_t)nl + 1) * sizeof *la);
+        for (int64_t e = 0; e < m; e++) ent[e] >= 0 ? sa[ent[e] + 1]++ : la[-ent[e]]++; /* -1 - L: la[L + 1] */
+        for (int i = 0; i < n; i++) sa[i + 1] += sa[i];
+        for (int L = 0; L < nl; L++) la[L + 1] += la[L];
+        for (int t = 0; t < n; t++) { /* in task order: each list sorted */
+            if (at[t] == at[t + 1]) init[n0++] = t;
+            for (int64_t e = at[t]; e < at[t + 1]; e++) ent[e] >= 0 ? (sv[sa[ent[e]]++] = t) : (lv[la[-1 - ent[e]]++] = t);
+        }
+        for (int i = n; i > 0; i--) sa[i] = sa[i - 1]; /* back to the starts */
+        for (int L = nl; L > 0; L--) la[L] = la[L - 1];
+        sa[0] = la[0] = 0;
+        sb_printf(KE->sb, "/* the scheduler's: the tasks waiting for nothing, and for each task and launch the tasks "
+                          "waiting for it */\n");
+        table(KE->sb, kname, "init", init, n0);
+        table64(KE->sb, kname, "succ_at", sa, n + 1);
+        table(KE->sb, kname, "succ", sv, sa[n]);
+        table64(KE->sb, kname, "lsucc_at", la, nl + 1);
+        table(KE->sb, kname, "lsucc", lv, la[nl]);
+    }
+    base_free(sa), base_free(la), base_free(sv), base_free(lv), base_free(init);
+    return n0;
+}
+
 /* The persistent launch's watchdog (task.cuh): a wait for one flag gives up after this many
  * milliseconds, MUGEN_WATCHDOG_MS (docs/env.md; 1 to 600000, default 2000). */
 static long long cg_watchdog_ms(void) {
@@ -267,7 +317,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
                          CG_MAX_ARGS - 2);
         return;
     }
-    cg_uses(KE, CG_LIB_TASK);
+    cg_uses(KE, p->opts.persist == 3 ? CG_LIB_TASK | CG_LIB_QUEUE : CG_LIB_TASK);
     const op_kernel *k0 = &p->kernels[p->kern[first]];
     int64_t smem = 0, total = 0, widest = 1;
     for (int q = 0; q < p->n_kernels; q++) {
@@ -303,10 +353,10 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     snprintf(kname, sizeof kname, "kp%d_%s", last, gn[last] + 2);
     /* the task graph's dependencies: task t's are dep[dep_at[t] .. dep_at[t + 1]), every task of
      * a launch of several (a whole-launch wait) as one entry -1 - L: its count (task.cuh) */
-    strbuf deps = {0};
     int64_t *at = base_alloc(((size_t)tg->n_tasks + 1) * sizeof *at), m = 0;
-    if (!at) {
-        op_taskgraph_free(tg);
+    int *ent = base_alloc(((size_t)tg->n_deps + 1) * sizeof *ent);
+    if (!at || !ent) {
+        base_free(at), base_free(ent), op_taskgraph_free(tg);
         KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
         return;
     }
@@ -316,21 +366,20 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
             int d = tg->dep[e], L = tg->launch[d], size = tg->first[L + 1] - tg->first[L];
             int whole = size > 1 && d == tg->first[L] && e + size <= tg->dep_at[t + 1] &&
                         tg->dep[e + size - 1] == tg->first[L + 1] - 1; /* sorted and distinct: all of L */
-            sb_printf(&deps, "%s%d", m ? (m % 32 ? ", " : ",\n    ") : "", whole ? -1 - L : d);
-            e += whole ? size : 1, m++;
+            ent[m++] = whole ? -1 - L : d;
+            e += whole ? size : 1;
         }
     }
     at[tg->n_tasks] = m;
     sb_printf(KE->sb, "/* the tasks' dependencies (opt/taskgraph.c): %" PRId64 " for %d tasks, %" PRId64
-                      " entries (a whole launch one) */\nstatic __device__ const int %s_dep_at[%d] = {",
-              tg->n_deps, tg->n_tasks, m, kname, tg->n_tasks + 1);
-    for (int t = 0; t <= tg->n_tasks; t++) sb_printf(KE->sb, "%s%" PRId64, t ? (t % 32 ? ", " : ",\n    ") : "", at[t]);
-    sb_printf(KE->sb, "};\nstatic __device__ const int %s_dep[%" PRId64 "] = {%s};\n", kname, m ? m : 1, m ? deps.s : "0");
+                      " entries (a whole launch one) */\n", tg->n_deps, tg->n_tasks, m);
+    table64(KE->sb, kname, "dep_at", at, tg->n_tasks + 1);
+    table(KE->sb, kname, "dep", ent, m);
+    int n0 = p->opts.persist == 3 ? successors(KE, kname, tg, at, ent) : 0;
+    base_free(at), base_free(ent);
     sb_printf(KE->sb, "static __device__ const int %s_lsize[%d] = {", kname, tg->n_launches);
     for (int L = 0; L < tg->n_launches; L++) sb_printf(KE->sb, "%s%d", L ? (L % 32 ? ", " : ",\n    ") : "", tg->first[L + 1] - tg->first[L]);
     sb_puts(KE->sb, "};\n");
-    if (deps.oom) KE->rc = ctx_err(KE->ctx, MG_ERR_NOMEM, "out of memory");
-    sb_free(&deps), base_free(at);
     int nl = tg->n_launches;
     out->task_first = base_alloc(((size_t)tg->n_launches + 1) * sizeof *out->task_first);
     out->task_node = base_alloc(((size_t)tg->n_launches + 1) * sizeof *out->task_node);
@@ -359,22 +408,48 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
         sb_printf(KE->sb, " = a_.%s;\n", gn[ps.node[i]]);
     }
     int stat = p->opts.persist == 2; /* a static schedule: block b runs tasks b, b + G, ... */
+    int queues = p->opts.persist == 3; /* a scheduler block hands ready tasks to the workers' queues */
+    long long wd = (long long)cg_watchdog_ms() * 1000000;
+    /* the queues' words (task.cuh mg_queues) from q0, for `blocks` workers: heads, tails, got,
+     * the ready list and its length (zeroed when the launch ends), the queues' entries */
+    int64_t q0 = total + 5 + nl, wm = blocks, zq = 2 * wm + 2 * total + 1;
+    if (queues) { /* the scheduler's shared memory: 4 wm + 34 ints */
+        int64_t need = ((4 * wm + 34) * 4 + 15) / 16 * 16;
+        smem = smem > need ? smem : need;
+    }
+    char leave[128];
+    if (queues) snprintf(leave, sizeof leave, "mg_leave(g_sync_, %" PRId64 ", %d, slot_, %" PRId64 ", %" PRId64 ")", total, nl, q0, zq);
+    else snprintf(leave, sizeof leave, "mg_leave(g_sync_, %" PRId64 ", %d, slot_)", total, nl);
     sb_printf(KE->sb, "    int *const slot_ = (int *)(smem + %" PRId64 ");\n", smem);
-    sb_puts(KE->sb, stat ? "    for (int t_ = blockIdx.x;; t_ += gridDim.x) {\n"
-                         : "    for (;;) {\n    const int t_ = mg_ticket(g_sync_, slot_);\n");
-    sb_printf(KE->sb, "    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
-                      "%s_dep_at[t_ + 1] - %s_dep_at[t_], %s_lsize, %lldull)) {\n    mg_leave(g_sync_, %" PRId64 ", %d, slot_);\n"
-                      "    break;\n    }\n    int L_ = 0;\n",
-              total, total, kname, kname, kname, kname, kname, (long long)cg_watchdog_ms() * 1000000, total, nl);
+    if (queues) {
+        sb_printf(KE->sb, "    const mg_queues Q_ = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n",
+                  q0, q0 + wm, q0 + 2 * wm, q0 + 2 * wm + total, q0 + 2 * wm + 2 * total, q0 + zq, wm);
+        sb_printf(KE->sb, "    if (blockIdx.x == gridDim.x - 1) { /* the scheduler */\n"
+                          "    mg_schedule(g_sync_, %" PRId64 ", Q_, %s_init, %d, %s_dep_at, %s_dep, %s_lsize, %lldull, (int *)smem);\n"
+                          "    %s;\n    return;\n    }\n    if (threadIdx.x == 0) slot_[2] = 0; /* the queue's tail */\n"
+                          "    for (;;) {\n    const int t_ = mg_queue_pop(g_sync_, %" PRId64 ", Q_, slot_);\n"
+                          "    if (t_ < 0) {\n    %s;\n    break;\n    }\n    int L_ = 0;\n",
+                  total, kname, n0, kname, kname, kname, wd, leave, total, leave);
+    } else {
+        sb_puts(KE->sb, stat ? "    for (int t_ = blockIdx.x;; t_ += gridDim.x) {\n"
+                             : "    for (;;) {\n    const int t_ = mg_ticket(g_sync_, slot_);\n");
+        sb_printf(KE->sb, "    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
+                          "%s_dep_at[t_ + 1] - %s_dep_at[t_], %s_lsize, %lldull)) {\n    %s;\n"
+                          "    break;\n    }\n    int L_ = 0;\n",
+                  total, total, kname, kname, kname, kname, kname, wd, leave);
+    }
     task_dispatch(KE);
-    sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n    }\n}\n\n", total);
-    unsigned grid[3] = {(unsigned)blocks, 1, 1};
+    if (queues)
+        sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_, %s_lsize, Q_, %s_dep_at, %s_succ_at, %s_succ, %s_lsucc_at, "
+                          "%s_lsucc, slot_);\n    }\n}\n\n", total, kname, kname, kname, kname, kname, kname);
+    else sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n    }\n}\n\n", total);
+    unsigned grid[3] = {(unsigned)(blocks + queues), 1, 1};
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
     cg_launch *l = &out->launches[out->n_launches - 1];
-    l->coresident = stat; /* the runtime launches as many as are resident, at most `blocks` */
+    l->coresident = stat || queues; /* the runtime launches as many as are resident, at most the grid */
     l->packed = 1;
     out->sync_buf = out->n_bufs++;
-    out->buf_bytes[out->sync_buf] = 4 * (total + 5 + nl), out->buf_alias[out->sync_buf] = -1;
+    out->buf_bytes[out->sync_buf] = 4 * (q0 + (queues ? zq + wm * CG_QUEUE : 0)), out->buf_alias[out->sync_buf] = -1;
     out->n_tasks = (int)total;
     l->args[l->n_args++] = out->sync_buf;
 }

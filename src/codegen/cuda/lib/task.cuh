@@ -12,14 +12,16 @@ MG_DI int mg_ticket(unsigned *sync, int *slot) {
     return *slot;
 }
 /* slot[0..2) in shared memory: the ticket and the leaving's verdict, apart so that no thread
- * still reading the ticket is raced by the next write */
-MG_DI void mg_leave(unsigned *sync, int n, int nl, int *slot) {
+ * still reading the ticket is raced by the next write. The last block to leave also zeroes
+ * the queues' heads and tails, sync[q0 .. q0 + nq) (none: nq 0). */
+MG_DI void mg_leave(unsigned *sync, int n, int nl, int *slot, int q0 = 0, int nq = 0) {
     slot += 1;
     if (threadIdx.x == 0) *slot = atomicAdd(&sync[1 + n], 1u) == gridDim.x - 1u;
     __syncthreads();
     if (*slot) { /* every other block has left: no one reads them any more */
         for (int i = threadIdx.x; i < n + 2; i += blockDim.x) sync[i] = 0u;
         for (int i = threadIdx.x; i < nl; i += blockDim.x) sync[5 + n + i] = 0u;
+        for (int i = threadIdx.x; i < nq; i += blockDim.x) sync[q0 + i] = 0u;
     }
 }
 MG_DI unsigned long long mg_clock_ns() {
