@@ -23,7 +23,7 @@ TEST_SRC := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps \
         fuzz-build fuzz-short mpi
-all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults $(B)/run-program
+all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
 
 $(B)/%.o: %.c $(HDRS)
 	@mkdir -p $(dir $@)
@@ -78,6 +78,9 @@ $(B)/rt-faults: $(B)/tests/gpu/rt_faults.o $(B)/libmugen.a
 $(B)/run-faults: $(B)/tests/gpu/run_faults.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+$(B)/run-random: $(B)/tests/gpu/run_random.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
 # The library API's example (examples/c): only include/mugen.h and libmugen.a; libcuda is
 # loaded at run time, so it builds without CUDA (docs/runtime.md).
 $(B)/run-program: $(B)/examples/c/run_program.o $(B)/libmugen.a
@@ -85,10 +88,10 @@ $(B)/run-program: $(B)/examples/c/run_program.o $(B)/libmugen.a
 
 # GPU checks: run through the device tool (docs/codegen.md); the binaries are built here and
 # carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
-gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program
-	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
+	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
 
-test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-program
+test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
 	sh tools/gpu_check.sh $(B)
 
 deps:
@@ -99,7 +102,7 @@ SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 # Everything on the CPU: unit tests and the program suite, on this build and under
 # AddressSanitizer + UBSan (build/asan). Ends with "N passed, N failed".
 test: deps
-	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-program
+	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-random $(B)/run-program
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
 	-$(MAKE) fuzz-build
 	-$(MAKE) mpi

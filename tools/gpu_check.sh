@@ -21,6 +21,9 @@ pass=0 failn=0
 echo "== tests/gpu/rt_faults" | tee -a "$log"
 if "$B/rt-faults" >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "rt_faults FAILED" | tee -a "$log"; fi
 tail -1 "$log"
+echo "== tests/gpu/run_random (random programs of many small kernels: separate, and one launch with each schedule)" | tee -a "$log"
+if "$B/run-random" 24 >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "run_random FAILED" | tee -a "$log"; fi
+tail -1 "$log"
 echo "== tests/gpu/run_faults (planted compile error, too much shared memory, fault; a persistent launch's stall and fault)" | tee -a "$log"
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu examples/gqa_b1.mu >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "run_faults FAILED" | tee -a "$log"; fi
 tail -1 "$log"

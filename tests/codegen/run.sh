@@ -10,6 +10,7 @@
 #   - each piece of device code (src/codegen/cuda/lib/*.cuh) compiles with nvcc after the
 #     pieces it needs, and the C target's lib.h with cc;
 #   - planted failures (compile error, fault) come back as errors, and the process goes on;
+#   - random programs of many small kernels run on C, and compile as one persistent launch;
 #   - the library API's example (build/run-program --c) runs and matches the reference;
 #   - --backend gpu (and run-program) without a GPU is a clear error.
 # The compile-and-run list runs on two workers (NVRTC is single-threaded: 343 -> 271 s here).
@@ -177,6 +178,9 @@ if diff tests/golden/emit.sha256 "$T/digest" >"$T/ddiff"; then ok
 else bad "generated source changed (tools/emit_digest.sh; regenerate tests/golden/emit.sha256 if meant): $(head -c 1200 "$T/ddiff")"; fi
 # planted failures stay contained (C backend here; the GPU versions run in make test-gpu)
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu >"$T/out" 2>&1; then ok; else bad "run-faults: $(cat "$T/out")"; fi
+# random programs of many small kernels (issue #27): each correct on the C backend, and its
+# one-launch forms (static, scheduler and queues, tickets) compile with NVRTC
+if "$B/run-random" 12 >"$T/out" 2>&1; then ok; else bad "run-random: $(grep -v '^ok' "$T/out" | head -c 1200)"; fi
 if MUGEN_PLANT=compile "$M" emit --compile examples/ugraphs/lora.mu >/dev/null 2>"$T/err"; then bad "planted NVRTC error accepted"
 elif grep -q "NVRTC" "$T/err" && grep -q "planted" "$T/err"; then ok; else bad "planted NVRTC error: $(head -c 400 "$T/err")"; fi
 # the library API's example (examples/c/run_program.c) on the C target: compile, launch on host
