@@ -1191,8 +1191,9 @@ void test_task_protocol(void) {
                 CHECK(proto_watch(&gq, 36, res[k], &r, -1, 1 << 30, rec, 0) && rec[0] < 0);
             }
     }
-    /* the static schedule (--megakernel) on the random graphs: never stuck with every
-     * block resident, the watchdog's record right when a task stalls; with fewer resident
+    /* the static schedule (--megakernel) and the scheduler with queues (--queues) on the
+     * random graphs: never stuck with every block resident, the watchdog's record right when
+     * a task stalls; the static schedule with fewer resident
      * than the schedule's blocks it can deadlock (why the runtime launches only as many as
      * fit): block 0 holds tasks 0 and 2, block 1 task 1, which waits for task 2 */
     for (int trial = 0; trial < 200; trial++) {
@@ -1219,6 +1220,11 @@ void test_task_protocol(void) {
         CHECK_MSG(proto_watch(&pg, blocks, blocks, &r, -1, 1 << 30, rec, 1) && rec[0] < 0, "static trial %d", trial);
         int stall = (int)rng_below(&r, (uint64_t)n);
         CHECK_MSG(proto_watch(&pg, blocks, blocks, &r, stall, 30, rec, 1), "static trial %d, task %d stalled", trial, stall);
+        /* the scheduler and queues (--queues): 1 to 8 scheduler threads, 1 to 12 workers */
+        int B = 1 + (int)rng_below(&r, 8), W = 1 + (int)rng_below(&r, 12);
+        CHECK_MSG(queue_model(&pg, B, W, &r, -1, 1 << 30, rec) && rec[0] < 0, "queues trial %d: %d threads, %d workers", trial,
+                  B, W);
+        CHECK_MSG(queue_model(&pg, B, W, &r, stall, 40, rec), "queues trial %d, task %d stalled", trial, stall);
         free(at), free(dep);
     }
     {
@@ -1228,29 +1234,6 @@ void test_task_protocol(void) {
         CHECK(proto_watch(&g5, 2, 2, &r, -1, 1 << 30, rec, 1));  /* static, both resident */
         CHECK(!proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 1)); /* static, one: stuck */
         CHECK(proto_watch(&g5, 2, 1, &r, -1, 1 << 30, rec, 0));  /* tickets, one: fine */
-    }
-    /* the scheduler and queues (--queues) on the random graphs, with 1 to 8 scheduler threads
-     * and 1 to 12 workers: every task once, after its dependencies; a stalled task found */
-    for (int trial = 0; trial < 300; trial++) {
-        int n = 1 + (int)rng_below(&r, 150), m = 0;
-        int64_t *at = malloc(((size_t)n + 1) * sizeof *at);
-        int *dep = malloc((size_t)n * 4 * sizeof *dep);
-        for (int t = 0; t < n; t++) {
-            at[t] = m;
-            for (int j = 0; j < 4 && t; j++) {
-                int d = (int)rng_below(&r, (uint64_t)t), dup = 0;
-                for (int64_t e = at[t]; e < m; e++) dup |= dep[e] == d;
-                if (!dup) dep[m++] = d;
-            }
-        }
-        at[n] = m;
-        proto_graph pg = {n, at, dep};
-        int B = 1 + (int)rng_below(&r, 8), W = 1 + (int)rng_below(&r, 12), rec[2];
-        CHECK_MSG(queue_model(&pg, B, W, &r, -1, 1 << 30, rec) && rec[0] < 0, "queues trial %d: %d tasks, %d threads, %d workers",
-                  trial, n, B, W);
-        int stall = (int)rng_below(&r, (uint64_t)n);
-        CHECK_MSG(queue_model(&pg, B, W, &r, stall, 40, rec), "queues trial %d, task %d stalled", trial, stall);
-        free(at), free(dep);
     }
     /* the model can fail: a task waiting for a later one deadlocks with one resident block */
     int64_t at2[3] = {0, 1, 1};
