@@ -1,7 +1,8 @@
 /* codegen/cuda/launch: how a CUDA program's blocks are launched: one kernel a graph-defined
- * operator (cg_cuda_blocks), or several block kernels as one launch: persistent (tasks taken by
- * tickets) or cluster fusion (a split's combine inside the splits' thread-block clusters).
- * The future megakernel's starting point. Device side: cuda/lib/task.cuh. */
+ * operator (cg_cuda_blocks), or several block kernels as one launch: persistent (the
+ * megakernel: tasks taken by ticket, by a static schedule, or from a scheduler block's queues;
+ * docs/megakernel.md) or cluster fusion (a split's combine inside the splits' thread-block
+ * clusters). Device side: cuda/lib/task.cuh, queue.cuh. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,6 +165,8 @@ static void union_params(const op_plan *p, params *ps, int *first, int *last, in
  * whatever the number of resident blocks: a task waits only for tasks with smaller tickets,
  * taken by blocks already running; the static schedule needs every block resident (the
  * runtime launches only as many, cg_launch.coresident), and a watchdog ends any stall.
+ * With opts.persist 3 the last block is a scheduler instead, handing each task, once every
+ * task it waits for is done, to a worker block's queue (queue.cuh): the workers never wait.
  * Blocks: as many a multiprocessor as the widest kernel alone would put on one (GQA: 128
  * chain blocks, so one each on 132), so no two blocks of kernel 0 share a multiprocessor
  * that another has to itself (192 blocks, one a task, put two chains on some: GQA b=1 15.6
@@ -246,7 +249,7 @@ static void task_dispatch(em *KE) {
     }
 }
 
-enum { CG_QUEUE = 4 }; /* a worker's queue holds this many tasks (task.cuh's MG_Q) */
+enum { CG_QUEUE = 4 }; /* a worker's queue holds this many tasks (queue.cuh's MG_Q) */
 
 /* `static __device__ const int K_name[n] = {v...};` (one 0 when n is 0) */
 static void table(strbuf *sb, const char *k, const char *name, const int *v, int64_t n) {
@@ -260,7 +263,7 @@ static void table64(strbuf *sb, const char *k, const char *name, const int64_t *
     sb_puts(sb, n ? "};\n" : "0};\n");
 }
 
-/* The scheduler's tables (task.cuh, --queues), from the entries ent[at[t] .. at[t + 1]) of
+/* The scheduler's tables (queue.cuh, --queues), from the entries ent[at[t] .. at[t + 1]) of
  * each task t: init, the tasks with none; succ[succ_at[d] ..), the tasks with an entry d
  * (task d); lsucc[lsucc_at[L] ..), those with an entry -1 - L (all of launch L). Returns
  * init's length. */
@@ -410,7 +413,7 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     int stat = p->opts.persist == 2; /* a static schedule: block b runs tasks b, b + G, ... */
     int queues = p->opts.persist == 3; /* a scheduler block hands ready tasks to the workers' queues */
     long long wd = (long long)cg_watchdog_ms() * 1000000;
-    /* the queues' words (task.cuh mg_queues) from q0, for `blocks` workers: heads, tails, got,
+    /* the queues' words (queue.cuh mg_queues) from q0, for `blocks` workers: heads, tails, got,
      * the ready list and its length (zeroed when the launch ends), the queues' entries */
     int64_t q0 = total + 5 + nl, wm = blocks, zq = 2 * wm + 2 * total + 1;
     if (queues) { /* the scheduler's shared memory: 4 wm + 34 ints */
