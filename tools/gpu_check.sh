@@ -27,6 +27,18 @@ tail -1 "$log"
 echo "== tests/gpu/run_faults (planted compile error, too much shared memory, fault; a persistent launch's stall and fault)" | tee -a "$log"
 if "$B/run-faults" examples/lora.mu examples/ugraphs/lora.mu examples/gqa_b1.mu >>"$log" 2>&1; then pass=$((pass + 1)); else failn=$((failn + 1)); echo "run_faults FAILED" | tee -a "$log"; fi
 tail -1 "$log"
+# every example program (the decode steps aside: bench/megakernel/forms.sh times them) as one
+# persistent launch, with the static schedule and with the scheduler and queues: outputs
+# checked against the reference (issue #27 item 4)
+for f in examples/*.mu; do
+    case $f in *decode_1b_*) continue ;; esac
+    for flag in --megakernel --queues; do
+        echo "== mugen run --backend gpu --reps 20 $flag $f" >>"$log"
+        if "$B/mugen" run --backend gpu --reps 20 $flag "$f" >>"$log" 2>&1; then pass=$((pass + 1)); r=ok
+        else failn=$((failn + 1)); r=FAIL; fi
+        printf '%-32s %-12s %-4s\n' "$f" "$flag" "$r" | tee -a "$OUTD/summary.txt"
+    done
+done
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
