@@ -1,6 +1,7 @@
 /* A persistent launch with a scheduler block and the workers' queues (codegen's third
- * schedule, --queues; after task.cuh). The launch's last block is the scheduler, the others workers; the words from sync[q] on
- * (a mg_queues: offsets, wm the most workers codegen planned for):
+ * schedule, --queues; after task.cuh). The launch's last block is the scheduler, the others
+ * workers; the words from sync[q] on (a mg_queues: offsets, wm the most workers codegen
+ * planned for):
  *   head[w], tail[w]  worker w's queue: a ring of MG_Q task numbers (entry[w MG_Q ..]); only
  *                     the scheduler writes the head (tasks handed), only the worker the tail
  *                     (tasks taken): single producer, single consumer, no lock;
@@ -20,11 +21,6 @@
 struct mg_queues {
     int head, tail, got, ready, rtail, entry, wm;
 };
-MG_DI unsigned mg_ld_acq(const unsigned *p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
 MG_DI unsigned mg_ld_rlx(const unsigned *p) {
     unsigned v;
     asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
@@ -68,11 +64,7 @@ MG_DI void mg_entry_met(unsigned *sync, const mg_queues &Q, int s, int m) {
 MG_DI void mg_task_done(unsigned *sync, int n, int t, int L, const int *lsize, const mg_queues &Q, const int *dep_at,
                         const int *succ_at, const int *succ, const int *lsucc_at, const int *lsucc, int *slot) {
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicExch(&sync[1 + t], 1u);
-        slot[3] = atomicAdd(&sync[5 + n + L], 1u) + 1u == (unsigned)lsize[L];
-    }
+    if (threadIdx.x == 0) slot[3] = mg_publish(sync, n, t, L) == (unsigned)lsize[L];
     __syncthreads();
     __threadfence();
     for (int i = succ_at[t] + threadIdx.x; i < succ_at[t + 1]; i += blockDim.x) {

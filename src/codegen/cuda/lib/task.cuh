@@ -24,6 +24,13 @@ MG_DI void mg_leave(unsigned *sync, int n, int nl, int *slot, int q0 = 0, int nq
         for (int i = threadIdx.x; i < nq; i += blockDim.x) sync[q0 + i] = 0u;
     }
 }
+/* *p read with acquire semantics at GPU scope: what its writer stored before releasing it is
+ * seen after */
+MG_DI unsigned mg_ld_acq(const unsigned *p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
 MG_DI unsigned long long mg_clock_ns() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
@@ -44,9 +51,7 @@ MG_DI int mg_task_wait(unsigned *sync, int n, int t, const int *dep, int m, cons
         const unsigned need = d >= 0 ? 1u : (unsigned)lsize[-1 - d];
         const unsigned long long t0 = mg_clock_ns();
         for (int spin = 0;; spin++) {
-            unsigned v;
-            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(f) : "memory");
-            if (v >= need) break;
+            if (mg_ld_acq(f) >= need) break;
             if ((spin & 63) == 63) {
                 if (*(volatile unsigned *)&sync[4 + n]) {
                     gave = 1;
@@ -65,13 +70,15 @@ MG_DI int mg_task_wait(unsigned *sync, int n, int t, const int *dep, int m, cons
     }
     return __syncthreads_or(gave);
 }
-/* after task t's (of launch L) last store: a barrier, then thread 0 publishes it (fence, its
- * flag, its launch's count) */
+/* Thread 0, after the barrier that follows task t's (of launch L) last store: publishes it (a
+ * fence, its flag, its launch's count); returns the count after it. */
+MG_DI unsigned mg_publish(unsigned *sync, int n, int t, int L) {
+    __threadfence();
+    atomicExch(&sync[1 + t], 1u);
+    return atomicAdd(&sync[5 + n + L], 1u) + 1u;
+}
+/* after task t's last store: a barrier, then thread 0 publishes it */
 MG_DI void mg_task_done(unsigned *sync, int n, int t, int L) {
     __syncthreads();
-    if (threadIdx.x == 0) {
-        __threadfence();
-        atomicExch(&sync[1 + t], 1u);
-        atomicAdd(&sync[5 + n + L], 1u);
-    }
+    if (threadIdx.x == 0) mg_publish(sync, n, t, L);
 }
