@@ -340,6 +340,41 @@ static mg_status stall_check(gpu_run *G, job *J, mg_ctx *ctx) {
     return dr_stall_error(ctx, w, cg, J->ug);
 }
 
+/* MUGEN_TRACE=FILE (docs/env.md): the last run's persistent launch, each task's times from
+ * its trace (cg_program.trace_at, cuda/lib/task.cuh mg_trace) written to FILE, one line a task
+ * (tools/trace.py reads it). MG_ERR_IO when FILE cannot be written. */
+static mg_status trace_write(gpu_run *G, job *J, mg_ctx *ctx) {
+    const cg_program *cg = &J->cg;
+    const char *path = getenv("MUGEN_TRACE");
+    if (!path || !*path || cg->sync_buf < 0 || cg->trace_at < 0 || cg->n_tasks <= 0) return MG_OK;
+    int n = cg->n_tasks;
+    unsigned long long *r = base_alloc((size_t)n * 32);
+    if (!r) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = rt_download(G->gpu, ctx, r, G->dev[0][cg->sync_buf] + (rt_dptr)cg->trace_at, (size_t)n * 32);
+    FILE *f = rc ? NULL : fopen(path, "w");
+    if (!rc && !f) rc = ctx_err(ctx, MG_ERR_IO, "cannot write the trace to '%s'", path);
+    if (!rc) {
+        unsigned long long t0 = ~0ull;
+        for (int t = 0; t < n; t++) t0 = r[4 * t] < t0 ? r[4 * t] : t0;
+        char lab[128];
+        fprintf(f, "# mugen trace: %d tasks in %d launches; times in ns from the first task's start\n"
+                   "# launch L first_task n_tasks label\n", n, cg->n_task_launches);
+        for (int l = 0; l < cg->n_task_launches; l++)
+            fprintf(f, "launch %d %d %d %s\n", l, cg->task_first[l], cg->task_first[l + 1] - cg->task_first[l],
+                    J->ug ? ir_node_label(J->ug, cg->task_node[l], lab, sizeof lab) : "?");
+        fprintf(f, "# task t launch block_of_launch sm block start may_run end\n");
+        for (int t = 0, l = 0; t < n; t++) {
+            while (l + 1 < cg->n_task_launches && cg->task_first[l + 1] <= t) l++;
+            const unsigned long long *q = r + 4 * t;
+            fprintf(f, "task %d %d %d %u %u %lld %lld %lld\n", t, l, t - cg->task_first[l], (unsigned)(q[3] >> 32),
+                    (unsigned)q[3], (long long)(q[0] - t0), (long long)(q[1] - t0), (long long)(q[2] - t0));
+        }
+        if (fclose(f)) rc = ctx_err(ctx, MG_ERR_IO, "cannot write the trace to '%s'", path);
+    }
+    base_free(r);
+    return rc;
+}
+
 /* Median time of one run: a CUDA graph replays one run per input set; reps replays. */
 static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
     rt_graph *gr = NULL;
@@ -465,6 +500,7 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     }
     if (!rc && J->reps > 0) rc = gpu_time(&G, J, ctx, &r->time_us);
     if (!rc && J->reps > 0 && r->ok) rc = rerun_check(&G, J, ctx, host, r);
+    if (!rc) rc = trace_write(&G, J, ctx);
     const char *prof = getenv("MUGEN_PROFILE");
     if (!rc && prof && *prof && strcmp(prof, "0")) rc = gpu_profile(&G, J, ctx);
     for (int s = 0; s < G.n_sets; s++)

@@ -75,6 +75,8 @@ typedef struct cg_program {
                         * .. task_first[l + 1] of kernel-graph node task_node[l] (for messages) */
     int n_task_launches;
     int *task_first, *task_node;
+    int64_t trace_at;  /* MUGEN_TRACE (docs/env.md): byte offset in sync_buf of the persistent
+                        * launch's trace, 4 u64 a task (task.cuh mg_trace); -1: not traced */
 } cg_program;
 
 /* Writes plan p as target t into *out (free with cg_program_free; NULL ok). MG_ERR_NOMEM, or

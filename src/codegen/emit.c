@@ -138,7 +138,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     out->launches = base_calloc((size_t)g->n_nodes + 1, sizeof *out->launches);
     if (!E.names || !out->launches) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
-    out->sync_buf = -1;
+    out->sync_buf = -1, out->trace_at = -1;
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {

@@ -424,35 +424,45 @@ void cg_cuda_emit_fused(em *KE, cg_program *out, arena *a) {
     if (queues) snprintf(leave, sizeof leave, "mg_leave(g_sync_, %" PRId64 ", %d, slot_, %" PRId64 ", %" PRId64 ")", total, nl, q0, zq);
     else snprintf(leave, sizeof leave, "mg_leave(g_sync_, %" PRId64 ", %d, slot_)", total, nl);
     sb_printf(KE->sb, "    int *const slot_ = (int *)(smem + %" PRId64 ");\n", smem);
+    /* MUGEN_TRACE (docs/env.md): each task's times after the counters, 8-byte aligned */
+    const char *te = getenv("MUGEN_TRACE");
+    int trace = te && *te;
+    int64_t tr0 = (q0 + (queues ? zq + wm * CG_QUEUE : 0) + 1) / 2 * 2;
+    const char *s0 = trace ? "    const unsigned long long s0_ = mg_clock_ns();\n" : "";
+    const char *s1 = trace ? "    const unsigned long long s1_ = mg_clock_ns();\n" : "";
     if (queues) {
         sb_printf(KE->sb, "    const mg_queues Q_ = {%" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 "};\n",
                   q0, q0 + wm, q0 + 2 * wm, q0 + 2 * wm + total, q0 + 2 * wm + 2 * total, q0 + zq, wm);
         sb_printf(KE->sb, "    if (blockIdx.x == gridDim.x - 1) { /* the scheduler */\n"
                           "    mg_schedule(g_sync_, %" PRId64 ", Q_, %s_init, %d, %s_dep_at, %s_dep, %s_lsize, %lldull, (int *)smem);\n"
                           "    %s;\n    return;\n    }\n    if (threadIdx.x == 0) slot_[2] = 0; /* the queue's tail */\n"
-                          "    for (;;) {\n    const int t_ = mg_queue_pop(g_sync_, %" PRId64 ", Q_, slot_);\n"
-                          "    if (t_ < 0) {\n    %s;\n    break;\n    }\n    int L_ = 0;\n",
-                  total, kname, n0, kname, kname, kname, wd, leave, total, leave);
+                          "    for (;;) {\n%s    const int t_ = mg_queue_pop(g_sync_, %" PRId64 ", Q_, slot_);\n"
+                          "    if (t_ < 0) {\n    %s;\n    break;\n    }\n%s    int L_ = 0;\n",
+                  total, kname, n0, kname, kname, kname, wd, leave, s0, total, leave, s1);
     } else {
         sb_puts(KE->sb, stat ? "    for (int t_ = blockIdx.x;; t_ += gridDim.x) {\n"
                              : "    for (;;) {\n    const int t_ = mg_ticket(g_sync_, slot_);\n");
-        sb_printf(KE->sb, "    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
+        sb_printf(KE->sb, "%s    if (t_ >= %" PRId64 " || mg_task_wait(g_sync_, %" PRId64 ", t_, %s_dep + %s_dep_at[t_], "
                           "%s_dep_at[t_ + 1] - %s_dep_at[t_], %s_lsize, %lldull)) {\n    %s;\n"
-                          "    break;\n    }\n    int L_ = 0;\n",
-                  total, total, kname, kname, kname, kname, kname, wd, leave);
+                          "    break;\n    }\n%s    int L_ = 0;\n",
+                  s0, total, total, kname, kname, kname, kname, kname, wd, leave, s1);
     }
     task_dispatch(KE);
     if (queues)
         sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_, %s_lsize, Q_, %s_dep_at, %s_succ_at, %s_succ, %s_lsucc_at, "
-                          "%s_lsucc, slot_);\n    }\n}\n\n", total, kname, kname, kname, kname, kname, kname);
-    else sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n    }\n}\n\n", total);
+                          "%s_lsucc, slot_);\n", total, kname, kname, kname, kname, kname, kname);
+    else sb_printf(KE->sb, "    mg_task_done(g_sync_, %" PRId64 ", t_, L_);\n", total);
+    if (trace)
+        sb_printf(KE->sb, "    if (threadIdx.x == 0) mg_trace((unsigned long long *)(g_sync_ + %" PRId64 "), t_, s0_, s1_);\n", tr0);
+    sb_puts(KE->sb, "    }\n}\n\n");
     unsigned grid[3] = {(unsigned)(blocks + queues), 1, 1};
     cg_record_launch(KE, out, kname, last, &ps, grid, (unsigned)k0->threads, smem + 16);
     cg_launch *l = &out->launches[out->n_launches - 1];
     l->coresident = stat || queues; /* the runtime launches as many as are resident, at most the grid */
     l->packed = 1;
     out->sync_buf = out->n_bufs++;
-    out->buf_bytes[out->sync_buf] = 4 * (q0 + (queues ? zq + wm * CG_QUEUE : 0)), out->buf_alias[out->sync_buf] = -1;
+    out->buf_bytes[out->sync_buf] = trace ? 4 * tr0 + 32 * total : 4 * (q0 + (queues ? zq + wm * CG_QUEUE : 0));
+    out->buf_alias[out->sync_buf] = -1, out->trace_at = trace ? 4 * tr0 : -1;
     out->n_tasks = (int)total;
     l->args[l->n_args++] = out->sync_buf;
 }

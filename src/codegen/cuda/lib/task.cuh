@@ -82,3 +82,11 @@ MG_DI void mg_task_done(unsigned *sync, int n, int t, int L) {
     __syncthreads();
     if (threadIdx.x == 0) mg_publish(sync, n, t, L);
 }
+/* MUGEN_TRACE: thread 0 records task t's times (%globaltimer, ns) in tr[4 t ..): s0 before its
+ * wait (or its pop), s1 when it may run, the end after its publish, then its SM and block */
+MG_DI void mg_trace(unsigned long long *tr, int t, unsigned long long s0, unsigned long long s1) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    tr += 4 * (long long)t;
+    tr[0] = s0, tr[1] = s1, tr[2] = mg_clock_ns(), tr[3] = (unsigned long long)sm << 32 | blockIdx.x;
+}
