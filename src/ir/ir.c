@@ -86,12 +86,50 @@ int64_t ir_numel(const ir_shape *s) {
 
 /* snprintf returns the untruncated length, so k may pass n after a cut; every later write is
  * guarded by k < n so that n - k never wraps. A short buf gives a truncated string. */
-const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n) {
+const char *ir_shape_gstr(const ir_graph *g, mg_dtype t, const ir_shape *s, char *buf, size_t n) {
     size_t k = (size_t)snprintf(buf, n, "%s[", base_dtype_name(t));
-    for (int i = 0; i < s->ndim && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", s->d[i]);
+    for (int i = 0; i < s->ndim && k < n; i++) {
+        int r = i ? s->rag[i] : 0;
+        if (r && g && r <= g->n_lens) k += (size_t)snprintf(buf + k, n - k, "%s%s", i ? ", " : "", g->lens[r - 1].name);
+        else if (r) k += (size_t)snprintf(buf + k, n - k, "%s<=%" PRId64, i ? ", " : "", s->d[i]);
+        else k += (size_t)snprintf(buf + k, n - k, "%s%" PRId64, i ? ", " : "", s->d[i]);
+    }
     if (k < n) snprintf(buf + k, n - k, "]");
     return buf;
+}
+
+const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n) {
+    return ir_shape_gstr(NULL, t, s, buf, n);
+}
+
+int ir_shape_ragged(const ir_shape *s) {
+    for (int i = 0; i < s->ndim; i++)
+        if (s->rag[i]) return 1;
+    return 0;
+}
+
+int ir_find_lengths(const ir_graph *g, const char *name) {
+    for (int k = 0; k < g->n_lens; k++)
+        if (!strcmp(g->lens[k].name, name)) return k;
+    return -1;
+}
+
+int ir_add_lengths(ir_graph *g, mg_ctx *ctx, const char *name, int64_t count, int64_t max, int line, int col) {
+    if (g->is_block) return -(int)ctx_err(ctx, MG_ERR_PARSE, "lengths are declared in the program, not in a kernel");
+    if (ir_find(g, name) >= 0 || ir_find_lengths(g, name) >= 0)
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s'", name);
+    if (g->n_lens == IR_MAX_LENS)
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "a program declares at most %d lengths", IR_MAX_LENS);
+    if (count < 1 || count > IR_MAX_DIM || max < 1 || max > IR_MAX_DIM)
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "lengths %s: the count (%" PRId64 ") and the maximum (%" PRId64
+                             ") must be in [1, %" PRId64 "]", name, count, max, IR_MAX_DIM);
+    if (g->n_lens && count != g->lens[0].count) /* one batch: rag[0] names no lengths */
+        return -(int)ctx_err(ctx, MG_ERR_SHAPE, "lengths %s: a program's lengths share one batch, of %" PRId64
+                             " sequences (%s), not %" PRId64, name, g->lens[0].count, g->lens[0].name, count);
+    char *s = arena_strdup(&g->mem, name);
+    if (!s) return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    g->lens[g->n_lens] = (ir_lengths){s, count, max, line, col};
+    return g->n_lens++;
 }
 
 /* Anonymous constants are labelled by their literal, so a message says '4096', not 'const #3'. */
@@ -160,6 +198,8 @@ static int push_node(ir_graph *g, mg_ctx *ctx, const ir_node *n) {
 int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
     MG_ASSERT(i >= 0 && i < g->n_nodes);
     int prev = ir_find(g, name);
+    if (prev < 0 && ir_find_lengths(g, name) >= 0)
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s' (the name of lengths)", name);
     if (prev >= 0) {
         const ir_node *p = &g->nodes[prev];
         if (p->line)
@@ -181,9 +221,11 @@ int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
     return 0;
 }
 
-int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s) {
+int ir_add_input(ir_graph *g, mg_ctx *ctx, const char *name, mg_dtype t, const ir_shape *s0) {
+    ir_shape sv = *s0, *s = &sv;
     int rc = check_shape(ctx, s);
     if (rc < 0) return rc;
+    if ((rc = ir_ragged_input(g, ctx, s)) < 0) return rc;
     /* Refuse a duplicate before pushing, so a failed call leaves the graph as it was. A found
      * name implies n_nodes >= 1, so index 0 satisfies ir_set_name's assertion. */
     if (ir_find(g, name) >= 0) return ir_set_name(g, ctx, 0, name); /* reports the duplicate */
@@ -324,7 +366,7 @@ static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, con
         const ir_node *a = &g->nodes[n->in[i]];
         k += (size_t)snprintf(msg + k, sizeof msg - k, "%s %s is %s", i ? "," : ";",
                               ir_node_label(g, n->in[i], lb, sizeof lb),
-                              ir_shape_str(a->dtype, &a->shape, sh, sizeof sh));
+                              ir_shape_gstr(g, a->dtype, &a->shape, sh, sizeof sh));
     }
     return ctx_err(ctx, MG_ERR_SHAPE, "%s", msg);
 }
@@ -430,6 +472,10 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     if (n->op == IR_OP_RESHAPE) {
         n->shape.ndim = n->n_ints;
         for (int i = 0; i < n->n_ints; i++) {
+            if (n->ints[i] < 0 && -n->ints[i] <= g->n_lens) { /* a ragged dim: ir_infer_ragged */
+                n->shape.d[i] = g->lens[-n->ints[i] - 1].max;
+                continue;
+            }
             if (n->ints[i] > IR_MAX_DIM) {
                 return shape_err(ctx, g, n,
                                  "shape= size %" PRId64 " is too large (at most %" PRId64 ")",
@@ -522,7 +568,7 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     }
     if (rc) return rc;
     if (check_shape(NULL, &n->shape) < 0) return shape_err(ctx, g, n, "result is too large");
-    return MG_OK;
+    return ir_infer_ragged(g, ctx, n);
 }
 
 int ir_add_node(ir_graph *g, mg_ctx *ctx, const ir_node *proto) {
@@ -610,7 +656,11 @@ static int node_equal(const ir_graph *a, int i, const ir_graph *b, int j, int *m
 }
 
 int ir_graph_equal(const ir_graph *a, const ir_graph *b) {
-    if (a->n_outputs != b->n_outputs) return 0;
+    if (a->n_outputs != b->n_outputs || a->n_lens != b->n_lens) return 0;
+    for (int k = 0; k < a->n_lens; k++)
+        if (strcmp(a->lens[k].name, b->lens[k].name) || a->lens[k].count != b->lens[k].count ||
+            a->lens[k].max != b->lens[k].max)
+            return 0;
     int na = 0, nb = 0;
     for (int i = 0; i < a->n_nodes; i++) na += a->nodes[i].op == IR_OP_INPUT;
     for (int i = 0; i < b->n_nodes; i++) nb += b->nodes[i].op == IR_OP_INPUT;

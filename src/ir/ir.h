@@ -69,11 +69,28 @@ int ir_op_attr(ir_op op, char c);
 const char *ir_search_op_names(char *buf, size_t n);
 
 /* Invariant: 0 <= ndim <= IR_MAX_DIMS, 1 <= d[i] <= IR_MAX_DIM, product <= IR_MAX_NUMEL.
- * Rank 0 is a scalar (constants). */
+ * Rank 0 is a scalar (constants).
+ * Ragged tensors (docs/ragged.md, a program's `lengths` declarations, ir_graph.lens): rag[0]
+ * = k + 1 marks dim 0 as lengths k's batch (a per-sequence tensor, d[0] = its count); rag[i]
+ * = k + 1 for i >= 1 marks dim i ragged by lengths k: for batch index b its extent is the
+ * run-time length len_k[b] (0 to d[i], d[i] being the declared maximum). 0: static. A ragged
+ * dim only appears in a tensor whose dim 0 is the same lengths' batch. No padding bytes:
+ * shapes are compared with memcmp. */
 typedef struct ir_shape {
     int ndim;
+    signed char rag[IR_MAX_DIMS];
     int64_t d[IR_MAX_DIMS];
 } ir_shape;
+_Static_assert(sizeof(ir_shape) == 8 + 8 * IR_MAX_DIMS, "ir_shape has padding");
+
+/* A `lengths NAME[count] <= max` declaration: a batch of `count` sequences whose lengths are
+ * given at run time, each in [0, max] (ir_lengths_check). */
+enum { IR_MAX_LENS = 4 };
+typedef struct ir_lengths {
+    const char *name; /* in the graph's arena */
+    int64_t count, max;
+    int line, col;
+} ir_lengths;
 
 /* A node. Attributes by op:
  *   SUM: dim, group (elements reduced together along dim; == size of dim for a full sum)
@@ -129,6 +146,9 @@ typedef struct ir_graph {
     int threads;     /* threads per block */
     int64_t forloop; /* iterations of the for-loop body (>= 1) */
     int n_kin;
+    /* Kernel graphs: the lengths declarations ragged shapes refer to (rag codes k + 1). */
+    ir_lengths lens[IR_MAX_LENS];
+    int n_lens;
     ir_shape kin_shape[IR_MAX_IN];
     mg_dtype kin_dtype[IR_MAX_IN];
     const char *kin_name[IR_MAX_IN];
@@ -166,6 +186,27 @@ int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name);
 int ir_add_output(ir_graph *g, mg_ctx *ctx, int i);
 /* Index of the node called name, or -1. */
 int ir_find(const ir_graph *g, const char *name);
+/* Declares lengths `name` (count sequences, each of at most max elements; both in [1,
+ * IR_MAX_DIM]). Returns its index k (a shape's rag code is k + 1) or -rc with ctx set: a name
+ * taken by a tensor or another lengths, more than IR_MAX_LENS, a kernel's block graph. */
+int ir_add_lengths(ir_graph *g, mg_ctx *ctx, const char *name, int64_t count, int64_t max, int line, int col);
+/* Index of the lengths called name, or -1. */
+int ir_find_lengths(const ir_graph *g, const char *name);
+/* Whether any dim of s is ragged or its dim 0 a batch. */
+int ir_shape_ragged(const ir_shape *s);
+/* Checks run-time lengths len[0..n) for lengths k of g: n must be its count, each length in
+ * [0, its max], and every ragged tensor of g must fit its storage when packed (at most
+ * IR_MAX_NUMEL elements). MG_OK or MG_ERR_INVALID naming the lengths, the entry and why. */
+mg_status ir_lengths_check(const ir_graph *g, mg_ctx *ctx, int k, const int64_t *len, int64_t n);
+/* Elements of one sequence's slab of shape s (a ragged tensor's packed storage is its
+ * sequences' slabs in order): dim 0 counts 1, a ragged dim its length in lens[k][b]; a tensor
+ * without a batch counts whole. lens[k] is lengths k's run-time vector. */
+int64_t ir_slab_numel(const ir_shape *s, const int64_t *const *lens, int64_t b);
+/* Sequence b of ragged program g as a static program: every batch dim of size 1, every
+ * ragged dim of its length (at least 1), attributes that name a length (reshape's shape=, a
+ * full sum's group) resolved; inputs, outputs and names as in g. NULL with ctx set when a
+ * length is 0 (no static program has an empty dim) or on an error. */
+ir_graph *ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b);
 
 /* Re-checks every invariant above and re-infers every shape (MUGEN_CHECK). MG_OK or a
  * message naming the first broken one. */
@@ -176,8 +217,10 @@ int ir_graph_equal(const ir_graph *a, const ir_graph *b);
 
 /* Helpers. */
 int64_t ir_numel(const ir_shape *s);
-/* Writes "f16[2, 4096]" into buf. */
+/* Writes "f16[2, 4096]" into buf; a ragged dim as its lengths' name when g is given
+ * ("f16[32, len, 512]", ir_shape_gstr), else as "<=max" ("f16[32, <=128, 512]"). */
 const char *ir_shape_str(mg_dtype t, const ir_shape *s, char *buf, size_t n);
+const char *ir_shape_gstr(const ir_graph *g, mg_dtype t, const ir_shape *s, char *buf, size_t n);
 /* A label for node i in messages: its name, or "<op> at line L:C" / "<op> #i". */
 const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n);
 /* Numpy-style broadcast of a and b (right-aligned, 1 stretches). 0 on success, -1 if not
@@ -245,6 +288,16 @@ ir_graph *ir_block_clone(const ir_graph *b, mg_ctx *ctx);
  * node i (its index-0 node), reading g's nodes in[0..from->nodes[i].n_in); names as
  * ir_add_kernel. The index of the first new node, or -rc. */
 int ir_copy_kernel(ir_graph *g, mg_ctx *ctx, const ir_graph *from, int i, const int *in, const char *const *names);
+
+/* ---- ragged shapes (ragged.c) ---- */
+/* After an operator's static shape rule: n->shape.rag from its operands' (all zero in a
+ * program without lengths), refusing what a ragged tensor cannot do (reduce, slice, concat or
+ * repeat its batch or a ragged dim, move the batch from dim 0, contract a ragged dim against
+ * a static one, mix two lengths in one dim). MG_OK or MG_ERR_SHAPE with msg from err(). */
+mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n);
+/* An input's declared shape: rag[0] set when a dim is ragged (dim 0 must then be the batch:
+ * the lengths' count), codes checked. 0 or -rc. */
+int ir_ragged_input(const ir_graph *g, mg_ctx *ctx, ir_shape *s);
 
 /* ---- Lax (lax.c) ---- */
 /* 1 if g is Lax (Mirage Definition 5.1), 0 with a reason in why, -1 if out of memory. */

@@ -54,6 +54,18 @@ static cJSON *int_array(const int64_t *v, int n) {
     return a;
 }
 
+/* sizes as numbers, a ragged dim as its lengths' name: a shape's (rag codes, dims >= 1) or
+ * reshape's new_shape (-1 - k) */
+static cJSON *dims_array(const ir_graph *g, const int64_t *v, const signed char *rag, int n) {
+    cJSON *a = cJSON_CreateArray();
+    for (int k = 0; a && k < n; k++) {
+        int r = rag ? (k ? rag[k] : 0) : v[k] < 0 ? (int)-v[k] : 0;
+        cJSON_AddItemToArray(a, r && r <= g->n_lens ? cJSON_CreateString(g->lens[r - 1].name)
+                                                    : cJSON_CreateNumber((double)v[k]));
+    }
+    return a;
+}
+
 static cJSON *map_array(const int map[3]) {
     int64_t v[3] = {map[0], map[1], map[2]};
     return int_array(v, 3);
@@ -73,13 +85,13 @@ static const char *json_key(char letter) {
  * dim (sum also group, written even when it is the whole dim), concat dim, reshape new_shape,
  * repeat times, the μGraph operators their maps and fmap (even when phi). A kernel's grid,
  * forloop and threads are write_kernel's. */
-static void write_attrs(const ir_node *n, cJSON *t) {
+static void write_attrs(const ir_graph *g, const ir_node *n, cJSON *t) {
     for (const char *c = ir_ops[n->op].attrs; *c; c++) {
         const char *key = json_key(*c);
         switch (tolower((unsigned char)*c)) {
         case 'd': cJSON_AddNumberToObject(t, key, n->dim); break;
         case 'g': cJSON_AddNumberToObject(t, key, (double)n->group); break;
-        case 's':
+        case 's': add_item(t, key, dims_array(g, n->ints, NULL, n->n_ints)); break;
         case 't':
         case 'p': add_item(t, key, int_array(n->ints, n->n_ints)); break;
         case 'b': cJSON_AddNumberToObject(t, key, (double)n->ints[0]); break;
@@ -149,10 +161,10 @@ static int write_tensors(const ir_graph *g, cJSON *tarr, arena *a) {
                 cJSON_AddItemToArray(in, ref);
             }
         }
-        write_attrs(n, t);
+        write_attrs(g, n, t);
         /* for readers only: import recomputes both and checks them against these */
         cJSON_AddStringToObject(t, "dtype", base_dtype_name(n->dtype));
-        add_item(t, "shape", int_array(n->shape.d, n->shape.ndim));
+        add_item(t, "shape", dims_array(g, n->shape.d, n->shape.rag, n->shape.ndim));
         if (n->op == IR_OP_INPUT && ir_input_range(n) != 1) cJSON_AddNumberToObject(t, "range", ir_input_range(n));
     }
     return 0;
@@ -168,6 +180,17 @@ mg_status ir_print_json(const ir_graph *g, mg_ctx *ctx, strbuf *sb) {
     if (!names || !root || !ts || !outs) goto done;
     cJSON_AddStringToObject(root, "format", "mugen-program");
     cJSON_AddNumberToObject(root, "version", 1);
+    if (g->n_lens) { /* ragged programs: the lengths their shapes name */
+        cJSON *ls = cJSON_AddArrayToObject(root, "lengths");
+        for (int k = 0; ls && k < g->n_lens; k++) {
+            cJSON *l = cJSON_CreateObject();
+            if (!l) break;
+            cJSON_AddItemToArray(ls, l);
+            cJSON_AddStringToObject(l, "name", g->lens[k].name);
+            cJSON_AddNumberToObject(l, "count", (double)g->lens[k].count);
+            cJSON_AddNumberToObject(l, "max", (double)g->lens[k].max);
+        }
+    }
     if (!cJSON_AddItemToObject(root, "tensors", ts)) goto done;
     ts = NULL; /* owned by root now */
     if (!cJSON_AddItemToObject(root, "outputs", outs)) goto done;
@@ -259,6 +282,27 @@ static int get_list(const cJSON *o, const char *key, int64_t *out, int max, int6
 static int get_int_list(const cJSON *o, const char *key, int64_t *out, int max) {
     return get_list(o, key, out, max, 1);
 }
+/* get_int_list where an entry may also be a lengths name of g (a ragged dim): in a shape
+ * (rag given) its code k + 1 in rag and its maximum in out, else -1 - k in out. */
+static int get_dims(const ir_graph *g, const cJSON *o, const char *key, int64_t *out, signed char *rag) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v) return -2;
+    if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) > IR_MAX_DIMS) return -1;
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, v) {
+        if (cJSON_IsString(e)) {
+            int k = ir_find_lengths(g, e->valuestring);
+            if (k < 0 || (rag && n == 0)) return -1;
+            if (rag) rag[n] = (signed char)(k + 1), out[n++] = g->lens[k].max;
+            else out[n++] = -1 - k;
+        } else if (!cJSON_IsNumber(e) || !(e->valuedouble >= 1 && e->valuedouble <= (double)IR_MAX_DIM) ||
+                   e->valuedouble != (double)(int64_t)e->valuedouble)
+            return -1;
+        else out[n++] = (int64_t)e->valuedouble;
+    }
+    return n;
+}
 
 static int is_ident(const char *s) {
     if (!(isalpha((unsigned char)s[0]) || s[0] == '_')) return 0;
@@ -331,9 +375,9 @@ static mg_status read_source(jin *j, const cJSON *t, int code) {
     int d = cJSON_IsString(dt) ? ir_dtype_parse(dt->valuestring, strlen(dt->valuestring)) : -1;
     if (d < 0) return jerr(j, "an input needs \"dtype\": \"f16\", \"bf16\" or \"f32\"");
     ir_shape s = {0};
-    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    s.ndim = get_dims(j->g, t, "shape", s.d, s.rag);
     if (s.ndim < 0)
-        return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31)");
+        return jerr(j, "an input needs \"shape\": a list of at most 4 sizes in [1, 2^31) or declared lengths' names");
     const cJSON *rg = cJSON_GetObjectItemCaseSensitive(t, "range");
     if (rg && (!cJSON_IsNumber(rg) || !(rg->valuedouble > 0) || !(rg->valuedouble <= 1e30)))
         return jerr(j, "an input's \"range\" (its random test values' half-width) is a number in (0, 1e30]");
@@ -389,7 +433,8 @@ static mg_status read_sizes(jin *j, const cJSON *t, ir_node *n) {
     if (get_int(t, "group", 1, IR_MAX_DIM, &n->group) < 0)
         return jerr(j, "\"group\" must be an integer in [1, %" PRId64 "]", IR_MAX_DIM);
     char c = ir_op_attr(n->op, 's') ? 's' : ir_op_attr(n->op, 't') ? 't' : 0;
-    if (c && (n->n_ints = get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
+    if (c && (n->n_ints = c == 's' ? get_dims(j->g, t, json_key(c), n->ints, NULL)
+                                   : get_int_list(t, json_key(c), n->ints, IR_MAX_DIMS)) < 0)
         return jerr(j, "needs \"%s\": a list of at most 4 positive sizes", json_key(c));
     if (n->op == IR_OP_TRANSPOSE && (n->n_ints = get_list(t, "perm", n->ints, IR_MAX_DIMS, 0)) < 0)
         return jerr(j, "needs \"perm\": a list of at most 4 dims");
@@ -409,11 +454,12 @@ static mg_status check_inferred(jin *j, const cJSON *t, int i) {
     if (dt && (!cJSON_IsString(dt) || strcmp(dt->valuestring, base_dtype_name(n->dtype))))
         return jerr(j, "\"dtype\" does not match the inferred %s", base_dtype_name(n->dtype));
     ir_shape s = {0};
-    s.ndim = get_int_list(t, "shape", s.d, IR_MAX_DIMS);
+    s.ndim = get_dims(j->g, t, "shape", s.d, s.rag);
+    s.rag[0] = n->shape.rag[0]; /* the batch is not written */
     if (s.ndim != -2 && (s.ndim < 0 || memcmp(&s, &n->shape, sizeof s))) {
         char sh[128];
         return jerr(j, "\"shape\" does not match the inferred %s",
-                    ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+                    ir_shape_gstr(j->g, n->dtype, &n->shape, sh, sizeof sh));
     }
     return MG_OK;
 }
@@ -718,6 +764,22 @@ mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *f
     j.g = ir_graph_new();
     if (!j.g) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     else rc = check_root(&j, root);
+    const cJSON *ls = cJSON_GetObjectItemCaseSensitive(root, "lengths"), *l;
+    if (!rc && ls && !cJSON_IsArray(ls)) rc = jerr(&j, "\"lengths\" is a list of {\"name\", \"count\", \"max\"}");
+    if (!rc && ls)
+        cJSON_ArrayForEach(l, ls) {
+            const cJSON *nm = cJSON_GetObjectItemCaseSensitive(l, "name");
+            int64_t count = 0, max = 0;
+            if (!cJSON_IsString(nm) || get_int(l, "count", 1, IR_MAX_DIM, &count) < 1 || get_int(l, "max", 1, IR_MAX_DIM, &max) < 1) {
+                rc = jerr(&j, "a lengths entry needs \"name\", \"count\" and \"max\" (integers in [1, 2^31))");
+                break;
+            }
+            int r = ir_add_lengths(j.g, ctx, nm->valuestring, count, max, 0, 0);
+            if (r < 0) {
+                rc = jfwd(&j, r);
+                break;
+            }
+        }
     const cJSON *ts = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     int k = 0;
     /* the first failing tensor stops the walk; its message names tensors[k] and its name */

@@ -42,6 +42,15 @@ static int64_t parse_int(parser *p, const char *what) {
     return neg ? -v : v;
 }
 
+/* The index of the lengths the identifier t names, or a failure at t. */
+static int lengths_ref(parser *p, const token *t) {
+    char name[MAX_NAME + 1];
+    memcpy(name, t->s, t->n), name[t->n] = 0;
+    int k = ir_find_lengths(p->g, name);
+    if (k < 0) lex_fail(p, t, "'%s' is not declared lengths (lengths %s[COUNT] max=MAX)", name, name);
+    return k;
+}
+
 /* '[' int, ... ']' into out; returns the count. out holds IR_MAX_DIMS entries and more is an
  * error at the '['. "[]" gives 0, and a trailing comma ("[2, 4,]") is accepted. */
 static int parse_int_list(parser *p, int64_t *out, const char *what) {
@@ -50,7 +59,10 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
     int n = 0;
     while (!is_punct(p, ']')) { /* a ',' must be followed by an entry: no trailing comma */
         if (n == IR_MAX_DIMS) lex_fail(p, &open, "%s: at most %d entries", what, IR_MAX_DIMS);
-        out[n++] = parse_int(p, what);
+        if (p->tok.kind == T_IDENT && !strcmp(what, "shape")) { /* a ragged dim: its lengths */
+            out[n++] = -1 - lengths_ref(p, &p->tok);
+            lex_next(p);
+        } else out[n++] = parse_int(p, what);
         if (is_punct(p, ']')) break;
         lex_expect(p, ',', "between list entries");
         if (is_punct(p, ']')) lex_fail(p, &p->tok, "expected an integer for %s after ','", what);
@@ -462,6 +474,14 @@ static void parse_input(parser *p) {
     while (!is_punct(p, ']')) {
         if (s.ndim == IR_MAX_DIMS) lex_fail(p, &open, "tensors have at most %d dims", IR_MAX_DIMS);
         token dtok = p->tok;
+        if (dtok.kind == T_IDENT) { /* a ragged dim: lengths NAME's, up to its maximum */
+            int k = lengths_ref(p, &dtok);
+            s.rag[s.ndim] = (signed char)(k + 1), s.d[s.ndim++] = p->g->lens[k].max;
+            lex_next(p);
+            if (is_punct(p, ']')) break;
+            lex_expect(p, ',', "between dimension sizes");
+            continue;
+        }
         int64_t v = parse_int(p, "a dimension size");
         if (v < 1 || v > IR_MAX_DIM)
             lex_fail(p, &dtok, "dimension size %" PRId64 " is out of range [1, %" PRId64 "]", v,
@@ -491,6 +511,26 @@ static void parse_input(parser *p) {
     if (rc < 0) lex_fail_ctx(p, &nt, (mg_status)-rc);
     p->g->nodes[rc].line = nt.line, p->g->nodes[rc].col = nt.col;
     ir_set_input_range(p->g, rc, range);
+}
+
+/* lengths NAME '[' COUNT ']' max '=' MAX (keyword consumed): a batch of COUNT sequences whose
+ * lengths, each at most MAX, come at run time (docs/ragged.md). */
+static void parse_lengths(parser *p) {
+    char name[MAX_NAME + 1];
+    token nt = p->tok;
+    name_of(p, &nt, name);
+    lex_next(p);
+    lex_expect(p, '[', "after the lengths' name (lengths len[32] max=512)");
+    token ct = p->tok;
+    int64_t count = parse_int(p, "the number of sequences");
+    lex_expect(p, ']', "after the number of sequences");
+    if (!is_word(&p->tok, "max")) lex_fail(p, &p->tok, "expected max=MAX (the longest a sequence may be)");
+    lex_next(p);
+    lex_expect(p, '=', "after max");
+    token mt = p->tok;
+    int64_t max = parse_int(p, "the maximum length");
+    int rc = ir_add_lengths(p->g, p->ctx, name, count, max, nt.line, nt.col);
+    if (rc < 0) lex_fail_ctx(p, count < 1 || count > IR_MAX_DIM ? &ct : max < 1 || max > IR_MAX_DIM ? &mt : &nt, (mg_status)-rc);
 }
 
 /* output NAME {',' NAME}: every name must be defined above; naming one twice is an error. */
@@ -710,8 +750,9 @@ static void parse_program(parser *p) {
             lex_fail(p, &t, "expected a statement (input, output or NAME = ...), found %s",
                      lex_desc(&t, d, sizeof d));
         lex_next(p);
-        int kw = is_word(&t, "input") || is_word(&t, "output");
+        int kw = is_word(&t, "input") || is_word(&t, "output") || is_word(&t, "lengths");
         if (is_word(&t, "input") && p->tok.kind == T_IDENT) parse_input(p);
+        else if (is_word(&t, "lengths") && p->tok.kind == T_IDENT && !p->outer) parse_lengths(p);
         else if (is_word(&t, "output") && p->tok.kind == T_IDENT) parse_output(p);
         else if (is_punct(p, '=')) parse_assign(p, &t);
         else if (is_punct(p, ',')) { /* A, B = kernel(...) { ... } */

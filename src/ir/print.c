@@ -38,10 +38,13 @@ const char **ir_node_names(const ir_graph *g, arena *a, int inline_consts) {
     return names;
 }
 
-/* ", key=[a, b, ...]": the integer-list attributes of reshape, repeat and transpose. */
-static void print_ints(strbuf *sb, const char *key, const int64_t *v, int n) {
+/* ", key=[a, b, ...]": the integer-list attributes of reshape, repeat and transpose; in
+ * reshape's shape= a ragged dim (-1 - k) is lengths k's name. */
+static void print_ints(const ir_graph *g, strbuf *sb, const char *key, const int64_t *v, int n) {
     sb_printf(sb, ", %s=[", key);
-    for (int i = 0; i < n; i++) sb_printf(sb, "%s%" PRId64, i ? ", " : "", v[i]);
+    for (int i = 0; i < n; i++)
+        if (v[i] < 0 && -v[i] <= g->n_lens) sb_printf(sb, "%s%s", i ? ", " : "", g->lens[-v[i] - 1].name);
+        else sb_printf(sb, "%s%" PRId64, i ? ", " : "", v[i]);
     sb_puts(sb, "]");
 }
 
@@ -66,9 +69,9 @@ static void print_attrs(const ir_graph *g, const ir_node *n, strbuf *sb) {
             if (n->group != g->nodes[n->in[0]].shape.d[n->dim])
                 sb_printf(sb, ", group=%" PRId64, n->group);
             break;
-        case 's': print_ints(sb, "shape", n->ints, n->n_ints); break;
-        case 't': print_ints(sb, "times", n->ints, n->n_ints); break;
-        case 'p': print_ints(sb, "perm", n->ints, n->n_ints); break;
+        case 's': print_ints(g, sb, "shape", n->ints, n->n_ints); break;
+        case 't': print_ints(g, sb, "times", n->ints, n->n_ints); break;
+        case 'p': print_ints(g, sb, "perm", n->ints, n->n_ints); break;
         case 'b': sb_printf(sb, ", start=%" PRId64, n->ints[0]); break;
         case 'n': sb_printf(sb, ", len=%" PRId64, n->ints[1]); break;
         case 'i': print_map(sb, "imap", n->map); break;
@@ -138,11 +141,13 @@ static void print_graph(const ir_graph *g, strbuf *sb, int indent, const char *c
         sb->oom = 1;
         return;
     }
+    for (int k = 0; k < g->n_lens; k++) /* the lengths first: shapes name them */
+        sb_printf(sb, "%*slengths %s[%" PRId64 "] max=%" PRId64 "\n", indent, "", g->lens[k].name, g->lens[k].count, g->lens[k].max);
     for (int i = 0; i < g->n_nodes; i++) { /* inputs first: they depend on nothing */
         const ir_node *n = &g->nodes[i];
         char sh[128];
         if (n->op != IR_OP_INPUT) continue;
-        sb_printf(sb, "%*sinput %s : %s", indent, "", n->name, ir_shape_str(n->dtype, &n->shape, sh, sizeof sh));
+        sb_printf(sb, "%*sinput %s : %s", indent, "", n->name, ir_shape_gstr(g, n->dtype, &n->shape, sh, sizeof sh));
         if (ir_input_range(n) != 1) { /* the shortest decimal that reads back as the same double */
             char r[40];
             snprintf(r, sizeof r, "%.15g", ir_input_range(n));
@@ -201,7 +206,7 @@ static void dot_node(const ir_graph *g, int i, const char **names, const char *p
                                             : "shape=ellipse, style=filled, fillcolor=salmon";
     sb_printf(sb, "%s%s%d [label=\"%s\\n%s\\n%s\", %s];\n", indent, prefix, i,
               n->op == IR_OP_SAVE ? "save" : names[i], ir_ops[n->op].name,
-              ir_shape_str(n->dtype, &n->shape, sh, sizeof sh), style);
+              ir_shape_gstr(g, n->dtype, &n->shape, sh, sizeof sh), style);
 }
 
 /* A kernel's block graph as a cluster, its thread graphs (fused elementwise chains) as

@@ -1,0 +1,236 @@
+/* ir/ragged: ragged shapes (issue #28, docs/ragged.md). A program declares `lengths NAME[count]
+ * <= max`: a batch of `count` sequences whose lengths come at run time. A tensor whose dim 0 is
+ * that batch is per-sequence (rag[0] = 1); a dim written as NAME is ragged: for sequence b its
+ * extent is NAME[b]. Every operator acts on each sequence alone, so sequence b of a ragged
+ * program is a static program (ir_ragged_instance): dim 0 of size 1, each ragged dim of its
+ * length. That is the meaning the evaluators and the verifier use; the rules below keep every
+ * program inside it (no operator mixes sequences or reads past a length). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ir.h"
+
+static mg_status rag_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* "<op>: <what>; <operand> is <shape>, ..." as ir.c's shape errors, ragged dims by name */
+static mg_status rag_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...) {
+    if (!ctx) return MG_ERR_SHAPE;
+    char msg[1024];
+    size_t k = (size_t)snprintf(msg, sizeof msg, "%s: ", ir_ops[n->op].name);
+    va_list ap;
+    va_start(ap, fmt);
+    if (k < sizeof msg) k += (size_t)vsnprintf(msg + k, sizeof msg - k, fmt, ap);
+    va_end(ap);
+    for (int i = 0; i < n->n_in && k < sizeof msg; i++) {
+        char lb[96], sh[128];
+        const ir_node *a = &g->nodes[n->in[i]];
+        k += (size_t)snprintf(msg + k, sizeof msg - k, "%s %s is %s", i ? "," : ";", ir_node_label(g, n->in[i], lb, sizeof lb),
+                              ir_shape_gstr(g, a->dtype, &a->shape, sh, sizeof sh));
+    }
+    return ctx_err(ctx, MG_ERR_SHAPE, "%s", msg);
+}
+
+/* The codes of s are consistent with g: a ragged dim's maximum is its lengths', and a shape
+ * with a ragged dim has the batch as dim 0. */
+static int codes_ok(const ir_graph *g, const ir_shape *s) {
+    int any = 0;
+    for (int i = 1; i < s->ndim; i++) {
+        if (s->rag[i] < 0 || s->rag[i] > g->n_lens) return 0;
+        if (s->rag[i] && s->d[i] != g->lens[s->rag[i] - 1].max) return 0;
+        any |= s->rag[i] != 0;
+    }
+    if (s->ndim == 0) return !s->rag[0];
+    if (s->rag[0] != 0 && (s->rag[0] != 1 || !g->n_lens || s->d[0] != g->lens[0].count)) return 0;
+    return !any || s->rag[0] == 1;
+}
+
+int ir_ragged_input(const ir_graph *g, mg_ctx *ctx, ir_shape *s) {
+    for (int i = s->ndim; i < IR_MAX_DIMS; i++) s->rag[i] = 0;
+    if (!g->n_lens || g->is_block) {
+        memset(s->rag, 0, sizeof s->rag);
+        return 0;
+    }
+    s->rag[0] = 0;
+    for (int i = 1; i < s->ndim; i++)
+        if (s->rag[i]) s->rag[0] = 1;
+    if (s->rag[0] && s->d[0] != g->lens[0].count)
+        return -(int)ctx_err(ctx, MG_ERR_SHAPE, "a tensor with a ragged dim has the batch as dim 0: %" PRId64
+                             " sequences (lengths %s), not %" PRId64, g->lens[0].count, g->lens[0].name, s->d[0]);
+    if (!codes_ok(g, s)) return -(int)ctx_err(ctx, MG_ERR_SHAPE, "bad ragged dims");
+    return 0;
+}
+
+/* operand x's code at dim i of an r-dim result, right-aligned (numpy); -1: x has no such dim */
+static int at(const ir_shape *x, int i, int r) {
+    int j = x->ndim - r + i;
+    return j >= 0 ? x->rag[j] : -1;
+}
+static int64_t size_at(const ir_shape *x, int i, int r) {
+    int j = x->ndim - r + i;
+    return j >= 0 ? x->d[j] : 1;
+}
+
+/* dims [lo, hi) of the result from two operands broadcast together (binary ops, matmul's batch) */
+static mg_status merge(const ir_graph *g, mg_ctx *ctx, ir_node *n, const ir_shape *a, const ir_shape *b, int lo, int hi) {
+    int r = n->shape.ndim;
+    if ((a->ndim < r && a->rag[0]) || (b->ndim < r && b->rag[0]))
+        return rag_err(ctx, g, n, "a per-sequence operand of lower rank would move the batch from dim 0");
+    for (int i = lo; i < hi; i++) {
+        int ra = at(a, i, r), rb = at(b, i, r);
+        int64_t sa = size_at(a, i, r), sb = size_at(b, i, r);
+        if (ra > 0 && rb > 0 && ra != rb)
+            return rag_err(ctx, g, n, "dim %d is ragged by two lengths", i);
+        if ((ra > 0 && rb == 0 && sb != 1) || (rb > 0 && ra == 0 && sa != 1))
+            return rag_err(ctx, g, n, "dim %d: a %s meets a static dim of size %" PRId64 " (it may only broadcast, size 1)",
+                           i, i ? "ragged dim" : "batch", ra > 0 ? sb : sa);
+        n->shape.rag[i] = (signed char)(ra > 0 ? ra : rb > 0 ? rb : 0);
+    }
+    return MG_OK;
+}
+
+mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
+    memset(n->shape.rag, 0, sizeof n->shape.rag);
+    if (!g->n_lens || g->is_block) return MG_OK;
+    const ir_shape *a = n->n_in ? &g->nodes[n->in[0]].shape : NULL;
+    const ir_shape *b = n->n_in > 1 ? &g->nodes[n->in[1]].shape : NULL;
+    int r = n->shape.ndim, any = 0;
+    for (int k = 0; k < n->n_in; k++) any |= ir_shape_ragged(&g->nodes[n->in[k]].shape);
+    if (!any && n->op != IR_OP_RESHAPE) return MG_OK; /* static operands: a static result */
+    mg_status rc = MG_OK;
+    switch (ir_ops[n->op].kind) {
+    case IR_KIND_UNARY: memcpy(n->shape.rag, a->rag, sizeof a->rag); break;
+    case IR_KIND_BINARY: rc = merge(g, ctx, n, a, b, 0, r); break;
+    case IR_KIND_REDUCE:
+        memcpy(n->shape.rag, a->rag, sizeof a->rag);
+        if (n->dim == 0 && a->rag[0]) return rag_err(ctx, g, n, "reduces over the batch (dim 0): sequences are independent");
+        if (a->rag[n->dim]) {
+            if (n->group != a->d[n->dim]) return rag_err(ctx, g, n, "a ragged dim is reduced whole (no group=)");
+            n->shape.rag[n->dim] = 0;
+        }
+        break;
+    case IR_KIND_MATMUL: /* [..., M, K] x [..., K, N]: K both static or ragged alike, never the batch */
+        if (r == 2 ? a->rag[1] || b->rag[0] : a->rag[r - 1] != b->rag[r - 2])
+            return rag_err(ctx, g, n, "the contracted dims must be static, or ragged by the same lengths (never the batch)");
+        rc = merge(g, ctx, n, a, b, 0, r - 2);
+        n->shape.rag[r - 2] = a->rag[r - 2], n->shape.rag[r - 1] = b->rag[r - 1];
+        break;
+    case IR_KIND_LAYOUT:
+        switch (n->op) {
+        case IR_OP_TRANSPOSE:
+            for (int i = 0; i < r; i++) n->shape.rag[i] = a->rag[n->ints[i]];
+            if (a->rag[0] && n->ints[0] != 0) return rag_err(ctx, g, n, "moves the batch from dim 0");
+            break;
+        case IR_OP_SLICE:
+        case IR_OP_REPEAT:
+            memcpy(n->shape.rag, a->rag, sizeof a->rag);
+            for (int i = 0; i < r; i++)
+                if (a->rag[i] && (n->op == IR_OP_SLICE ? i == n->dim : n->ints[i] != 1))
+                    return rag_err(ctx, g, n, "%s dim %d, the batch or a ragged dim", n->op == IR_OP_SLICE ? "slices" : "repeats", i);
+            break;
+        case IR_OP_CONCAT:
+            if (memcmp(a->rag, b->rag, sizeof a->rag)) return rag_err(ctx, g, n, "the operands' ragged dims differ");
+            if (a->rag[n->dim]) return rag_err(ctx, g, n, "concatenates along the batch or a ragged dim");
+            memcpy(n->shape.rag, a->rag, sizeof a->rag);
+            break;
+        default: { /* reshape: the dims up to the last batch or ragged one stay, the static rest regroups */
+            int last = -1;
+            for (int i = 0; i < a->ndim; i++)
+                if (a->rag[i]) last = i;
+            for (int i = 0; i < r; i++) n->shape.rag[i] = n->ints[i] < 0 ? (signed char)-n->ints[i] : 0;
+            if (last >= 0) n->shape.rag[0] = a->rag[0];
+            int nl = -1;
+            for (int i = 1; i < r; i++)
+                if (n->shape.rag[i]) nl = i;
+            if (nl > last || (last >= 0 && r <= last)) return rag_err(ctx, g, n, "may only regroup the static dims after the last ragged dim");
+            for (int i = 0; i <= last; i++)
+                if (n->shape.d[i] != a->d[i] || (i && n->shape.rag[i] != a->rag[i]))
+                    return rag_err(ctx, g, n, "keeps the batch and the ragged dims in place (dim %d differs)", i);
+            break;
+        }
+        }
+        break;
+    default: return rag_err(ctx, g, n, "ragged tensors are not supported by this operator yet");
+    }
+    if (rc) return rc;
+    if (!codes_ok(g, &n->shape)) return rag_err(ctx, g, n, "a ragged dim needs the batch as dim 0 of the result");
+    return MG_OK;
+}
+
+int64_t ir_slab_numel(const ir_shape *s, const int64_t *const *lens, int64_t b) {
+    if (!s->rag[0]) return ir_numel(s);
+    int64_t n = 1;
+    for (int i = 1; i < s->ndim; i++) n *= s->rag[i] ? lens[s->rag[i] - 1][b] : s->d[i];
+    return n;
+}
+
+mg_status ir_lengths_check(const ir_graph *g, mg_ctx *ctx, int k, const int64_t *len, int64_t n) {
+    const ir_lengths *L = &g->lens[k];
+    if (n != L->count)
+        return ctx_err(ctx, MG_ERR_INVALID, "lengths %s: %" PRId64 " given, the program's batch is %" PRId64 " sequences", L->name,
+                       n, L->count);
+    for (int64_t b = 0; b < n; b++)
+        if (len[b] < 0 || len[b] > L->max)
+            return ctx_err(ctx, MG_ERR_INVALID, "lengths %s: entry %" PRId64 " is %" PRId64 ", outside [0, %" PRId64 "] (its declared maximum)",
+                           L->name, b, len[b], L->max);
+    /* packed storage: every tensor ragged by k holds at most its padded element count (sum of
+     * lengths <= count * max), within IR_MAX_NUMEL since the padded shape passed check_shape */
+    return MG_OK;
+}
+
+/* the static attribute or shape of sequence b: a batch dim 1, a ragged dim its length */
+static void instance_shape(const ir_shape *s, const int64_t *const *lens, int64_t b, ir_shape *o) {
+    memset(o, 0, sizeof *o);
+    o->ndim = s->ndim;
+    for (int i = 0; i < s->ndim; i++)
+        o->d[i] = i == 0 && s->rag[0] ? 1 : i && s->rag[i] ? lens[s->rag[i] - 1][b] : s->d[i];
+}
+
+ir_graph *ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b) {
+    for (int k = 0; k < g->n_lens; k++)
+        if (lens[k][b] < 1) {
+            ctx_err(ctx, MG_ERR_INVALID, "sequence %" PRId64 " has length 0 in %s: it has no static program", b, g->lens[k].name);
+            return NULL;
+        }
+    ir_graph *o = ir_graph_new();
+    if (!o) {
+        ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        int r;
+        if (n->op == IR_OP_KERNEL) {
+            ctx_err(ctx, MG_ERR_UNSUPPORTED, "graph-defined kernels over ragged tensors are not supported yet");
+            r = -(int)MG_ERR_UNSUPPORTED;
+        } else if (n->op == IR_OP_INPUT) {
+            ir_shape s;
+            instance_shape(&n->shape, lens, b, &s);
+            r = ir_add_input(o, ctx, n->name, n->dtype, &s);
+            if (r >= 0) o->nodes[r].value = n->value, o->nodes[r].line = n->line, o->nodes[r].col = n->col;
+        } else if (n->op == IR_OP_CONST) {
+            r = ir_add_const(o, ctx, n->lit, n->line, n->col);
+        } else {
+            ir_node p = *n;
+            const ir_shape *a = &g->nodes[n->in[0]].shape;
+            if (n->op == IR_OP_SUM && a->rag[n->dim]) p.group = lens[a->rag[n->dim] - 1][b];
+            if (n->op == IR_OP_RESHAPE)
+                for (int d = 0; d < n->n_ints; d++)
+                    p.ints[d] = n->ints[d] < 0 ? lens[-n->ints[d] - 1][b] : d == 0 && n->shape.rag[0] ? 1 : n->ints[d];
+            r = ir_add_node(o, ctx, &p);
+        }
+        if (r >= 0 && n->name && !o->nodes[r].name) r = ir_set_name(o, ctx, r, n->name);
+        if (r < 0) {
+            ir_graph_free(o);
+            return NULL;
+        }
+        MG_ASSERT(r == i);
+    }
+    for (int k = 0; k < g->n_outputs; k++)
+        if (ir_add_output(o, ctx, g->outputs[k]) < 0) {
+            ir_graph_free(o);
+            return NULL;
+        }
+    return o;
+}
