@@ -138,6 +138,9 @@ typedef struct opts {
     mg_run_opts run;
     const char *in_name[64], *in_path[64];
     int n_in;
+    const char *len_arg[4]; /* --lengths NAME=FILE */
+    int n_len;
+    uint64_t batch, first;  /* --batch N (0: the program's), --first L */
 } opts;
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -197,10 +200,22 @@ static int parse_args(int argc, char **argv, opts *o) {
             else o->target = val;
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
-                 !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps")) {
+                 !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
+                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--out")) o->out_dir = val;
+            else if (!strcmp(a, "--lengths")) {
+                const char *eq = strchr(val, '=');
+                if (!eq || eq == val || !eq[1]) return usage_error("--lengths wants NAME=FILE, got '%s'", val);
+                if (o->n_len == 4) return usage_error("%s: at most 4 --lengths options", a);
+                o->len_arg[o->n_len++] = val;
+            } else if (!strcmp(a, "--batch") || !strcmp(a, "--first")) {
+                if (parse_u64(val, &v) || v > 2147483647u || (!v && !strcmp(a, "--batch")))
+                    return usage_error("bad count '%s'", val);
+                if (!strcmp(a, "--batch")) o->batch = v;
+                else o->first = v;
+            }
             else if (!strcmp(a, "--in")) {
                 const char *eq = strchr(val, '=');
                 if (!eq || eq == val || !eq[1]) return usage_error("--in wants NAME=PATH, got '%s'", val);
@@ -644,6 +659,8 @@ static int check_opts(opts *o) {
     int gen = !strcmp(o->cmd, "run") || !strcmp(o->cmd, "emit");
     if ((o->json && strcmp(o->cmd, "check")) || (o->tasks && strcmp(o->cmd, "dot")) ||
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
+        ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run")) ||
+        ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
         ((o->backend || o->reps || o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
@@ -669,6 +686,66 @@ static int check_opts(opts *o) {
     return 0;
 }
 
+/* --lengths NAME=FILE (--batch N, --first L): lines first .. first + count of FILE, one
+ * sequence length a line (blank lines skipped), bound to the program's lengths NAME; the
+ * batch is the program's count (docs/ragged.md). 0, or 1 after a message. */
+static int bind_lengths(mg_ctx *ctx, mg_program *p, const opts *o) {
+    for (int j = 0; j < o->n_len; j++) {
+        const char *arg = o->len_arg[j], *eq = strchr(arg, '='), *path = eq + 1;
+        char name[128];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+        int64_t count = 0;
+        const char *nm = NULL;
+        for (int k = 0; k < mg_program_n_lengths(p); k++)
+            if (!mg_program_lengths(p, k, &nm, &count, NULL) && !strcmp(nm, name)) break;
+            else count = 0;
+        if (!count) {
+            fprintf(stderr, "mugen: --lengths %s: the program declares no lengths '%s'\n", arg, name);
+            return 1;
+        }
+        if (o->batch && (uint64_t)count != o->batch) {
+            fprintf(stderr, "mugen: --batch %" PRIu64 ": the program's batch is %" PRId64 " sequences (lengths %s); a batch of %" PRIu64
+                    " needs a program declared with that many\n", o->batch, count, name, o->batch);
+            return 1;
+        }
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            fprintf(stderr, "mugen: --lengths %s: cannot open: %s\n", path, strerror(errno));
+            return 1;
+        }
+        int64_t *len = malloc((size_t)count * sizeof *len + 1), n = 0, line = 0;
+        char buf[256];
+        int bad = !len;
+        while (!bad && n < count && fgets(buf, sizeof buf, f)) {
+            line++;
+            char *s = buf, *end;
+            while (*s == ' ' || *s == '\t') s++;
+            if (*s == '\n' || *s == '\r' || !*s) continue;
+            errno = 0;
+            long long x = strtoll(s, &end, 10);
+            while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n') end++;
+            if (errno || end == s || *end) {
+                fprintf(stderr, "mugen: %s:%" PRId64 ": not a length: %s", path, line, buf);
+                bad = 1;
+            } else if ((uint64_t)line > o->first) len[n++] = x;
+        }
+        fclose(f);
+        if (!bad && n < count) {
+            fprintf(stderr, "mugen: %s: %" PRId64 " lengths from line %" PRIu64 " needed (lengths %s), the file has %" PRId64 "\n", path,
+                    count, o->first + 1, name, n);
+            bad = 1;
+        }
+        mg_status st = bad ? MG_OK : mg_program_bind_lengths(ctx, p, name, len, count);
+        free(len);
+        if (bad) return 1;
+        if (st) {
+            fprintf(stderr, "mugen: %s: %s\n", path, mg_ctx_error(ctx));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Loads the program and runs the command on it: the command's exit status. */
 static int run_command(opts *o) {
     mg_ctx *ctx = mg_ctx_new();
@@ -680,6 +757,7 @@ static int run_command(opts *o) {
     }
     mg_status st = mg_program_load(ctx, o->file, &p);
     if (st) r = fail(ctx, st);
+    else if (bind_lengths(ctx, p, o)) r = 1;
     else if (!strcmp(o->cmd, "check")) r = cmd_check(ctx, p, o);
     else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, o->tasks ? MG_FMT_TASKS : MG_FMT_DOT);
     else if (!strcmp(o->cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);

@@ -87,9 +87,23 @@ void mg_program_free(mg_program *prog);
 
 int mg_program_n_inputs(const mg_program *prog);
 int mg_program_n_outputs(const mg_program *prog);
-/* Fills *d for input/output i (0 <= i < n); returns MG_ERR_INVALID for a bad index. */
+/* Fills *d for input/output i (0 <= i < n); returns MG_ERR_INVALID for a bad index. A ragged
+ * tensor (docs/ragged.md) reports its dims at the lengths' maxima and, once every lengths is
+ * bound, numel = its packed element count (its sequences' slabs in order); unbound, 0. */
 mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d);
 mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d);
+
+/* Ragged programs (`lengths NAME[count] max=M`, docs/ragged.md): the number of lengths
+ * declarations, and binding lengths NAME to the run-time vector len[0..n) (copied): n must be
+ * its count and each length in [0, M], else MG_ERR_INVALID naming the entry. The evaluators
+ * then take and give ragged tensors packed. A sequence of length 0 has no elements in a
+ * ragged tensor; a per-sequence tensor without ragged dims (a reduction over one) is NaN for
+ * it. Rebinding replaces the vector. */
+int mg_program_n_lengths(const mg_program *prog);
+/* Lengths declaration k (0 <= k < mg_program_n_lengths): its name, count and maximum (any
+ * pointer may be NULL); MG_ERR_INVALID for a bad k. */
+mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max);
+mg_status mg_program_bind_lengths(mg_ctx *ctx, mg_program *prog, const char *name, const int64_t *len, int64_t n);
 
 /* Renders the program as .mu text, JSON, Graphviz dot, its Lax partition (as .mu text, one
  * subprogram per part), or (MG_FMT_TASKS) the task graph a megakernel would run, as Graphviz

@@ -80,6 +80,7 @@ mg_status mg_program_load(mg_ctx *ctx, const char *path, mg_program **out) {
 
 void mg_program_free(mg_program *prog) {
     if (!prog) return;
+    for (int k = 0; k < IR_MAX_LENS; k++) base_free(prog->lens[k]);
     ir_graph_free(prog->g);
     base_free(prog);
 }
@@ -92,11 +93,53 @@ static int count_inputs(const ir_graph *g) {
 int mg_program_n_inputs(const mg_program *prog) { return prog ? count_inputs(prog->g) : 0; }
 int mg_program_n_outputs(const mg_program *prog) { return prog ? prog->g->n_outputs : 0; }
 
-static void describe(const ir_graph *g, int i, mg_tensor_desc *d) {
+mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what) {
+    if (!g || !g->n_lens) return MG_OK;
+    return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s of a ragged program (lengths %s) is not supported yet (issue #28: the "
+                   "reference evaluator and the shape rules are; docs/ragged.md)", what, g->lens[0].name);
+}
+
+/* Packed element count of a tensor of shape s under prog's bound lengths; 0 when one is unbound. */
+static int64_t packed_numel(const mg_program *prog, const ir_shape *s) {
+    if (!s->rag[0]) return ir_numel(s);
+    for (int k = 0; k < prog->g->n_lens; k++)
+        if (!prog->lens[k]) return 0;
+    int64_t n = 0;
+    for (int64_t b = 0; b < s->d[0]; b++) n += ir_slab_numel(s, (const int64_t *const *)prog->lens, b);
+    return n;
+}
+
+int mg_program_n_lengths(const mg_program *prog) { return prog ? prog->g->n_lens : 0; }
+
+mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max) {
+    if (!prog || k < 0 || k >= prog->g->n_lens) return MG_ERR_INVALID;
+    const ir_lengths *L = &prog->g->lens[k];
+    if (name) *name = L->name;
+    if (count) *count = L->count;
+    if (max) *max = L->max;
+    return MG_OK;
+}
+
+mg_status mg_program_bind_lengths(mg_ctx *ctx, mg_program *prog, const char *name, const int64_t *len, int64_t n) {
+    if (!prog || !name || (!len && n)) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_bind_lengths: NULL argument");
+    int k = ir_find_lengths(prog->g, name);
+    if (k < 0) return ctx_err(ctx, MG_ERR_INVALID, "the program declares no lengths '%s'", name);
+    mg_status rc = ir_lengths_check(prog->g, ctx, k, len, n);
+    if (rc) return rc;
+    int64_t *c = base_alloc((size_t)n * sizeof *c + 1);
+    if (!c) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    memcpy(c, len, (size_t)n * sizeof *c);
+    base_free(prog->lens[k]);
+    prog->lens[k] = c;
+    return MG_OK;
+}
+
+static void describe(const mg_program *prog, int i, mg_tensor_desc *d) {
+    const ir_graph *g = prog->g;
     const ir_node *n = &g->nodes[i];
     d->name = n->name, d->dtype = n->dtype, d->ndim = n->shape.ndim;
     for (int k = 0; k < MG_MAX_DIMS; k++) d->dims[k] = k < n->shape.ndim ? n->shape.d[k] : 1;
-    d->numel = ir_numel(&n->shape);
+    d->numel = packed_numel(prog, &n->shape);
     d->range = n->op == IR_OP_INPUT ? ir_input_range(n) : 0;
 }
 
@@ -104,7 +147,7 @@ mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d) {
     if (!prog || !d || i < 0) return MG_ERR_INVALID;
     for (int k = 0; k < prog->g->n_nodes; k++)
         if (prog->g->nodes[k].op == IR_OP_INPUT && i-- == 0) {
-            describe(prog->g, k, d);
+            describe(prog, k, d);
             return MG_OK;
         }
     return MG_ERR_INVALID;
@@ -112,7 +155,7 @@ mg_status mg_program_input(const mg_program *prog, int i, mg_tensor_desc *d) {
 
 mg_status mg_program_output(const mg_program *prog, int i, mg_tensor_desc *d) {
     if (!prog || !d || i < 0 || i >= prog->g->n_outputs) return MG_ERR_INVALID;
-    describe(prog->g, prog->g->outputs[i], d);
+    describe(prog, prog->g->outputs[i], d);
     return MG_OK;
 }
 
@@ -144,8 +187,12 @@ mg_status mg_program_format(mg_ctx *ctx, const mg_program *prog, mg_format fmt, 
     case MG_FMT_TEXT: ir_print_text(prog->g, &sb); break;
     case MG_FMT_JSON: rc = ir_print_json(prog->g, ctx, &sb); break;
     case MG_FMT_DOT: ir_print_dot(prog->g, &sb); break;
-    case MG_FMT_PARTITION: rc = ir_print_partition(prog->g, ctx, &sb); break;
-    case MG_FMT_TASKS: rc = print_tasks(prog->g, ctx, &sb); break;
+    case MG_FMT_PARTITION:
+        if (!(rc = mg_ragged_refuse(prog->g, ctx, "the Lax partition"))) rc = ir_print_partition(prog->g, ctx, &sb);
+        break;
+    case MG_FMT_TASKS:
+        if (!(rc = mg_ragged_refuse(prog->g, ctx, "the task graph"))) rc = print_tasks(prog->g, ctx, &sb);
+        break;
     default: rc = ctx_err(ctx, MG_ERR_INVALID, "unknown format %d", (int)fmt);
     }
     char *s = rc ? NULL : sb_take(&sb);
@@ -168,6 +215,8 @@ mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const
 
 mg_status mg_program_lower(mg_ctx *ctx, const mg_program *prog, mg_program **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_lower: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "lowering");
+    if (rr) return rr;
     mg_program *p = base_calloc(1, sizeof *p);
     if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = lw_lower(prog->g, ctx, mg_device_default(), 0, NULL, &p->g, NULL);
@@ -180,6 +229,13 @@ mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const doub
                         double *const *outputs) {
     if (!prog || (!inputs && count_inputs(prog->g)) || !outputs)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_float: NULL argument");
+    if (prog->g->n_lens) { /* ragged: sequence by sequence, on packed tensors */
+        for (int k = 0; k < prog->g->n_lens; k++)
+            if (!prog->lens[k])
+                return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
+                               prog->g->lens[k].name, prog->g->lens[k].name);
+        return ev_float_ragged(prog->g, ctx, f64 ? EV_F64 : 0, (const int64_t *const *)prog->lens, inputs, outputs);
+    }
     return ev_float(prog->g, ctx, f64 ? EV_F64 : 0, inputs, outputs);
 }
 
@@ -195,6 +251,8 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
                         uint32_t *const *out_p, uint32_t *const *out_q) {
     if (!prog || !f || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the field evaluation");
+    if (rr) return rr;
     if (f->q < (1u << 30) || f->q >= (1u << 31) || f->q % 8 != 7 || f->p != 2 * f->q + 1 ||
         !ff_is_prime(f->q) || !ff_is_prime(f->p))
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: p = %u, q = %u is not a field of the "
@@ -218,6 +276,9 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r) {
     if (!prog || !ugraph || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_verify: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "verification");
+    if (!rr) rr = mg_ragged_refuse(ugraph->g, ctx, "verification");
+    if (rr) return rr;
     return vf_verify(prog->g, ugraph->g, ctx, tests, seed, r);
 }
 
@@ -236,12 +297,15 @@ mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name)
 mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
                     mg_search_result *r) {
     if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search: NULL argument");
-    return sr_search(prog->g, o, ctx, r);
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the search");
+    return rr ? rr : sr_search(prog->g, o, ctx, r);
 }
 
 mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
                            mg_search_result *r) {
     if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_cached: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the search");
+    if (rr) return rr;
     int hit = 0, root = sr_rank() == 0, store = 1;
     mg_status rc = flags & MG_CACHE_REFRESH || !root ? MG_OK : sr_cache_lookup(prog->g, o, ctx, r, &hit);
     if (rc && rc != MG_ERR_NOMEM) rc = MG_OK, hit = 0, store = 0; /* the search says what is wrong */

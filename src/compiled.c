@@ -159,6 +159,9 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
                      const mg_compile_opts *o, mg_compiled **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_compile: NULL argument");
     *out = NULL;
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "compilation");
+    if (!rr && ugraph) rr = mg_ragged_refuse(ugraph->g, ctx, "compilation");
+    if (rr) return rr;
     mg_compile_opts def = {0};
     if (!o) o = &def;
     if (o->target != MG_TARGET_CUDA && o->target != MG_TARGET_C)

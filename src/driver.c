@@ -626,6 +626,9 @@ static void report_text(const job *J, mg_run_report *r) {
 mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
                  mg_run_report *r) {
     if (!prog || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_run: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "running");
+    if (!rr && ugraph) rr = mg_ragged_refuse(ugraph->g, ctx, "running");
+    if (rr) return rr;
     mg_run_opts def = {0};
     if (!o) o = &def;
     memset(r, 0, sizeof *r);
@@ -664,6 +667,8 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src) {
     if (!prog || !src) return ctx_err(ctx, MG_ERR_INVALID, "mg_emit: NULL argument");
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "code generation");
+    if (rr) return rr;
     op_plan *plan = NULL;
     cg_program cg = {0};
     const mg_device *dev = mg_device_default();

@@ -227,6 +227,8 @@ static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece *P, 
 mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_optimize_opts *o, mg_optimize_report *rep) {
     if (!prog || !o || !rep) return ctx_err(ctx, MG_ERR_INVALID, "mg_optimize_program: NULL argument");
     memset(rep, 0, sizeof *rep);
+    mg_status rr = mg_ragged_refuse(prog->g, ctx, "optimize");
+    if (rr) return rr;
     const ir_graph *g = prog->g;
     int n = g->n_nodes, n_parts = 0;
     for (int i = 0; i < n; i++)

@@ -89,6 +89,10 @@ mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size)
 enum { EV_F64 = 1, EV_ROUNDED = 2, EV_RAW_OUT = 4 }; /* EV_RAW_OUT: outputs not rounded to their dtype */
 mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const *in,
                    double *const *out);
+/* ev_float on ragged program g (g->n_lens > 0) with run-time lengths lens[k][b] (checked by
+ * ir_lengths_check): ragged inputs and outputs packed, sequence by sequence (eval/ragged.c). */
+mg_status ev_float_ragged(const ir_graph *g, mg_ctx *ctx, int mode, const int64_t *const *lens, const double *const *in,
+                          double *const *out);
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);
 /* ev_field that also records, in evaluation order (node order; kernels block by block), the

@@ -204,9 +204,10 @@ mg_status ir_lengths_check(const ir_graph *g, mg_ctx *ctx, int k, const int64_t 
 int64_t ir_slab_numel(const ir_shape *s, const int64_t *const *lens, int64_t b);
 /* Sequence b of ragged program g as a static program: every batch dim of size 1, every
  * ragged dim of its length (at least 1), attributes that name a length (reshape's shape=, a
- * full sum's group) resolved; inputs, outputs and names as in g. NULL with ctx set when a
- * length is 0 (no static program has an empty dim) or on an error. */
-ir_graph *ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b);
+ * full sum's group) resolved; inputs, outputs and names as in g, into *out. MG_ERR_INVALID
+ * when a length is 0 (no static program has an empty dim), MG_ERR_UNSUPPORTED for a
+ * graph-defined kernel, MG_ERR_NOMEM. */
+mg_status ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b, ir_graph **out);
 
 /* Re-checks every invariant above and re-infers every shape (MUGEN_CHECK). MG_OK or a
  * message naming the first broken one. */

@@ -187,23 +187,18 @@ static void instance_shape(const ir_shape *s, const int64_t *const *lens, int64_
         o->d[i] = i == 0 && s->rag[0] ? 1 : i && s->rag[i] ? lens[s->rag[i] - 1][b] : s->d[i];
 }
 
-ir_graph *ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b) {
+mg_status ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *const *lens, int64_t b, ir_graph **out) {
     for (int k = 0; k < g->n_lens; k++)
-        if (lens[k][b] < 1) {
-            ctx_err(ctx, MG_ERR_INVALID, "sequence %" PRId64 " has length 0 in %s: it has no static program", b, g->lens[k].name);
-            return NULL;
-        }
+        if (lens[k][b] < 1)
+            return ctx_err(ctx, MG_ERR_INVALID, "sequence %" PRId64 " has length 0 in %s: it has no static program", b,
+                           g->lens[k].name);
     ir_graph *o = ir_graph_new();
-    if (!o) {
-        ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
+    if (!o) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         int r;
         if (n->op == IR_OP_KERNEL) {
-            ctx_err(ctx, MG_ERR_UNSUPPORTED, "graph-defined kernels over ragged tensors are not supported yet");
-            r = -(int)MG_ERR_UNSUPPORTED;
+            r = -(int)ctx_err(ctx, MG_ERR_UNSUPPORTED, "graph-defined kernels over ragged tensors are not supported yet");
         } else if (n->op == IR_OP_INPUT) {
             ir_shape s;
             instance_shape(&n->shape, lens, b, &s);
@@ -220,17 +215,23 @@ ir_graph *ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *cons
                     p.ints[d] = n->ints[d] < 0 ? lens[-n->ints[d] - 1][b] : d == 0 && n->shape.rag[0] ? 1 : n->ints[d];
             r = ir_add_node(o, ctx, &p);
         }
-        if (r >= 0 && n->name && !o->nodes[r].name) r = ir_set_name(o, ctx, r, n->name);
+        if (r >= 0 && n->name && !o->nodes[r].name) {
+            int e = ir_set_name(o, ctx, r, n->name);
+            r = e < 0 ? e : r;
+        }
         if (r < 0) {
             ir_graph_free(o);
-            return NULL;
+            return (mg_status)-r;
         }
         MG_ASSERT(r == i);
     }
-    for (int k = 0; k < g->n_outputs; k++)
-        if (ir_add_output(o, ctx, g->outputs[k]) < 0) {
+    for (int k = 0; k < g->n_outputs; k++) {
+        int r = ir_add_output(o, ctx, g->outputs[k]);
+        if (r < 0) {
             ir_graph_free(o);
-            return NULL;
+            return (mg_status)-r;
         }
-    return o;
+    }
+    *out = o;
+    return MG_OK;
 }

@@ -40,7 +40,8 @@ int unit_fails;
     X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads) X(test_tma_rows) X(test_taskgraph) X(test_task_protocol)      \
     X(test_lower_examples) X(test_lower_random) X(test_lower_attention) X(test_lower_store_normed)                                       \
     X(test_compiled_c_programs) X(test_compiled_errors) X(test_compiled_threads) \
-    X(test_compiled_fake_gpu)
+    X(test_compiled_fake_gpu)                                                         \
+    X(test_ragged_forms) X(test_ragged_rules) X(test_ragged_lengths) X(test_ragged_eval_vs_padded)
 
 #define DECL(t) void t(void);
 TESTS(DECL)
