@@ -167,7 +167,9 @@ typedef struct mg_verify_report {
 /* Decides whether ugraph computes the same function as prog: same inputs and outputs (names,
  * dtypes, shapes), then `tests` random tests over Z_p x Z_q with fresh inputs and omega each
  * (0: as many as needed for a 2^-40 bound, see docs/verify.md), then one float test against
- * the f64 evaluation of prog. MG_OK with *r filled, or an error for mismatched interfaces. */
+ * the f64 evaluation of prog. MG_OK with *r filled, or an error for mismatched interfaces.
+ * Ragged programs (docs/ragged.md): the same at 4 length vectors (1, the maximum, two drawn),
+ * each a sequence's static programs; r->text lists the vectors tried. */
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r);
 

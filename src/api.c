@@ -276,9 +276,8 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r) {
     if (!prog || !ugraph || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_verify: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "verification");
-    if (!rr) rr = mg_ragged_refuse(ugraph->g, ctx, "verification");
-    if (rr) return rr;
+    if (prog->g->n_lens || ugraph->g->n_lens) /* sequence by sequence, at length vectors drawn (docs/ragged.md) */
+        return vf_verify_ragged(prog->g, ugraph->g, ctx, tests, seed, 4, r);
     return vf_verify(prog->g, ugraph->g, ctx, tests, seed, r);
 }
 

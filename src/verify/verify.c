@@ -142,8 +142,8 @@ mg_status vf_match_io(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, vf_io_m
             return ctx_err(ctx, MG_ERR_INVALID, "the μGraph's input '%s' is not an input of the program", un->name);
         if (un->dtype != p->nodes[j].dtype || memcmp(&un->shape, &p->nodes[j].shape, sizeof un->shape))
             return ctx_err(ctx, MG_ERR_INVALID, "input '%s' is %s in the program but %s in the μGraph",
-                           un->name, ir_shape_str(p->nodes[j].dtype, &p->nodes[j].shape, s1, sizeof s1),
-                           ir_shape_str(un->dtype, &un->shape, s2, sizeof s2));
+                           un->name, ir_shape_gstr(p, p->nodes[j].dtype, &p->nodes[j].shape, s1, sizeof s1),
+                           ir_shape_gstr(u, un->dtype, &un->shape, s2, sizeof s2));
         int pos = 0;
         while (pos < np && pin[pos] != j) pos++;
         if (nu == MAX_IO) return ctx_err(ctx, MG_ERR_LIMIT, "more than %d inputs", MAX_IO);
@@ -164,8 +164,8 @@ mg_status vf_match_io(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, vf_io_m
         const ir_node *pn = &p->nodes[p->outputs[m->out[k]]];
         if (un->dtype != pn->dtype || memcmp(&un->shape, &pn->shape, sizeof un->shape))
             return ctx_err(ctx, MG_ERR_INVALID, "output '%s' is %s in the program but %s in the μGraph",
-                           un->name, ir_shape_str(pn->dtype, &pn->shape, s1, sizeof s1),
-                           ir_shape_str(un->dtype, &un->shape, s2, sizeof s2));
+                           un->name, ir_shape_gstr(p, pn->dtype, &pn->shape, s1, sizeof s1),
+                           ir_shape_gstr(u, un->dtype, &un->shape, s2, sizeof s2));
     }
     m->n_in = nu, m->n_out = u->n_outputs;
     return MG_OK;

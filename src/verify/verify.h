@@ -47,6 +47,12 @@ typedef struct vf_io_map {
 /* Matches the interfaces of prog and ug: the same input and output names with the same
  * dtypes and shapes. MG_OK with *m filled, or MG_ERR_INVALID naming the first difference. */
 mg_status vf_match_io(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, vf_io_map *m);
+/* Ragged programs p and u (the same lengths declarations): vf_verify of their static programs
+ * at n_lengths length vectors (all 1, all at the maximum, then drawn; verify/ragged.c); the
+ * first that differs is the verdict, naming its lengths; else equivalent, log2_bound the worst
+ * vector's and the text listing the vectors tried. */
+mg_status vf_verify_ragged(const ir_graph *p, const ir_graph *u, mg_ctx *ctx, int tests, uint64_t seed, int n_lengths,
+                           mg_verify_report *r);
 /* See mg_verify. */
 mg_status vf_verify(const ir_graph *prog, const ir_graph *ug, mg_ctx *ctx, int tests,
                     uint64_t seed, mg_verify_report *r);
