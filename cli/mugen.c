@@ -414,11 +414,18 @@ static int read_input(const char *path, const mg_tensor_desc *d, double *dst) {
     return 0;
 }
 
-static void print_dims(const mg_tensor_desc *d) {
+/* "NAME f16[2, 4096]"; a ragged dim by its lengths' name, and the packed element count */
+static void print_dims(const mg_program *p, const mg_tensor_desc *d) {
     static const char *dt[] = {"f16", "bf16", "f32"};
     printf("%s %s[", d->name, dt[d->dtype]);
-    for (int k = 0; k < d->ndim; k++) printf("%s%" PRId64, k ? ", " : "", d->dims[k]);
+    int ragged = 0;
+    for (int k = 0; k < d->ndim; k++) {
+        const char *ln = NULL;
+        if (d->ragged[k] && !mg_program_lengths(p, d->ragged[k] - 1, &ln, NULL, NULL)) printf("%s%s", k ? ", " : "", ln), ragged = 1;
+        else printf("%s%" PRId64, k ? ", " : "", d->dims[k]);
+    }
     printf("]");
+    if (ragged) printf(" (%" PRId64 " elements packed)", d->numel);
 }
 
 static int write_file(const char *dir, const char *name, const char *ext, const void *data, size_t n) {
@@ -570,7 +577,7 @@ static int eval_float(mg_ctx *ctx, mg_program *p, const opts *o) {
     for (int k = 0; k < no && !rc; k++) {
         mg_tensor_desc d;
         mg_program_output(p, k, &d);
-        print_dims(&d);
+        print_dims(p, &d);
         print_summary(out[k], d.numel);
         for (int64_t t = 0; t < d.numel && t < o->show; t++) /* NaN as "nan", whatever its sign bit */
             isnan(out[k][t]) ? printf(" nan") : printf(" %.6g", out[k][t]);
@@ -624,7 +631,7 @@ static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
         mg_program_output(p, k, &d);
         uint64_t h = 1469598103934665603ull;
         for (int64_t t = 0; t < d.numel; t++) h = (h ^ op[k][t]) * 1099511628211ull ^ oq[k][t];
-        print_dims(&d);
+        print_dims(p, &d);
         printf(": fingerprint %016" PRIx64 "\n ", h);
         for (int64_t t = 0; t < d.numel && t < o->show; t++) {
             if (oq[k][t] == MG_FIELD_NONE) printf(" (%u, -)", op[k][t]);

@@ -48,6 +48,8 @@ typedef struct mg_tensor_desc {
     int ndim;
     int64_t dims[MG_MAX_DIMS];
     int64_t numel;
+    int ragged[MG_MAX_DIMS]; /* dim k ragged by lengths ragged[k] - 1 (docs/ragged.md; dims[k] its
+                              * maximum), 0: a static dim */
     double range;     /* an input's random test values are uniform in [-range, range) (its
                        * `range=`, docs/ir.md; 1 unless given); 0 for an output */
 } mg_tensor_desc;

@@ -138,7 +138,10 @@ static void describe(const mg_program *prog, int i, mg_tensor_desc *d) {
     const ir_graph *g = prog->g;
     const ir_node *n = &g->nodes[i];
     d->name = n->name, d->dtype = n->dtype, d->ndim = n->shape.ndim;
-    for (int k = 0; k < MG_MAX_DIMS; k++) d->dims[k] = k < n->shape.ndim ? n->shape.d[k] : 1;
+    for (int k = 0; k < MG_MAX_DIMS; k++) {
+        d->dims[k] = k < n->shape.ndim ? n->shape.d[k] : 1;
+        d->ragged[k] = k > 0 && k < n->shape.ndim ? n->shape.rag[k] : 0;
+    }
     d->numel = packed_numel(prog, &n->shape);
     d->range = n->op == IR_OP_INPUT ? ir_input_range(n) : 0;
 }
