@@ -202,6 +202,17 @@ mg_status ir_lengths_check(const ir_graph *g, mg_ctx *ctx, int k, const int64_t 
  * sequences' slabs in order): dim 0 counts 1, a ragged dim its length in lens[k][b]; a tensor
  * without a batch counts whole. lens[k] is lengths k's run-time vector. */
 int64_t ir_slab_numel(const ir_shape *s, const int64_t *const *lens, int64_t b);
+/* Packed storage of a tensor of shape s (docs/ragged.md, "Storage"): its sequences' slabs in
+ * order, each ragged dim's extent rounded up to a multiple of pad (1: no padding; a tensor-core
+ * tile's rows so that no tile straddles two sequences). off[b] = the element where slab b
+ * starts, off[count] = the total (count = s->d[0]); a tensor without a batch: off[0] = 0,
+ * off[1] = its numel. Returns the total. */
+int64_t ir_packed_offsets(const ir_shape *s, const int64_t *const *lens, int64_t pad, int64_t *off);
+/* The work items of a kernel tiled by `tile` along a dim ragged by len[0..n): (sequence b,
+ * tile t) for t < ceil(len[b] / tile), longest sequences first (ties by b), so the heaviest
+ * work starts first (CORA's load balancing); items[2 i], items[2 i + 1]. Returns the count,
+ * or -1 when it would pass cap. */
+int64_t ir_work_items(const int64_t *len, int64_t n, int64_t tile, int32_t *items, int64_t cap);
 /* Sequence b of ragged program g as a static program: every batch dim of size 1, every
  * ragged dim of its length (at least 1), attributes that name a length (reshape's shape=, a
  * full sum's group) resolved; inputs, outputs and names as in g, into *out. MG_ERR_INVALID

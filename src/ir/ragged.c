@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
@@ -163,6 +164,54 @@ int64_t ir_slab_numel(const ir_shape *s, const int64_t *const *lens, int64_t b) 
     int64_t n = 1;
     for (int i = 1; i < s->ndim; i++) n *= s->rag[i] ? lens[s->rag[i] - 1][b] : s->d[i];
     return n;
+}
+
+int64_t ir_packed_offsets(const ir_shape *s, const int64_t *const *lens, int64_t pad, int64_t *off) {
+    if (!s->rag[0]) {
+        off[0] = 0, off[1] = ir_numel(s);
+        return off[1];
+    }
+    if (pad < 1) pad = 1;
+    off[0] = 0;
+    for (int64_t b = 0; b < s->d[0]; b++) {
+        int64_t n = 1;
+        for (int i = 1; i < s->ndim; i++) {
+            int64_t e = s->rag[i] ? lens[s->rag[i] - 1][b] : s->d[i];
+            n *= s->rag[i] ? (e + pad - 1) / pad * pad : e;
+        }
+        off[b + 1] = off[b] + n;
+    }
+    return off[s->d[0]];
+}
+
+/* longest first, then by index: a stable order the tests and the GPU's table agree on */
+typedef struct seq_len {
+    int64_t len, b;
+} seq_len;
+static int by_length(const void *x, const void *y) {
+    const seq_len *a = x, *c = y;
+    return a->len != c->len ? (a->len < c->len ? 1 : -1) : (a->b > c->b) - (a->b < c->b);
+}
+
+int64_t ir_work_items(const int64_t *len, int64_t n, int64_t tile, int32_t *items, int64_t cap) {
+    seq_len *ord = base_alloc((size_t)n * sizeof *ord + 1);
+    int64_t k = 0;
+    if (!ord || tile < 1) {
+        base_free(ord);
+        return -1;
+    }
+    for (int64_t b = 0; b < n; b++) ord[b] = (seq_len){len[b], b};
+    qsort(ord, (size_t)n, sizeof *ord, by_length);
+    for (int64_t i = 0; i < n && k >= 0; i++)
+        for (int64_t t = 0; t * tile < ord[i].len; t++) {
+            if (k >= cap) {
+                k = -1;
+                break;
+            }
+            items[2 * k] = (int32_t)ord[i].b, items[2 * k + 1] = (int32_t)t, k++;
+        }
+    base_free(ord);
+    return k;
 }
 
 mg_status ir_lengths_check(const ir_graph *g, mg_ctx *ctx, int k, const int64_t *len, int64_t n) {

@@ -13,6 +13,7 @@ void test_ragged_rules(void);
 void test_ragged_lengths(void);
 void test_ragged_eval_vs_padded(void);
 void test_ragged_verify(void);
+void test_ragged_layout(void);
 
 enum { B = 5, M = 9, H = 16, NH = 2, HD = 8 };
 
@@ -205,4 +206,29 @@ void test_ragged_verify(void) {
     CHECK(vf_verify_ragged(g[0], s, &ctx, 0, 7, 4, &r) == MG_ERR_INVALID && strstr(ctx.msg, "lengths 0 differ"));
     ir_graph_free(s);
     for (int i = 0; i < 4; i++) ir_graph_free(g[i]);
+}
+
+/* Packed offsets (with and without padding of each sequence to a tile's rows) against the
+ * evaluator's packing (ir_slab_numel), and the work items: every (sequence, tile) once,
+ * longest sequences first. */
+void test_ragged_layout(void) {
+    ir_graph *g = unit_parse("lengths len[5] max=9\ninput x : f32[5, len, 3]\n"
+                             "s = matmul(reshape(x, shape=[5, len, 3, 1]), transpose(reshape(x, shape=[5, len, 3, 1]), perm=[0, 1, 3, 2]))\n"
+                             "t = matmul(transpose(x, perm=[0, 2, 1]), x)\nu = matmul(x, transpose(x, perm=[0, 2, 1]))\noutput s, t, u\n");
+    const int64_t len[5] = {3, 0, 9, 1, 4};
+    const int64_t *lens[1] = {len};
+    int64_t off[6];
+    const ir_shape *x = &g->nodes[0].shape, *u = &g->nodes[g->outputs[2]].shape;
+    CHECK(ir_packed_offsets(x, lens, 1, off) == 17 * 3 && off[1] == 9 && off[2] == 9 && off[3] == 36 && off[4] == 39);
+    for (int b = 0; b < 5; b++) CHECK(off[b + 1] - off[b] == ir_slab_numel(x, lens, b));
+    CHECK(ir_packed_offsets(u, lens, 1, off) == 9 + 81 + 1 + 16); /* [5, len, len]: L^2 a sequence */
+    CHECK(ir_packed_offsets(u, lens, 4, off) == 16 + 0 + 144 + 16 + 16); /* each len up to a multiple of 4 */
+    CHECK(ir_packed_offsets(&g->nodes[g->outputs[1]].shape, lens, 1, off) == 5 * 9 && off[1] == 9); /* [5, 3, 3] */
+    int32_t items[64];
+    int64_t n = ir_work_items(len, 5, 4, items, 32);
+    CHECK(n == 1 + 0 + 3 + 1 + 1);
+    CHECK(items[0] == 2 && items[1] == 0 && items[2] == 2 && items[4] == 2 && items[5] == 2); /* 9 first: 3 tiles */
+    CHECK(items[6] == 4 && items[8] == 0 && items[10] == 3); /* then 4, 3, 1; the empty one has none */
+    CHECK(ir_work_items(len, 5, 4, items, 5) == -1);
+    ir_graph_free(g);
 }
