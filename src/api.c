@@ -254,8 +254,10 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
                         uint32_t *const *out_p, uint32_t *const *out_q) {
     if (!prog || !f || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the field evaluation");
-    if (rr) return rr;
+    for (int k = 0; k < prog->g->n_lens; k++)
+        if (!prog->lens[k])
+            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
+                           prog->g->lens[k].name, prog->g->lens[k].name);
     if (f->q < (1u << 30) || f->q >= (1u << 31) || f->q % 8 != 7 || f->p != 2 * f->q + 1 ||
         !ff_is_prime(f->q) || !ff_is_prime(f->p))
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: p = %u, q = %u is not a field of the "
@@ -264,7 +266,7 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
     const ir_graph *g = prog->g;
     for (int i = 0, k = 0; i < g->n_nodes; i++) { /* ev_field trusts its inputs to be reduced */
         if (g->nodes[i].op != IR_OP_INPUT) continue;
-        int64_t total = ir_numel(&g->nodes[i].shape);
+        int64_t total = packed_numel(prog, &g->nodes[i].shape);
         for (int64_t t = 0; t < total; t++)
             if (in_p[k][t] >= f->p || (in_q[k][t] >= f->q && in_q[k][t] != FF_NONE)) {
                 char lb[128];
@@ -273,6 +275,8 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
             }
         k++;
     }
+    if (g->n_lens)
+        return ev_field_ragged(g, ctx, &F, (const int64_t *const *)prog->lens, in_p, in_q, out_p, out_q);
     return ev_field(prog->g, ctx, &F, in_p, in_q, out_p, out_q);
 }
 

@@ -93,6 +93,11 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const
  * ir_lengths_check): ragged inputs and outputs packed, sequence by sequence (eval/ragged.c). */
 mg_status ev_float_ragged(const ir_graph *g, mg_ctx *ctx, int mode, const int64_t *const *lens, const double *const *in,
                           double *const *out);
+/* ev_field the same way; an empty sequence's per-sequence outputs without ragged dims hold
+ * 0xFFFFFFFF in both planes (no field element). */
+mg_status ev_field_ragged(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const int64_t *const *lens,
+                          const uint32_t *const *in_p, const uint32_t *const *in_q, uint32_t *const *out_p,
+                          uint32_t *const *out_q);
 mg_status ev_field(const ir_graph *g, mg_ctx *ctx, const ff_field *F, const uint32_t *const *in_p,
                    const uint32_t *const *in_q, uint32_t *const *out_p, uint32_t *const *out_q);
 /* ev_field that also records, in evaluation order (node order; kernels block by block), the
