@@ -62,7 +62,12 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
         if (p->tok.kind == T_IDENT && !strcmp(what, "shape")) { /* a ragged dim: its lengths */
             out[n++] = -1 - lengths_ref(p, &p->tok);
             lex_next(p);
-        } else out[n++] = parse_int(p, what);
+        } else {
+            token vt = p->tok;
+            out[n++] = parse_int(p, what);
+            if (out[n - 1] < 0 && !strcmp(what, "shape"))
+                lex_fail(p, &vt, "shape= sizes are positive (a ragged dim is written as its lengths' name)");
+        }
         if (is_punct(p, ']')) break;
         lex_expect(p, ',', "between list entries");
         if (is_punct(p, ']')) lex_fail(p, &p->tok, "expected an integer for %s after ','", what);
