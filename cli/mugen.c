@@ -59,6 +59,11 @@ static const char *HELP_EVAL =
     "  --show N         values printed per output (default 8)\n"
     "  --out DIR        also write each output to DIR/NAME.bin (its dtype; with --field,\n"
     "                   DIR/NAME.p.u32 and DIR/NAME.q.u32)\n"
+    "  --lengths NAME=FILE  a ragged program's lengths NAME (docs/ragged.md): lines L+1 ..\n"
+    "                   L+count of FILE, one sequence length a line; ragged inputs and\n"
+    "                   outputs are packed (--in files too)\n"
+    "  --first L        skip the first L lines of each lengths file (default 0)\n"
+    "  --batch N        the batch the program must declare (a check; default its own)\n"
     "Random float inputs are uniform in [-1, 1), rounded to each input's dtype.\n";
 static const char *HELP_VERIFY =
     "usage: mugen verify [--tests N] [--seed S] PROGRAM UGRAPH\n"
