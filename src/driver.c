@@ -626,13 +626,22 @@ static void report_text(const job *J, mg_run_report *r) {
 mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
                  mg_run_report *r) {
     if (!prog || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_run: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "running");
-    if (!rr && ugraph) rr = mg_ragged_refuse(ugraph->g, ctx, "running");
-    if (rr) return rr;
+    ir_graph *tok = NULL; /* a ragged program runs in token form: static over its T tokens (docs/ragged.md) */
+    if (prog->g->n_lens) {
+        if (ugraph) return mg_ragged_refuse(prog->g, ctx, "running a given μGraph");
+        int64_t T = 0;
+        for (int64_t b = 0; prog->lens[0] && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
+        if (!prog->lens[0])
+            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
+                           prog->g->lens[0].name, prog->g->lens[0].name);
+        mg_status tr = ir_token_form(prog->g, ctx, T, &tok);
+        if (tr) return tr;
+    } else if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "running");
     mg_run_opts def = {0};
     if (!o) o = &def;
     memset(r, 0, sizeof *r);
-    job J = {.prog = prog->g, .ug = ugraph ? ugraph->g : prog->g, .dev = *mg_device_default()};
+    const ir_graph *pg = tok ? tok : prog->g;
+    job J = {.prog = pg, .ug = ugraph ? ugraph->g : pg, .dev = *mg_device_default()};
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
@@ -659,6 +668,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     cg_program_free(&J.cg);
     op_plan_free(J.plan);
     ir_graph_free(J.lowered);
+    ir_graph_free(tok);
     for (int i = 0; i < VF_MAX_IO; i++) base_free(J.in[i]);
     for (int k = 0; k < MAX_OUT; k++) base_free(J.ref[k]);
     return rc;

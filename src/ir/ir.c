@@ -541,7 +541,10 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     switch (info->kind) {
     case IR_KIND_SOURCE: return MG_OK;
     case IR_KIND_GRAPH:
-    case IR_KIND_BLOCK: return ir_infer_ugraph(g, ctx, n);
+    case IR_KIND_BLOCK: /* static (a kernel over ragged tensors is refused): no ragged codes */
+        rc = ir_infer_ugraph(g, ctx, n);
+        if (!rc) rc = ir_infer_ragged(g, ctx, n);
+        return rc;
     case IR_KIND_COMPOUND: /* never a node (levels 0 stops it above): its expansion is */
         return shape_err(ctx, g, n, "a compound operator is expanded into primitives");
     case IR_KIND_UNARY: n->shape = a->shape; break;

@@ -213,6 +213,13 @@ int64_t ir_packed_offsets(const ir_shape *s, const int64_t *const *lens, int64_t
  * work starts first (CORA's load balancing); items[2 i], items[2 i + 1]. Returns the count,
  * or -1 when it would pass cap. */
 int64_t ir_work_items(const int64_t *len, int64_t n, int64_t tile, int32_t *items, int64_t cap);
+/* A token-wise ragged program g (one lengths; every per-sequence tensor [batch, len, static
+ * dims...], so no operator mixes tokens: projections, biases, norms over the static dims, an
+ * FFN) as a static program over its T tokens: each per-sequence tensor [B, len, r...] becomes
+ * [T, r...], which is its packed storage; static operands broadcast over both dims 0 and 1
+ * lose one dim (a view). Inputs, outputs and names as in g, in *out. MG_ERR_UNSUPPORTED naming
+ * the first tensor that is not token-wise (attention's per-sequence operators). */
+mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **out);
 /* Sequence b of ragged program g as a static program: every batch dim of size 1, every
  * ragged dim of its length (at least 1), attributes that name a length (reshape's shape=, a
  * full sum's group) resolved; inputs, outputs and names as in g, into *out. MG_ERR_INVALID

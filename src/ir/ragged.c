@@ -48,7 +48,7 @@ static int codes_ok(const ir_graph *g, const ir_shape *s) {
 }
 
 int ir_ragged_input(const ir_graph *g, mg_ctx *ctx, ir_shape *s) {
-    for (int i = s->ndim; i < IR_MAX_DIMS; i++) s->rag[i] = 0;
+    for (int i = s->ndim; i < IR_MAX_DIMS; i++) s->rag[i] = 0, s->d[i] = 0;
     if (!g->n_lens || g->is_block) {
         memset(s->rag, 0, sizeof s->rag);
         return 0;
@@ -93,6 +93,7 @@ static mg_status merge(const ir_graph *g, mg_ctx *ctx, ir_node *n, const ir_shap
 
 mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     memset(n->shape.rag, 0, sizeof n->shape.rag);
+    for (int i = n->shape.ndim; i < IR_MAX_DIMS; i++) n->shape.d[i] = 0; /* canonical: shapes compare with memcmp */
     if (!g->n_lens || g->is_block) return MG_OK;
     const ir_shape *a = n->n_in ? &g->nodes[n->in[0]].shape : NULL;
     const ir_shape *b = n->n_in > 1 ? &g->nodes[n->in[1]].shape : NULL;
@@ -280,6 +281,119 @@ mg_status ir_ragged_instance(const ir_graph *g, mg_ctx *ctx, const int64_t *cons
             ir_graph_free(o);
             return (mg_status)-r;
         }
+    }
+    *out = o;
+    return MG_OK;
+}
+
+/* ---- token form: a token-wise ragged program as a static program over its T tokens ---- */
+
+/* node n's shape in token form: [B, len, r...] -> [T, r...] (per-sequence tensors), the rest as is */
+static void token_shape(const ir_shape *s, int64_t T, ir_shape *o) {
+    memset(o, 0, sizeof *o);
+    if (!s->rag[0]) {
+        *o = *s;
+        memset(o->rag, 0, sizeof o->rag);
+        return;
+    }
+    o->ndim = s->ndim - 1;
+    o->d[0] = T;
+    for (int i = 2; i < s->ndim; i++) o->d[i - 1] = s->d[i];
+}
+
+/* a static operand x (node xi of g, new node nx of o) of an operator whose per-sequence result
+ * has rank r: when x has rank r its dims 0 and 1 are 1 (broadcast over the batch and the
+ * sequence), and it loses one: reshaped to [1, rest...] (rank r - 1) */
+static int static_operand(ir_graph *o, mg_ctx *ctx, const ir_graph *g, int xi, int nx, int r) {
+    const ir_shape *s = &g->nodes[xi].shape;
+    if (s->rag[0] || s->ndim < r) return nx;
+    ir_node p = {.op = IR_OP_RESHAPE, .n_in = 1, .in = {nx}, .n_ints = s->ndim - 1, .fmap = -1, .map = {-1, -1, -1}};
+    for (int i = 1; i < s->ndim; i++) p.ints[i - 1] = s->d[i];
+    return ir_add_node(o, ctx, &p);
+}
+
+mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **out) {
+    *out = NULL;
+    if (g->n_lens != 1) return ctx_err(ctx, MG_ERR_UNSUPPORTED, "token form: a program with %d lengths declarations (one only)", g->n_lens);
+    if (T < 1) return ctx_err(ctx, MG_ERR_INVALID, "token form: no tokens (every sequence empty)");
+    char lb[128];
+    for (int i = 0; i < g->n_nodes; i++) { /* token-wise: per-sequence tensors are [B, len, static...] */
+        const ir_shape *s = &g->nodes[i].shape;
+        if (!s->rag[0]) continue;
+        int ok = s->ndim >= 2 && s->rag[1] == 1 && g->nodes[i].op != IR_OP_KERNEL;
+        for (int d = 2; d < s->ndim; d++) ok &= !s->rag[d];
+        if (!ok)
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: only token-wise ragged programs run yet (every per-sequence tensor "
+                           "[batch, len, static dims...]); per-sequence operators such as attention do not (docs/ragged.md)",
+                           ir_node_label(g, i, lb, sizeof lb));
+    }
+    ir_graph *o = ir_graph_new();
+    int *map = base_alloc((size_t)g->n_nodes * sizeof *map + 1);
+    mg_status rc = o && map ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int i = 0; !rc && i < g->n_nodes; i++) {
+        const ir_node *n = &g->nodes[i];
+        int tok = n->shape.rag[0] != 0, r;
+        if (n->op == IR_OP_INPUT) {
+            ir_shape s;
+            token_shape(&n->shape, T, &s);
+            r = ir_add_input(o, ctx, n->name, n->dtype, &s);
+            if (r >= 0) o->nodes[r].value = n->value, o->nodes[r].line = n->line, o->nodes[r].col = n->col;
+        } else if (n->op == IR_OP_CONST) {
+            r = ir_add_const(o, ctx, n->lit, n->line, n->col);
+        } else if (!tok) { /* static: as it was */
+            ir_node p = *n;
+            for (int k = 0; k < n->n_in; k++) p.in[k] = map[n->in[k]];
+            r = ir_add_node(o, ctx, &p);
+        } else {
+            ir_node p = *n;
+            int R = n->shape.ndim, bad = 0;
+            for (int k = 0; k < n->n_in && !bad; k++) {
+                int x = n->in[k];
+                p.in[k] = g->nodes[x].shape.rag[0] ? map[x] : static_operand(o, ctx, g, x, map[x], R);
+                bad = p.in[k] < 0 ? p.in[k] : 0;
+            }
+            if (bad) {
+                rc = (mg_status)-bad;
+                break;
+            }
+            switch (ir_ops[n->op].kind) {
+            case IR_KIND_REDUCE:
+            case IR_KIND_LAYOUT:
+                if (n->op == IR_OP_TRANSPOSE) { /* dims 0 and 1 stay (the rules keep the batch; token-wise keeps len) */
+                    if (n->ints[0] != 0 || n->ints[1] != 1) {
+                        ir_graph_free(o), base_free(map);
+                        return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: moves the ragged dim: not token-wise (docs/ragged.md)",
+                                       ir_node_label(g, i, lb, sizeof lb));
+                    }
+                    p.n_ints = R - 1, p.ints[0] = 0;
+                    for (int d = 2; d < R; d++) p.ints[d - 1] = n->ints[d] - 1;
+                } else if (n->op == IR_OP_RESHAPE) {
+                    p.n_ints = n->n_ints - 1, p.ints[0] = T;
+                    for (int d = 2; d < n->n_ints; d++) p.ints[d - 1] = n->ints[d];
+                } else if (n->op == IR_OP_REPEAT) {
+                    p.n_ints = R - 1, p.ints[0] = 1;
+                    for (int d = 2; d < R; d++) p.ints[d - 1] = n->ints[d];
+                } else p.dim = n->dim - 1; /* sum, max, slice, concat: dims >= 2 (the rules refuse 0 and 1) */
+                break;
+            default: break; /* unary, binary, matmul: operands mapped above */
+            }
+            r = ir_add_node(o, ctx, &p);
+        }
+        if (r >= 0 && n->name && !o->nodes[r].name) {
+            int e = ir_set_name(o, ctx, r, n->name);
+            r = e < 0 ? e : r;
+        }
+        if (r < 0) rc = (mg_status)-r;
+        else map[i] = r;
+    }
+    for (int k = 0; !rc && k < g->n_outputs; k++) {
+        int e = ir_add_output(o, ctx, map[g->outputs[k]]);
+        if (e < 0) rc = (mg_status)-e;
+    }
+    base_free(map);
+    if (rc) {
+        ir_graph_free(o);
+        return rc;
     }
     *out = o;
     return MG_OK;
