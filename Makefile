@@ -90,6 +90,7 @@ $(B)/run-program: $(B)/examples/c/run_program.o $(B)/libmugen.a
 # carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
 gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
 	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+	if [ -d ../shared/data/lengths ]; then mkdir -p .carry/lengths && cp ../shared/data/lengths/*.txt .carry/lengths/; fi
 
 test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
 	sh tools/gpu_check.sh $(B)

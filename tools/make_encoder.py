@@ -16,6 +16,8 @@ ap.add_argument("--heads", type=int, default=8)
 ap.add_argument("--ffn", type=int, default=2048)
 ap.add_argument("--dtype", default="f16")
 ap.add_argument("--eps", default="1e-5")
+ap.add_argument("--part", choices=("layer", "ffn"), default="layer",
+                help="ffn: only the token-wise half (FFN, residual, LayerNorm), which runs today")
 a = ap.parse_args()
 B, H, NH, F, t = a.batch, a.hidden, a.heads, a.ffn, a.dtype
 HD = H // NH
@@ -30,12 +32,24 @@ def ln(x, g, b, out):
 
 lines = [
     "# CORA's transformer encoder layer (cora.txt §7), written by tools/make_encoder.py (docs/ragged.md):",
-    f"#   python3 tools/make_encoder.py --batch {B} --max {a.max} --hidden {H} --heads {NH} --ffn {F} --dtype {t}",
+    f"#   python3 tools/make_encoder.py --batch {B} --max {a.max} --hidden {H} --heads {NH} --ffn {F} --dtype {t}"
+    + (" --part ffn" if a.part == "ffn" else ""),
     f"# {B} sequences of run-time lengths (at most {a.max}), hidden {H}, {NH} heads of {HD}, FFN {F} (ReLU),",
     "# post-LayerNorm, biases. Each sequence attends to its own keys only: no mask, no padding.",
     f"lengths len[{B}] max={a.max}",
     f"input x : {t}[{B}, len, {H}]",
 ]
+if a.part == "ffn":  # the layer's second half: token-wise, no attention
+    lines[2:4] = [f"# Its token-wise half: FFN {F} (ReLU), residual, LayerNorm over {B} sequences of run-time",
+                  f"# lengths (at most {a.max}), hidden {H}: no operator mixes tokens (docs/ragged.md, token form)."]
+    lines += [f"input {b} : {t}[{H}]" for b in ("b2", "g2", "be2")]
+    lines += [f"input w1 : {t}[1, {H}, {F}] range={r_h:.5f}", f"input b1 : {t}[{F}]",
+              f"input w2 : {t}[1, {F}, {H}] range={r_f:.5f}",
+              "f = relu(matmul(x, w1) + b1)", "h2 = x + matmul(f, w2) + b2"]
+    lines += ln("h2", "g2", "be2", "y")
+    lines.append("output y")
+    print("\n".join(lines))
+    raise SystemExit(0)
 for w in ("wq", "wk", "wv", "wo"):
     lines.append(f"input {w} : {t}[1, {H}, {H}] range={r_h:.5f}")
 for b in ("bq", "bk", "bv", "bo", "b2", "g1", "be1", "g2", "be2"):
