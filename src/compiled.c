@@ -159,9 +159,18 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
                      const mg_compile_opts *o, mg_compiled **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_compile: NULL argument");
     *out = NULL;
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "compilation");
-    if (!rr && ugraph) rr = mg_ragged_refuse(ugraph->g, ctx, "compilation");
-    if (rr) return rr;
+    ir_graph *tok = NULL; /* a ragged program compiles in token form for its bound lengths (docs/ragged.md) */
+    mg_program tp = {0};
+    if (prog->g->n_lens) {
+        if (ugraph) return mg_ragged_refuse(prog->g, ctx, "compiling a given μGraph");
+        if (!prog->lens[0])
+            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths)", prog->g->lens[0].name);
+        int64_t T = 0;
+        for (int64_t b = 0; b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
+        mg_status tr = ir_token_form(prog->g, ctx, T, &tok);
+        if (tr) return tr;
+        tp.g = tok, prog = &tp;
+    } else if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "compilation");
     mg_compile_opts def = {0};
     if (!o) o = &def;
     if (o->target != MG_TARGET_CUDA && o->target != MG_TARGET_C)
@@ -188,6 +197,7 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     cg_program_free(&cg);
     op_plan_free(plan);
     ir_graph_free(lowered);
+    ir_graph_free(tok);
     if (rc) mg_compiled_free(c);
     else *out = c;
     return rc;
