@@ -40,6 +40,11 @@ def ffn_ln(x, a, W):  # the layer after attention: residual, LayerNorm, FFN, res
     return F.layer_norm(y1 + f @ W["w2"] + W["b2"], (H,), W["g2"], W["be2"], EPS)
 
 
+def ffn_half(x, W):  # examples/ragged/ffn_b*.mu: FFN, residual, LayerNorm (the token-wise half)
+    f = torch.relu(x @ W["w1"] + W["b1"])
+    return F.layer_norm(x + f @ W["w2"] + W["b2"], (H,), W["g2"], W["be2"], EPS)
+
+
 def padded_layer(x, mask, W):  # x [B, L, H]; mask [B, 1, 1, L] additive (0 or -inf)
     B, L, _ = x.shape
 
@@ -121,6 +126,8 @@ def main():
     ap.add_argument("--lengths", default=os.path.join(os.path.dirname(__file__), "../../../shared/data/lengths"))
     ap.add_argument("--reps", type=int, default=50)
     ap.add_argument("--json")
+    ap.add_argument("--part", choices=("layer", "ffn"), default="layer",
+                    help="ffn: only the token-wise half (examples/ragged/ffn_b*.mu), padded / compile / packed")
     a = ap.parse_args()
     dev = "cuda"
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
@@ -135,7 +142,11 @@ def main():
             lens = lens_all[:B]
             mx, T = max(lens), sum(lens)
             xs = [((torch.rand(n, H, generator=gen) * 2 - 1)).to(dev, torch.float16) for n in lens]
-            ref = reference(xs, W)
+            if a.part == "ffn":
+                Wf = {n: t.float() for n, t in W.items()}
+                ref = torch.cat([ffn_half(x.float(), Wf) for x in xs])
+            else:
+                ref = reference(xs, W)
             xt = torch.cat(xs)
             xp = torch.zeros(B, mx, H, device=dev, dtype=torch.float16)
             mask = torch.full((B, 1, 1, mx), float("-inf"), device=dev, dtype=torch.float16)
@@ -145,10 +156,15 @@ def main():
             cu = torch.tensor([0] + list(torch.tensor(lens).cumsum(0).tolist()), device=dev, dtype=torch.int32)
             lt = torch.tensor(lens, device=dev, dtype=torch.int32)
             valid = torch.cat([torch.arange(n, device=dev) + i * mx for i, n in enumerate(lens)])
-            comp = torch.compile(padded_layer, dynamic=False)
-            forms = [("padded", lambda: padded_layer(xp, mask, W), True),
-                     ("compile", lambda: comp(xp, mask, W), True),
-                     ("packed", lambda: packed_layer(xt, cu, lt, mx, W, afn), False)]
+            if a.part == "ffn":
+                comp = torch.compile(ffn_half, dynamic=False)
+                forms = [("padded", lambda: ffn_half(xp, W), True), ("compile", lambda: comp(xp, W), True),
+                         ("packed", lambda: ffn_half(xt, W), False)]
+            else:
+                comp = torch.compile(padded_layer, dynamic=False)
+                forms = [("padded", lambda: padded_layer(xp, mask, W), True),
+                         ("compile", lambda: comp(xp, mask, W), True),
+                         ("packed", lambda: packed_layer(xt, cu, lt, mx, W, afn), False)]
             row = dict(file=name, batch=B, tokens=T, max_len=mx)
             for fname, fn, pad in forms:
                 try:
