@@ -351,9 +351,7 @@ int ir_add_const(ir_graph *g, mg_ctx *ctx, const char *lit, int line, int col) {
  * MG_ERR_SHAPE; with no ctx, formats nothing (the search tries many operators that do not
  * fit, and only counts them). n need not be in g yet: only its operands are looked up. The
  * text stops growing at 1 KB. */
-static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static mg_status shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...) {
+mg_status ir_shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...) {
     if (!ctx) return MG_ERR_SHAPE;
     char msg[1024];
     size_t k = (size_t)snprintf(msg, sizeof msg, "%s: ", ir_ops[n->op].name);
@@ -404,16 +402,16 @@ static int norm_dim(ir_node *n, int rank) {
 static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape, *b = &g->nodes[n->in[1]].shape;
     if (a->ndim < 2 || b->ndim < 2 || a->ndim != b->ndim)
-        return shape_err(ctx, g, n, "operands need the same rank, at least 2");
+        return ir_shape_err(ctx, g, n, "operands need the same rank, at least 2");
     int r = a->ndim;
     if (a->d[r - 1] != b->d[r - 2]) {
-        return shape_err(ctx, g, n, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
+        return ir_shape_err(ctx, g, n, "inner dimensions differ (%" PRId64 " vs %" PRId64 ")",
                  a->d[r - 1], b->d[r - 2]);
     }
     n->shape.ndim = r;
     for (int i = 0; i < r - 2; i++) {
         if (a->d[i] != b->d[i] && a->d[i] != 1 && b->d[i] != 1)
-            return shape_err(ctx, g, n, "batch dimensions differ");
+            return ir_shape_err(ctx, g, n, "batch dimensions differ");
         n->shape.d[i] = a->d[i] == 1 ? b->d[i] : a->d[i];
     }
     n->shape.d[r - 2] = a->d[r - 2], n->shape.d[r - 1] = b->d[r - 1];
@@ -424,7 +422,7 @@ static mg_status infer_matmul(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
     if (n->n_ints != a->ndim) {
-        return shape_err(ctx, g, n, "perm= needs one entry per dim (%d), got %d", a->ndim,
+        return ir_shape_err(ctx, g, n, "perm= needs one entry per dim (%d), got %d", a->ndim,
                          n->n_ints);
     }
     int seen = 0;
@@ -432,7 +430,7 @@ static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     for (int i = 0; i < a->ndim; i++) {
         int64_t p = n->ints[i];
         if (p < 0 || p >= a->ndim || (seen >> p & 1)) {
-            return shape_err(ctx, g, n,
+            return ir_shape_err(ctx, g, n,
                              "perm= must list each dim 0..%d once (entry %d is %" PRId64 ")",
                              a->ndim - 1, i, p);
         }
@@ -445,12 +443,12 @@ static mg_status infer_transpose(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
 /* slice: dim d keeps elements [start, start + len), which must lie inside it. */
 static mg_status infer_slice(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     const ir_shape *a = &g->nodes[n->in[0]].shape;
-    if (a->ndim == 0) return shape_err(ctx, g, n, "the operand needs rank at least 1");
-    if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
-    if (n->n_ints != 2) return shape_err(ctx, g, n, "needs start= and len=");
+    if (a->ndim == 0) return ir_shape_err(ctx, g, n, "the operand needs rank at least 1");
+    if (!norm_dim(n, a->ndim)) return ir_shape_err(ctx, g, n, "dim= is out of range");
+    if (n->n_ints != 2) return ir_shape_err(ctx, g, n, "needs start= and len=");
     int64_t start = n->ints[0], len = n->ints[1], size = a->d[n->dim];
     if (start < 0 || len < 1 || start >= size || len > size - start) {
-        return shape_err(ctx, g, n,
+        return ir_shape_err(ctx, g, n,
                          "start=%" PRId64 ", len=%" PRId64 " is not inside dim %d (size %" PRId64
                          "): need 0 <= start, 1 <= len, start + len <= size",
                          start, len, n->dim, size);
@@ -477,28 +475,28 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
                 continue;
             }
             if (n->ints[i] > IR_MAX_DIM) {
-                return shape_err(ctx, g, n,
+                return ir_shape_err(ctx, g, n,
                                  "shape= size %" PRId64 " is too large (at most %" PRId64 ")",
                                  n->ints[i], IR_MAX_DIM);
             }
             n->shape.d[i] = n->ints[i];
         }
         if (n->n_ints < 1 || check_shape(NULL, &n->shape))
-            return shape_err(ctx, g, n, "shape= needs 1 to 4 sizes, each at least 1");
+            return ir_shape_err(ctx, g, n, "shape= needs 1 to 4 sizes, each at least 1");
         if (ir_numel(&n->shape) != ir_numel(a))
-            return shape_err(ctx, g, n, "the element count must not change");
+            return ir_shape_err(ctx, g, n, "the element count must not change");
         return MG_OK;
     }
     if (n->op == IR_OP_REPEAT) {
         if (n->n_ints != a->ndim) {
-            return shape_err(ctx, g, n, "times= needs one factor per dim (%d), got %d", a->ndim,
+            return ir_shape_err(ctx, g, n, "times= needs one factor per dim (%d), got %d", a->ndim,
                              n->n_ints);
         }
         n->shape = *a;
         for (int i = 0; i < a->ndim; i++) {
-            if (n->ints[i] < 1) return shape_err(ctx, g, n, "repeat factors must be at least 1");
+            if (n->ints[i] < 1) return ir_shape_err(ctx, g, n, "repeat factors must be at least 1");
             if (n->ints[i] > IR_MAX_DIM) {
-                return shape_err(ctx, g, n,
+                return ir_shape_err(ctx, g, n,
                                  "repeat factor %" PRId64 " is too large (at most %" PRId64 ")",
                                  n->ints[i], IR_MAX_DIM);
             }
@@ -508,12 +506,12 @@ static mg_status infer_layout(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     }
     /* concat */
     const ir_shape *b = &g->nodes[n->in[1]].shape;
-    if (a->ndim == 0 || b->ndim == 0) return shape_err(ctx, g, n, "operands need rank at least 1");
-    if (a->ndim != b->ndim) return shape_err(ctx, g, n, "ranks differ");
-    if (!norm_dim(n, a->ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+    if (a->ndim == 0 || b->ndim == 0) return ir_shape_err(ctx, g, n, "operands need rank at least 1");
+    if (a->ndim != b->ndim) return ir_shape_err(ctx, g, n, "ranks differ");
+    if (!norm_dim(n, a->ndim)) return ir_shape_err(ctx, g, n, "dim= is out of range");
     for (int i = 0; i < a->ndim; i++)
         if (i != n->dim && a->d[i] != b->d[i])
-            return shape_err(ctx, g, n, "sizes differ outside the concat dim");
+            return ir_shape_err(ctx, g, n, "sizes differ outside the concat dim");
     n->shape = *a;
     n->shape.d[n->dim] = a->d[n->dim] + b->d[n->dim];
     return MG_OK;
@@ -530,7 +528,7 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         return ctx_err(ctx, MG_ERR_SHAPE, "%s: not allowed in a %s graph", info->name,
                        g->is_block ? "block" : "kernel");
     if (info->arity < 0 ? n->n_in < 1 || n->n_in > IR_MAX_IN : n->n_in != info->arity) {
-        return shape_err(ctx, g, n, "takes %d operand%s, got %d", info->arity,
+        return ir_shape_err(ctx, g, n, "takes %d operand%s, got %d", info->arity,
                  info->arity == 1 ? "" : "s", n->n_in);
     }
     const ir_node *a = n->n_in ? &g->nodes[n->in[0]] : NULL;
@@ -546,21 +544,21 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         if (!rc) rc = ir_infer_ragged(g, ctx, n);
         return rc;
     case IR_KIND_COMPOUND: /* never a node (levels 0 stops it above): its expansion is */
-        return shape_err(ctx, g, n, "a compound operator is expanded into primitives");
+        return ir_shape_err(ctx, g, n, "a compound operator is expanded into primitives");
     case IR_KIND_UNARY: n->shape = a->shape; break;
     case IR_KIND_BINARY: {
         const ir_node *b = &g->nodes[n->in[1]];
         if (ir_broadcast(&a->shape, &b->shape, &n->shape))
-            return shape_err(ctx, g, n, "shapes do not broadcast");
+            return ir_shape_err(ctx, g, n, "shapes do not broadcast");
         break;
     }
     case IR_KIND_REDUCE:
-        if (!norm_dim(n, a->shape.ndim)) return shape_err(ctx, g, n, "dim= is out of range");
+        if (!norm_dim(n, a->shape.ndim)) return ir_shape_err(ctx, g, n, "dim= is out of range");
         /* sum(dim=d, group=g) reduces runs of g consecutive elements along d, which shrinks
          * to size / g (Mirage's sum(k_r, .)); max always reduces the whole dim */
         if (n->op == IR_OP_MAX || n->group == 0) n->group = a->shape.d[n->dim];
         if (n->group < 1 || a->shape.d[n->dim] % n->group)
-            return shape_err(ctx, g, n, "group= must divide the size of the reduced dim");
+            return ir_shape_err(ctx, g, n, "group= must divide the size of the reduced dim");
         n->shape = a->shape;
         n->shape.d[n->dim] /= n->group;
         break;
@@ -570,7 +568,7 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         break;
     }
     if (rc) return rc;
-    if (check_shape(NULL, &n->shape) < 0) return shape_err(ctx, g, n, "result is too large");
+    if (check_shape(NULL, &n->shape) < 0) return ir_shape_err(ctx, g, n, "result is too large");
     return ir_infer_ragged(g, ctx, n);
 }
 

@@ -308,6 +308,12 @@ ir_graph *ir_block_clone(const ir_graph *b, mg_ctx *ctx);
  * ir_add_kernel. The index of the first new node, or -rc. */
 int ir_copy_kernel(ir_graph *g, mg_ctx *ctx, const ir_graph *from, int i, const int *in, const char *const *names);
 
+/* "<op>: <what>; <operand> is <dtype[shape]>, ..." (what from fmt), MG_ERR_SHAPE; with no ctx
+ * nothing is formatted (the search only counts the operators that do not fit). n need not be
+ * in g yet: only its operands are looked up. The text stops growing at 1 KB (ir.c). */
+mg_status ir_shape_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* ---- ragged shapes (ragged.c) ---- */
 /* After an operator's static shape rule: n->shape.rag from its operands' (all zero in a
  * program without lengths), refusing what a ragged tensor cannot do (reduce, slice, concat or

@@ -6,32 +6,11 @@
  * length. That is the meaning the evaluators and the verifier use; the rules below keep every
  * program inside it (no operator mixes sequences or reads past a length). */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ir.h"
-
-static mg_status rag_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* "<op>: <what>; <operand> is <shape>, ..." as ir.c's shape errors, ragged dims by name */
-static mg_status rag_err(mg_ctx *ctx, const ir_graph *g, const ir_node *n, const char *fmt, ...) {
-    if (!ctx) return MG_ERR_SHAPE;
-    char msg[1024];
-    size_t k = (size_t)snprintf(msg, sizeof msg, "%s: ", ir_ops[n->op].name);
-    va_list ap;
-    va_start(ap, fmt);
-    if (k < sizeof msg) k += (size_t)vsnprintf(msg + k, sizeof msg - k, fmt, ap);
-    va_end(ap);
-    for (int i = 0; i < n->n_in && k < sizeof msg; i++) {
-        char lb[96], sh[128];
-        const ir_node *a = &g->nodes[n->in[i]];
-        k += (size_t)snprintf(msg + k, sizeof msg - k, "%s %s is %s", i ? "," : ";", ir_node_label(g, n->in[i], lb, sizeof lb),
-                              ir_shape_gstr(g, a->dtype, &a->shape, sh, sizeof sh));
-    }
-    return ctx_err(ctx, MG_ERR_SHAPE, "%s", msg);
-}
 
 /* The codes of s are consistent with g: a ragged dim's maximum is its lengths', and a shape
  * with a ragged dim has the batch as dim 0. */
@@ -77,14 +56,14 @@ static int64_t size_at(const ir_shape *x, int i, int r) {
 static mg_status merge(const ir_graph *g, mg_ctx *ctx, ir_node *n, const ir_shape *a, const ir_shape *b, int lo, int hi) {
     int r = n->shape.ndim;
     if ((a->ndim < r && a->rag[0]) || (b->ndim < r && b->rag[0]))
-        return rag_err(ctx, g, n, "a per-sequence operand of lower rank would move the batch from dim 0");
+        return ir_shape_err(ctx, g, n, "a per-sequence operand of lower rank would move the batch from dim 0");
     for (int i = lo; i < hi; i++) {
         int ra = at(a, i, r), rb = at(b, i, r);
         int64_t sa = size_at(a, i, r), sb = size_at(b, i, r);
         if (ra > 0 && rb > 0 && ra != rb)
-            return rag_err(ctx, g, n, "dim %d is ragged by two lengths", i);
+            return ir_shape_err(ctx, g, n, "dim %d is ragged by two lengths", i);
         if ((ra > 0 && rb == 0 && sb != 1) || (rb > 0 && ra == 0 && sa != 1))
-            return rag_err(ctx, g, n, "dim %d: a %s meets a static dim of size %" PRId64 " (it may only broadcast, size 1)",
+            return ir_shape_err(ctx, g, n, "dim %d: a %s meets a static dim of size %" PRId64 " (it may only broadcast, size 1)",
                            i, i ? "ragged dim" : "batch", ra > 0 ? sb : sa);
         n->shape.rag[i] = (signed char)(ra > 0 ? ra : rb > 0 ? rb : 0);
     }
@@ -106,15 +85,15 @@ mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     case IR_KIND_BINARY: rc = merge(g, ctx, n, a, b, 0, r); break;
     case IR_KIND_REDUCE:
         memcpy(n->shape.rag, a->rag, sizeof a->rag);
-        if (n->dim == 0 && a->rag[0]) return rag_err(ctx, g, n, "reduces over the batch (dim 0): sequences are independent");
+        if (n->dim == 0 && a->rag[0]) return ir_shape_err(ctx, g, n, "reduces over the batch (dim 0): sequences are independent");
         if (a->rag[n->dim]) {
-            if (n->group != a->d[n->dim]) return rag_err(ctx, g, n, "a ragged dim is reduced whole (no group=)");
+            if (n->group != a->d[n->dim]) return ir_shape_err(ctx, g, n, "a ragged dim is reduced whole (no group=)");
             n->shape.rag[n->dim] = 0;
         }
         break;
     case IR_KIND_MATMUL: /* [..., M, K] x [..., K, N]: K both static or ragged alike, never the batch */
         if (r == 2 ? a->rag[1] || b->rag[0] : a->rag[r - 1] != b->rag[r - 2])
-            return rag_err(ctx, g, n, "the contracted dims must be static, or ragged by the same lengths (never the batch)");
+            return ir_shape_err(ctx, g, n, "the contracted dims must be static, or ragged by the same lengths (never the batch)");
         rc = merge(g, ctx, n, a, b, 0, r - 2);
         n->shape.rag[r - 2] = a->rag[r - 2], n->shape.rag[r - 1] = b->rag[r - 1];
         break;
@@ -122,18 +101,18 @@ mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         switch (n->op) {
         case IR_OP_TRANSPOSE:
             for (int i = 0; i < r; i++) n->shape.rag[i] = a->rag[n->ints[i]];
-            if (a->rag[0] && n->ints[0] != 0) return rag_err(ctx, g, n, "moves the batch from dim 0");
+            if (a->rag[0] && n->ints[0] != 0) return ir_shape_err(ctx, g, n, "moves the batch from dim 0");
             break;
         case IR_OP_SLICE:
         case IR_OP_REPEAT:
             memcpy(n->shape.rag, a->rag, sizeof a->rag);
             for (int i = 0; i < r; i++)
                 if (a->rag[i] && (n->op == IR_OP_SLICE ? i == n->dim : n->ints[i] != 1))
-                    return rag_err(ctx, g, n, "%s dim %d, the batch or a ragged dim", n->op == IR_OP_SLICE ? "slices" : "repeats", i);
+                    return ir_shape_err(ctx, g, n, "%s dim %d, the batch or a ragged dim", n->op == IR_OP_SLICE ? "slices" : "repeats", i);
             break;
         case IR_OP_CONCAT:
-            if (memcmp(a->rag, b->rag, sizeof a->rag)) return rag_err(ctx, g, n, "the operands' ragged dims differ");
-            if (a->rag[n->dim]) return rag_err(ctx, g, n, "concatenates along the batch or a ragged dim");
+            if (memcmp(a->rag, b->rag, sizeof a->rag)) return ir_shape_err(ctx, g, n, "the operands' ragged dims differ");
+            if (a->rag[n->dim]) return ir_shape_err(ctx, g, n, "concatenates along the batch or a ragged dim");
             memcpy(n->shape.rag, a->rag, sizeof a->rag);
             break;
         default: { /* reshape: the dims up to the last batch or ragged one stay, the static rest regroups */
@@ -145,18 +124,18 @@ mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
             int nl = -1;
             for (int i = 1; i < r; i++)
                 if (n->shape.rag[i]) nl = i;
-            if (nl > last || (last >= 0 && r <= last)) return rag_err(ctx, g, n, "may only regroup the static dims after the last ragged dim");
+            if (nl > last || (last >= 0 && r <= last)) return ir_shape_err(ctx, g, n, "may only regroup the static dims after the last ragged dim");
             for (int i = 0; i <= last; i++)
                 if (n->shape.d[i] != a->d[i] || (i && n->shape.rag[i] != a->rag[i]))
-                    return rag_err(ctx, g, n, "keeps the batch and the ragged dims in place (dim %d differs)", i);
+                    return ir_shape_err(ctx, g, n, "keeps the batch and the ragged dims in place (dim %d differs)", i);
             break;
         }
         }
         break;
-    default: return rag_err(ctx, g, n, "ragged tensors are not supported by this operator yet");
+    default: return ir_shape_err(ctx, g, n, "ragged tensors are not supported by this operator yet");
     }
     if (rc) return rc;
-    if (!codes_ok(g, &n->shape)) return rag_err(ctx, g, n, "a ragged dim needs the batch as dim 0 of the result");
+    if (!codes_ok(g, &n->shape)) return ir_shape_err(ctx, g, n, "a ragged dim needs the batch as dim 0 of the result");
     return MG_OK;
 }
 
