@@ -62,11 +62,14 @@ $(B)/fake-cuda.so: tests/fakecuda/fake_cuda.c tests/fakecuda/fake_cuda.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -fPIC -shared $< -lpthread -o $@
 
-$(B)/bench/eval.o $(B)/bench/verify.o: CFLAGS += -Isrc
+$(B)/bench/eval.o $(B)/bench/verify.o $(B)/bench/ragged/prelude.o: CFLAGS += -Isrc
 $(B)/bench-verify: $(B)/bench/verify.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(B)/bench-eval: $(B)/bench/eval.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(B)/bench-prelude: $(B)/bench/ragged/prelude.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 $(TEST_SRC:%.c=$(B)/%.o): CFLAGS += -Isrc
@@ -125,9 +128,10 @@ test-programs: $(B)/mugen
 bench: $(B)/mugen
 	sh bench/bench.sh $(B)
 
-bench-cpu: $(B)/bench-eval $(B)/bench-verify
+bench-cpu: $(B)/bench-eval $(B)/bench-verify $(B)/bench-prelude
 	$(B)/bench-eval examples/rmsnorm_linear_b8.mu
 	$(B)/bench-verify
+	$(B)/bench-prelude ../shared/data/lengths
 
 clean:
 	rm -rf build
