@@ -16,6 +16,7 @@ void test_ragged_verify(void);
 void test_ragged_layout(void);
 void test_ragged_field(void);
 void test_ragged_token_form(void);
+void test_ragged_random(void);
 
 enum { B = 5, M = 9, H = 16, NH = 2, HD = 8 };
 
@@ -322,4 +323,108 @@ void test_ragged_token_form(void) {
     ir_graph_free(a), ir_graph_free(g);
     mg_program_free(p);
     mg_ctx_free(ctx);
+}
+
+/* Random ragged programs against their sequences written out as static text: each program
+ * is a template whose shapes say {B} and {L}; filled with the batch and `len` it is the
+ * ragged program, with 1 and a sequence's length it is that sequence's static program, built
+ * by the parser alone (not by ir_ragged_instance). The packed ragged evaluation must equal,
+ * bit for bit, the static evaluations of every nonempty sequence on its slabs; the ragged
+ * program must also survive the text and JSON round trips. */
+static void fill(char *out, size_t n, const char *tpl, const char *batch, const char *seq) {
+    size_t k = 0;
+    for (const char *s = tpl; *s && k + 16 < n; s++) {
+        if (s[0] == '{' && (s[1] == 'B' || s[1] == 'L') && s[2] == '}') {
+            k += (size_t)snprintf(out + k, n - k, "%s", s[1] == 'B' ? batch : seq);
+            s += 2;
+        } else out[k++] = *s;
+    }
+    out[k] = 0;
+}
+
+void test_ragged_random(void) {
+    enum { NB = 4, C = 4, MAXL = 5 };
+    rng r = {0x726e646d00000001ull};
+    for (int prog = 0; prog < 24; prog++) {
+        char tpl[4096];
+        size_t k = (size_t)snprintf(tpl, sizeof tpl, "input x : f32[{B}, {L}, %d]\ninput w : f32[1, %d, %d]\ninput v : f32[%d]\n", C, C, C, C);
+        int nt = 1; /* tensors x (number 0), t1, t2, ... each [B, L, C] */
+        int steps = 3 + (int)rng_below(&r, 5);
+        for (int s = 0; s < steps; s++) {
+            int a = (int)rng_below(&r, (uint32_t)nt), b = (int)rng_below(&r, (uint32_t)nt);
+            char A[8], Bn[8];
+            snprintf(A, sizeof A, a ? "t%d" : "x", a), snprintf(Bn, sizeof Bn, b ? "t%d" : "x", b);
+            switch (rng_below(&r, 7)) {
+            case 0: k += (size_t)snprintf(tpl + k, sizeof tpl - k, "t%d = matmul(%s, w)\n", nt, A); break;
+            case 1: k += (size_t)snprintf(tpl + k, sizeof tpl - k, "t%d = relu(%s) + v\n", nt, A); break;
+            case 2: k += (size_t)snprintf(tpl + k, sizeof tpl - k, "t%d = %s * %s\n", nt, A, Bn); break;
+            case 3: k += (size_t)snprintf(tpl + k, sizeof tpl - k, "t%d = %s - mean(%s, dim=-1)\n", nt, A, A); break;
+            case 4: /* attention over the sequence's own positions */
+                k += (size_t)snprintf(tpl + k, sizeof tpl - k,
+                                      "t%d = matmul(exp(matmul(%s, transpose(%s, perm=[0, 2, 1])) * 0.1) / "
+                                      "sum(exp(matmul(%s, transpose(%s, perm=[0, 2, 1])) * 0.1), dim=-1), %s)\n",
+                                      nt, A, Bn, A, Bn, A);
+                break;
+            case 5: /* a per-sequence sum over the ragged dim, broadcast back */
+                k += (size_t)snprintf(tpl + k, sizeof tpl - k, "t%d = %s + sum(%s, dim=1) * 0.1\n", nt, A, Bn);
+                break;
+            default: /* heads: split the static dim, move it before len and back */
+                k += (size_t)snprintf(tpl + k, sizeof tpl - k,
+                                      "t%d = reshape(transpose(transpose(reshape(%s, shape=[{B}, {L}, 2, %d]), perm=[0, 2, 1, 3]), "
+                                      "perm=[0, 2, 1, 3]), shape=[{B}, {L}, %d])\n", nt, A, C / 2, C);
+                break;
+            }
+            nt++;
+        }
+        k += (size_t)snprintf(tpl + k, sizeof tpl - k, "output t%d\n", nt - 1);
+        char src[8192], one[8192], nb[8], lb[8];
+        snprintf(nb, sizeof nb, "%d", NB);
+        size_t h = (size_t)snprintf(src, sizeof src, "lengths len[%d] max=%d\n", NB, MAXL);
+        fill(src + h, sizeof src - h, tpl, nb, "len");
+        ir_graph *g = unit_parse(src);
+        strbuf sb = {0};
+        ir_print_text(g, &sb);
+        ir_graph *g2 = unit_parse(sb.s);
+        CHECK_MSG(ir_graph_equal(g, g2), "program %d: the text round trip differs:\n%s", prog, src);
+        sb_free(&sb), ir_graph_free(g2);
+        mg_ctx ctx = {{0}};
+        strbuf js = {0};
+        CHECK(ir_print_json(g, &ctx, &js) == MG_OK);
+        ir_graph *gj = NULL;
+        CHECK(ir_parse_json(&ctx, js.s, js.len, "r.json", &gj) == MG_OK && gj && ir_graph_equal(g, gj));
+        sb_free(&js), ir_graph_free(gj);
+        int64_t len[NB], tok = 0;
+        for (int b = 0; b < NB; b++) len[b] = (int64_t)rng_below(&r, MAXL + 1), tok += len[b];
+        len[prog % NB] = prog % 3 == 0 ? 0 : prog % 3 == 1 ? 1 : MAXL;
+        tok = 0;
+        for (int b = 0; b < NB; b++) tok += len[b];
+        const int64_t *lens[1] = {len};
+        double *x = malloc(sizeof(double) * (size_t)(tok * C + 1)), w[C * C], v[C];
+        double *y = malloc(sizeof(double) * (size_t)(tok * C + 1));
+        for (int64_t t = 0; t < tok * C; t++) x[t] = rng_uniform(&r) * 2 - 1, y[t] = NAN;
+        for (int i = 0; i < C * C; i++) w[i] = rng_uniform(&r) - 0.5;
+        for (int i = 0; i < C; i++) v[i] = rng_uniform(&r) - 0.5;
+        const double *in[3] = {x, w, v};
+        double *out[1] = {y};
+        CHECK_MSG(ev_float_ragged(g, &ctx, 0, lens, in, out) == MG_OK, "program %d: %s", prog, ctx.msg);
+        int64_t off = 0;
+        for (int b = 0; b < NB; b++) {
+            if (!len[b]) continue;
+            snprintf(lb, sizeof lb, "%lld", (long long)len[b]);
+            fill(one, sizeof one, tpl, "1", lb);
+            ir_graph *s = unit_parse(one);
+            double ys[MAXL * C];
+            const double *sin[3] = {x + off * C, w, v};
+            double *sout[1] = {ys};
+            CHECK(unit_feval(s, 0, sin, sout) == MG_OK);
+            int same = 1;
+            for (int64_t t = 0; t < len[b] * C; t++) same &= memcmp(&ys[t], &y[off * C + t], sizeof(double)) == 0;
+            CHECK_MSG(same, "program %d, sequence %d (length %lld): the packed result differs from its static program:\n%s", prog, b,
+                      (long long)len[b], src);
+            ir_graph_free(s);
+            off += len[b];
+        }
+        free(x), free(y);
+        ir_graph_free(g);
+    }
 }
