@@ -111,6 +111,24 @@ static int64_t packed_numel(const mg_program *prog, const ir_shape *s) {
 
 int mg_program_n_lengths(const mg_program *prog) { return prog ? prog->g->n_lens : 0; }
 
+mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx) {
+    for (int k = 0; k < prog->g->n_lens; k++)
+        if (!prog->lens[k])
+            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
+                           prog->g->lens[k].name, prog->g->lens[k].name);
+    return MG_OK;
+}
+
+mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok) {
+    *tok = NULL;
+    if (!prog->g->n_lens) return ugraph ? mg_ragged_refuse(ugraph->g, ctx, what) : MG_OK;
+    if (ugraph) return mg_ragged_refuse(prog->g, ctx, "a given μGraph");
+    mg_status rc = mg_lengths_bound(prog, ctx);
+    int64_t T = 0;
+    for (int64_t b = 0; !rc && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
+    return rc ? rc : ir_token_form(prog->g, ctx, T, tok);
+}
+
 mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max) {
     if (!prog || k < 0 || k >= prog->g->n_lens) return MG_ERR_INVALID;
     const ir_lengths *L = &prog->g->lens[k];
@@ -233,10 +251,8 @@ mg_status mg_eval_float(mg_ctx *ctx, const mg_program *prog, int f64, const doub
     if (!prog || (!inputs && count_inputs(prog->g)) || !outputs)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_float: NULL argument");
     if (prog->g->n_lens) { /* ragged: sequence by sequence, on packed tensors */
-        for (int k = 0; k < prog->g->n_lens; k++)
-            if (!prog->lens[k])
-                return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
-                               prog->g->lens[k].name, prog->g->lens[k].name);
+        mg_status rc = mg_lengths_bound(prog, ctx);
+        if (rc) return rc;
         return ev_float_ragged(prog->g, ctx, f64 ? EV_F64 : 0, (const int64_t *const *)prog->lens, inputs, outputs);
     }
     return ev_float(prog->g, ctx, f64 ? EV_F64 : 0, inputs, outputs);
@@ -254,10 +270,8 @@ mg_status mg_eval_field(mg_ctx *ctx, const mg_program *prog, const mg_field *f,
                         uint32_t *const *out_p, uint32_t *const *out_q) {
     if (!prog || !f || ((!in_p || !in_q) && count_inputs(prog->g)) || !out_p || !out_q)
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: NULL argument");
-    for (int k = 0; k < prog->g->n_lens; k++)
-        if (!prog->lens[k])
-            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
-                           prog->g->lens[k].name, prog->g->lens[k].name);
+    mg_status bound = mg_lengths_bound(prog, ctx);
+    if (bound) return bound;
     if (f->q < (1u << 30) || f->q >= (1u << 31) || f->q % 8 != 7 || f->p != 2 * f->q + 1 ||
         !ff_is_prime(f->q) || !ff_is_prime(f->p))
         return ctx_err(ctx, MG_ERR_INVALID, "mg_eval_field: p = %u, q = %u is not a field of the "

@@ -161,16 +161,9 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     *out = NULL;
     ir_graph *tok = NULL; /* a ragged program compiles in token form for its bound lengths (docs/ragged.md) */
     mg_program tp = {0};
-    if (prog->g->n_lens) {
-        if (ugraph) return mg_ragged_refuse(prog->g, ctx, "compiling a given μGraph");
-        if (!prog->lens[0])
-            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths)", prog->g->lens[0].name);
-        int64_t T = 0;
-        for (int64_t b = 0; b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
-        mg_status tr = ir_token_form(prog->g, ctx, T, &tok);
-        if (tr) return tr;
-        tp.g = tok, prog = &tp;
-    } else if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "compilation");
+    mg_status tr = mg_token_program(prog, ugraph, ctx, "compilation", &tok);
+    if (tr) return tr;
+    if (tok) tp.g = tok, prog = &tp;
     mg_compile_opts def = {0};
     if (!o) o = &def;
     if (o->target != MG_TARGET_CUDA && o->target != MG_TARGET_C)

@@ -627,16 +627,8 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
                  mg_run_report *r) {
     if (!prog || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_run: NULL argument");
     ir_graph *tok = NULL; /* a ragged program runs in token form: static over its T tokens (docs/ragged.md) */
-    if (prog->g->n_lens) {
-        if (ugraph) return mg_ragged_refuse(prog->g, ctx, "running a given μGraph");
-        int64_t T = 0;
-        for (int64_t b = 0; prog->lens[0] && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
-        if (!prog->lens[0])
-            return ctx_err(ctx, MG_ERR_INVALID, "lengths '%s' are not bound (mg_program_bind_lengths; mugen: --lengths %s=FILE)",
-                           prog->g->lens[0].name, prog->g->lens[0].name);
-        mg_status tr = ir_token_form(prog->g, ctx, T, &tok);
-        if (tr) return tr;
-    } else if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "running");
+    mg_status tr = mg_token_program(prog, ugraph, ctx, "running", &tok);
+    if (tr) return tr;
     mg_run_opts def = {0};
     if (!o) o = &def;
     memset(r, 0, sizeof *r);
