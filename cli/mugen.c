@@ -109,18 +109,20 @@ static const char *HELP_RUN =
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
 static const char *HELP_EMIT =
-    "usage: mugen emit [--target cuda|c] [--compile] [--out DIR] FILE\n"
+    "usage: mugen emit [--target cuda|c] [--compile] [--out DIR] [--lengths NAME=FILE ...] FILE\n"
     "Prints the code mugen generates for FILE (a program or μGraph): CUDA for NVRTC (default)\n"
     "or portable C with OpenMP. --out DIR writes DIR/NAME.cu or DIR/NAME.c instead; --compile\n"
     "also compiles it (NVRTC for sm_90a, or the C compiler; no GPU needed) and fails with the\n"
     "compiler's log. A program is lowered first ('mugen lower'; --plain: not). The optimizer\n"
-    "switches of 'mugen run' apply.\n";
+    "switches of 'mugen run' apply. A ragged program takes --lengths (as 'mugen run'): its code\n"
+    "is its token form's for that batch (docs/ragged.md).\n";
 static const char *HELP_LOWER =
-    "usage: mugen lower FILE\n"
+    "usage: mugen lower [--lengths NAME=FILE ...] FILE\n"
     "Prints FILE (a program without kernels) as the μGraph 'mugen run' executes when it is\n"
     "given no μGraph: matmuls with their elementwise prologues and epilogues, row reductions\n"
     "and elementwise trees each as a kernel with a default schedule (docs/lower.md); what no\n"
-    "kernel form holds stays a kernel-level operator. The header says how many of each.\n";
+    "kernel form holds stays a kernel-level operator. The header says how many of each.\n"
+    "A ragged program takes --lengths (as 'mugen run') and lowers in token form (docs/ragged.md).\n";
 static const char *HELP_DOT =
     "usage: mugen dot [--tasks] FILE\n"
     "Prints FILE as a Graphviz digraph. --tasks: the task graph a persistent megakernel runs\n"
@@ -671,7 +673,8 @@ static int check_opts(opts *o) {
     int gen = !strcmp(o->cmd, "run") || !strcmp(o->cmd, "emit");
     if ((o->json && strcmp(o->cmd, "check")) || (o->tasks && strcmp(o->cmd, "dot")) ||
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
-        ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run")) ||
+        ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run") && strcmp(o->cmd, "emit") &&
+         strcmp(o->cmd, "lower")) ||
         ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||

@@ -126,7 +126,8 @@ mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_
     mg_status rc = mg_lengths_bound(prog, ctx);
     int64_t T = 0;
     for (int64_t b = 0; !rc && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
-    return rc ? rc : ir_token_form(prog->g, ctx, T, tok);
+    /* capacity: the tokens rounded up to MG_TOKEN_ROWS, whole tiles for the products (docs/ragged.md) */
+    return rc ? rc : ir_token_form(prog->g, ctx, (T + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS, tok);
 }
 
 mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max) {
@@ -236,12 +237,15 @@ mg_status mg_program_lax(mg_ctx *ctx, const mg_program *prog, int *is_lax, const
 
 mg_status mg_program_lower(mg_ctx *ctx, const mg_program *prog, mg_program **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_lower: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "lowering");
-    if (rr) return rr;
+    *out = NULL;
+    ir_graph *tok = NULL; /* a ragged program lowers in token form (bound lengths) */
+    mg_status rc = mg_token_program(prog, NULL, ctx, "lowering", &tok);
+    if (rc) return rc;
     mg_program *p = base_calloc(1, sizeof *p);
-    if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    mg_status rc = lw_lower(prog->g, ctx, mg_device_default(), 0, NULL, &p->g, NULL);
+    if (!p) return ir_graph_free(tok), ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    rc = lw_lower(tok ? tok : prog->g, ctx, mg_device_default(), 0, NULL, &p->g, NULL);
     if (rc) base_free(p), p = NULL;
+    ir_graph_free(tok);
     *out = p;
     return rc;
 }

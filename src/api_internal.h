@@ -15,8 +15,11 @@ mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what);
 /* MG_ERR_INVALID naming prog's first lengths not bound (mg_program_bind_lengths), else MG_OK. */
 mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx);
 /* What mg_run and mg_compile (`what`) run: a ragged prog with bound lengths as its token form
- * over the batch's tokens (ir_token_form) in *tok, owned by the caller; NULL for a static one.
- * A μGraph given for a ragged program, or a ragged μGraph, is refused. */
+ * over the batch's tokens rounded up to MG_TOKEN_ROWS (ir_token_form; rows past the tokens are
+ * computed and ignored) in *tok, owned by the caller; NULL for a static one. With attention,
+ * the token form's input 0 is the lengths (f32[B], named as the lengths declaration). A
+ * μGraph given for a ragged program, or a ragged μGraph, is refused. */
+enum { MG_TOKEN_ROWS = 128 }; /* whole 128-row tiles (lower.c LW_BIG) */
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok);
 
 #endif

@@ -39,6 +39,8 @@ typedef struct job {
     int pdl; /* !mg_run_opts.no_pdl */
     int specials; /* mg_run_opts.specials: the sign of a zero output counts too */
     mg_device dev; /* the target: detected from the GPU, else the default (ir/device.c) */
+    const char *lens_name; /* a ragged program's token form: its lengths input, and their values */
+    const int64_t *lens;
 } job;
 
 enum { C_BUDGET_S = 1 }; /* seconds of timed runs the C backend's default reps stop after */
@@ -112,9 +114,10 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
         mg_status rc = ev_check_size(J->prog, ctx, i, sizeof(double));
         if (rc) return rc;
         if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        int is_lens = J->lens_name && n->name && !strcmp(n->name, J->lens_name);
         for (int64_t t = 0; t < cnt; t++) {
             double x = base_round_dtype((rng_uniform(&rg) * 2 - 1) * ir_input_range(n), n->dtype);
-            J->in[np][t] = specials ? special(x, t, np) : x;
+            J->in[np][t] = is_lens ? (double)J->lens[t] : specials ? special(x, t, np) : x;
         }
         np++;
     }
@@ -634,6 +637,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     memset(r, 0, sizeof *r);
     const ir_graph *pg = tok ? tok : prog->g;
     job J = {.prog = pg, .ug = ugraph ? ugraph->g : pg, .dev = *mg_device_default()};
+    if (tok) J.lens_name = prog->g->lens[0].name, J.lens = prog->lens[0];
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
@@ -669,14 +673,15 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src) {
     if (!prog || !src) return ctx_err(ctx, MG_ERR_INVALID, "mg_emit: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "code generation");
-    if (rr) return rr;
+    ir_graph *tok = NULL; /* a ragged program's code is its token form's (bound lengths) */
+    mg_status rc = mg_token_program(prog, NULL, ctx, "code generation", &tok);
+    if (rc) return rc;
     op_plan *plan = NULL;
     cg_program cg = {0};
     const mg_device *dev = mg_device_default();
     ir_graph *lowered = NULL;
     const ir_graph *g = NULL;
-    mg_status rc = dr_lower(prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
+    rc = dr_lower(tok ? tok : prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
     if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
     if (!rc) rc = dr_plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
@@ -693,5 +698,6 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     cg_program_free(&cg);
     op_plan_free(plan);
     ir_graph_free(lowered);
+    ir_graph_free(tok);
     return rc;
 }

@@ -39,17 +39,20 @@ for f in examples/*.mu; do
         printf '%-32s %-12s %-4s\n' "$f" "$flag" "$r" | tee -a "$OUTD/summary.txt"
     done
 done
-# a ragged program's token-wise half on the GPU over the real length files (carried by make
-# gpu-carry into .carry/lengths), checked against the per-sequence reference (docs/ragged.md)
+# ragged programs on the GPU over the real length files (carried by make gpu-carry into
+# .carry/lengths), checked against the reference (docs/ragged.md): the token-wise half and the
+# whole encoder layer (attention as seqattn)
 for f in cola mnli race squad; do
     [ -f .carry/lengths/$f.txt ] || continue
-    for b in 32 128; do
-        echo "== mugen run --backend gpu --lengths len=$f examples/ragged/ffn_b$b.mu" >>"$log"
-        if "$B/mugen" run --backend gpu --reps 20 --lengths len=.carry/lengths/$f.txt "examples/ragged/ffn_b$b.mu" >>"$log" 2>&1; then
-            pass=$((pass + 1)); r=ok
-        else failn=$((failn + 1)); r=FAIL; fi
-        t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
-        printf 'ragged ffn_b%-4s %-6s %-4s %10s us\n' "$b" "$f" "$r" "$t" | tee -a "$OUTD/summary.txt"
+    for p in ffn encoder; do
+        for b in 32 128; do
+            echo "== mugen run --backend gpu --lengths len=$f examples/ragged/${p}_b$b.mu" >>"$log"
+            if "$B/mugen" run --backend gpu --reps 20 --lengths len=.carry/lengths/$f.txt "examples/ragged/${p}_b$b.mu" >>"$log" 2>&1; then
+                pass=$((pass + 1)); r=ok
+            else failn=$((failn + 1)); r=FAIL; fi
+            t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
+            printf 'ragged %-8s b%-4s %-6s %-4s %10s us\n' "$p" "$b" "$f" "$r" "$t" | tee -a "$OUTD/summary.txt"
+        done
     done
 done
 # the library API through its example program: each run compiles (a second run of the same

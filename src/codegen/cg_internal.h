@@ -13,7 +13,7 @@ typedef char coord[4][CW];
 
 /* The pieces of CUDA device code (cuda/lib/) besides scalar.cuh, which every program gets: a
  * program starts with those its kernels call and those these need (emit.c's cuda_lib). */
-enum { CG_LIB_MMA = 1, CG_LIB_COPY = 2, CG_LIB_CHAIN = 4, CG_LIB_WGMMA = 8, CG_LIB_TASK = 16, CG_LIB_TMA = 32, CG_LIB_QUEUE = 64 };
+enum { CG_LIB_MMA = 1, CG_LIB_COPY = 2, CG_LIB_CHAIN = 4, CG_LIB_WGMMA = 8, CG_LIB_TASK = 16, CG_LIB_TMA = 32, CG_LIB_QUEUE = 64, CG_LIB_SEQATTN = 128 };
 
 /* The emitter's state while it writes one kernel (or, at kernel level, the program). A block
  * kernel's em is a copy of the program's with g, k, names and block set (cg_block_em). */
@@ -69,7 +69,9 @@ static inline const char *cg_stfn(mg_dtype t) { return t == MG_F16 ? "mg_sth" : 
 extern const char cg_c_lib[];
 extern const char cg_ir_scalar[]; /* src/ir/scalar.h: the operators' float meaning */
 extern const char cg_cuda_scalar[], cg_cuda_mma[], cg_cuda_copy[], cg_cuda_chain[], cg_cuda_wgmma[], cg_cuda_task[], cg_cuda_queue[],
-    cg_cuda_tma[];
+    cg_cuda_tma[], cg_cuda_seqattn[];
+/* seqattn.c: the kernel of seqattn node j (either target) */
+void cg_emit_seqattn(em *E, int j, cg_program *out);
 
 /* ---- params.c: kernel parameters and launch records ---- */
 const char **cg_names(const ir_graph *g, arena *a, const char *prefix);

@@ -65,7 +65,7 @@ static void emit_op_kernel(em *E, int j, cg_program *out) {
  * block matmul; copy.cuh cp.async, put4 and in-place f16 -> bf16; chain.cuh attention chains;
  * wgmma.cuh sm_90a warpgroup products; task.cuh a persistent launch's tickets and waits;
  * queue.cuh its scheduler block and queues; tma.cuh TMA copies, mbarriers and the product
- * loops on them. */
+ * loops on them; seqattn.cuh attention within each sequence of a packed batch. */
 static const struct {
     const char *text;
     unsigned piece, needs; /* CG_LIB_* (0: every program); every piece it calls, transitively */
@@ -78,6 +78,7 @@ static const struct {
     {cg_cuda_task, CG_LIB_TASK, 0},
     {cg_cuda_queue, CG_LIB_QUEUE, CG_LIB_TASK},
     {cg_cuda_tma, CG_LIB_TMA, CG_LIB_WGMMA | CG_LIB_CHAIN | CG_LIB_MMA},
+    {cg_cuda_seqattn, CG_LIB_SEQATTN, CG_LIB_MMA},
 };
 
 /* The text a program starts with: C, lib.h; CUDA, the pieces its kernels call (used, CG_LIB_*)
@@ -144,6 +145,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
         if (!cg_is_launch(p, i)) continue;
         if (g->nodes[i].op == IR_OP_KERNEL) cg_emit_block_kernel(&E, i, E.names, out, &a);
+        else if (g->nodes[i].op == IR_OP_SEQATTN) cg_emit_seqattn(&E, i, out);
         else emit_op_kernel(&E, i, out);
     }
     if (!E.rc && t == CG_C) cg_c_entry(&E, out);

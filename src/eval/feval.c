@@ -5,7 +5,9 @@
  * Reached through mg_eval_float (api.c); its outputs are the float reference that other
  * implementations of a program are checked against. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../ir/scalar.h"
 #include "eval.h"
@@ -97,25 +99,59 @@ static void axpy_row(double *restrict orow, double a, const double *restrict bro
         for (int64_t j = 0; j < n; j++) orow[j] = orow[j] + a * brow[j];
 }
 
+/* Rows [r0, r1) of one product of a matmul: each row by one thread, in one order, so the
+ * result does not depend on how rows are shared. */
+typedef struct mm_rows {
+    const fctx *c;
+    const ev_matmul *m;
+    const double *a, *b;
+    double *out;
+    int64_t r0, r1;
+    int stopped;
+} mm_rows;
+
+static void *mm_rows_run(void *arg) {
+    mm_rows *w = arg;
+    const ev_matmul *m = w->m;
+    for (int64_t i = w->r0; i < w->r1; i++) {
+        if (i % 32 == 0 && ev_stopping()) { /* a stop request, seen inside a long product */
+            w->stopped = 1;
+            break;
+        }
+        for (int64_t j = 0; j < m->n; j++) w->out[i * m->n + j] = 0;
+        for (int64_t k = 0; k < m->k; k++)
+            axpy_row(w->out + i * m->n, w->a[i * m->k + k], w->b + k * m->n, m->n, !w->c->f64);
+    }
+    return NULL;
+}
+
+enum { MM_THREADS = 16, MM_THREAD_WORK = 1 << 24 }; /* threads for a product of at least this many multiply-adds */
+
 static mg_status run_matmul(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {
     ev_matmul m;
     if (ev_matmul_init(&m, &n->shape, &g->nodes[n->in[0]].shape, &g->nodes[n->in[1]].shape))
         return MG_ERR_NOMEM;
-    for (int64_t t = 0; t < m.batch; t++) {
-        const double *a = v[n->in[0]] + m.a_off[t], *b = v[n->in[1]] + m.b_off[t];
-        double *out = o + t * m.m * m.n;
-        for (int64_t i = 0; i < m.m * m.n; i++) out[i] = 0;
-        for (int64_t i = 0; i < m.m; i++) {
-            if (i % 32 == 0 && ev_stopping()) { /* a stop request, seen inside a long product */
-                ev_matmul_free(&m);
-                return MG_ERR_LIMIT;
-            }
-            for (int64_t k = 0; k < m.k; k++)
-                axpy_row(out + i * m.n, a[i * m.k + k], b + k * m.n, m.n, !c->f64);
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = m.m * m.n * m.k < MM_THREAD_WORK || cpus < 2 ? 1 : cpus < MM_THREADS ? (int)cpus : MM_THREADS, stopped = 0;
+    if (nt > m.m) nt = (int)m.m;
+    for (int64_t t = 0; t < m.batch && !stopped; t++) {
+        mm_rows w[MM_THREADS];
+        pthread_t th[MM_THREADS];
+        int started[MM_THREADS] = {0};
+        for (int q = 0; q < nt; q++) {
+            w[q] = (mm_rows){c, &m, v[n->in[0]] + m.a_off[t], v[n->in[1]] + m.b_off[t], o + t * m.m * m.n,
+                             m.m * q / nt, m.m * (q + 1) / nt, 0};
+            started[q] = q > 0 && !pthread_create(&th[q], NULL, mm_rows_run, &w[q]);
+        }
+        for (int q = 0; q < nt; q++) /* the first share, and any a thread could not take, here */
+            if (!started[q]) mm_rows_run(&w[q]);
+        for (int q = 0; q < nt; q++) {
+            if (started[q]) pthread_join(th[q], NULL);
+            stopped |= w[q].stopped;
         }
     }
     ev_matmul_free(&m);
-    return MG_OK;
+    return stopped ? MG_ERR_LIMIT : MG_OK;
 }
 
 /* Computes node i into o (numel doubles, allocated by the caller) from operand values v[].
@@ -143,6 +179,7 @@ static mg_status run_node(const fctx *c, const ir_graph *g, int i, double **v, d
     case IR_KIND_MATMUL: return run_matmul(c, g, n, v, o);
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
+    case IR_KIND_SEQ: MG_ASSERT(!"seqattn runs in run_seqattn"); return MG_OK;
     case IR_KIND_COMPOUND: MG_ASSERT(!"a compound is never a node"); return MG_OK;
     case IR_KIND_LAYOUT: {
         if (n->op == IR_OP_RESHAPE) {
@@ -241,6 +278,89 @@ static mg_status run_kernel(const fctx *c, mg_ctx *ctx, const ir_graph *g, int i
     return run_block(c, ctx, b, kin, outs, shapes);
 }
 
+/* seqattn (ops.def): per sequence, per head, per query row: scores as matmul's dot products,
+ * softmax with the row's maximum subtracted, then the weighted sum of V rows, each step rounded
+ * as the primitives round; rows past the last sequence are 0. Lengths that are not whole
+ * numbers >= 0 within the tokens are refused. Sequences are shared among threads (each
+ * computed by one, in one order). */
+typedef struct sa_work {
+    const fctx *c;
+    const double *q, *k, *v, *len;
+    double *o;
+    int64_t H, D, B, Lmax;
+    const int64_t *off;
+    int q0, nq, stopped;
+} sa_work;
+
+static void *sa_run(void *arg) {
+    sa_work *w = arg;
+    const fctx *c = w->c;
+    const int64_t H = w->H, D = w->D;
+    double *e = base_alloc(((size_t)w->Lmax + 1) * sizeof *e);
+    if (!e) return w->stopped = 2, NULL;
+    for (int64_t b = w->q0; b < w->B && !w->stopped; b += w->nq) {
+        int64_t L = (int64_t)w->len[b], off = w->off[b];
+        if (ev_stopping()) w->stopped = 1;
+        for (int64_t t = off; t < off + L && !w->stopped; t++)
+            for (int64_t h = 0; h < H; h++) {
+                const double *qr = w->q + (t * H + h) * D;
+                double m = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < L; j++) {
+                    const double *kr = w->k + ((off + j) * H + h) * D;
+                    double s = 0;
+                    for (int64_t d = 0; d < D; d++) s = rnd(c, s + qr[d] * kr[d]);
+                    e[j] = s, m = s > m ? s : m;
+                }
+                for (int64_t j = 0; j < L; j++) e[j] = rnd(c, exp(rnd(c, e[j] - m))), sum = rnd(c, sum + e[j]);
+                double *orow = w->o + (t * H + h) * D;
+                for (int64_t j = 0; j < L; j++)
+                    axpy_row(orow, rnd(c, e[j] / sum), w->v + ((off + j) * H + h) * D, D, !c->f64);
+            }
+    }
+    base_free(e);
+    return NULL;
+}
+
+static mg_status run_seqattn(const fctx *c, mg_ctx *ctx, const ir_graph *g, int i, double **v) {
+    const ir_node *n = &g->nodes[i];
+    int64_t T = n->shape.d[0], B = g->nodes[n->in[3]].shape.d[0], Lmax = 0, work = 0;
+    const double *len = v[n->in[3]];
+    int64_t *off = base_alloc(((size_t)B + 1) * sizeof *off);
+    if (!off) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    off[0] = 0;
+    for (int64_t b = 0; b < B; b++) {
+        if (!(len[b] >= 0 && len[b] == floor(len[b]) && off[b] + len[b] <= (double)T)) {
+            base_free(off);
+            return ctx_err(ctx, MG_ERR_INVALID, "seqattn: lens[%lld] is %g; lengths are whole numbers >= 0 that sum to at most "
+                           "the %lld tokens", (long long)b, len[b], (long long)T);
+        }
+        off[b + 1] = off[b] + (int64_t)len[b], Lmax = (int64_t)len[b] > Lmax ? (int64_t)len[b] : Lmax;
+        work += (int64_t)len[b] * (int64_t)len[b];
+    }
+    double *o = v[i] ? v[i] : (v[i] = base_alloc((size_t)ir_numel(&n->shape) * sizeof(double)));
+    if (!o) return base_free(off), ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int64_t t = 0; t < ir_numel(&n->shape); t++) o[t] = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int nt = work * n->shape.d[1] * n->shape.d[2] < MM_THREAD_WORK || cpus < 2 ? 1 : cpus < MM_THREADS ? (int)cpus : MM_THREADS;
+    sa_work w[MM_THREADS];
+    pthread_t th[MM_THREADS];
+    int started[MM_THREADS] = {0}, stopped = 0;
+    for (int q = 0; q < nt; q++) {
+        w[q] = (sa_work){c, v[n->in[0]], v[n->in[1]], v[n->in[2]], len, o, n->shape.d[1], n->shape.d[2], B, Lmax, off, q, nt, 0};
+        started[q] = q > 0 && !pthread_create(&th[q], NULL, sa_run, &w[q]);
+    }
+    for (int q = 0; q < nt; q++)
+        if (!started[q]) sa_run(&w[q]);
+    for (int q = 0; q < nt; q++) {
+        if (started[q]) pthread_join(th[q], NULL);
+        stopped = stopped > w[q].stopped ? stopped : w[q].stopped;
+    }
+    base_free(off);
+    if (stopped == 2) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (stopped) return ctx_err(ctx, MG_ERR_LIMIT, "evaluation stopped (time limit or stop request)");
+    return MG_OK;
+}
+
 /* Contract in eval.h (mg_eval_float in mugen.h). Walks nodes in order and keeps each value
  * until its last reader (ev_last_use) has run; outputs are rounded to their dtype on the way
  * out. On error every buffer is freed and out[] is not written. */
@@ -261,6 +381,8 @@ mg_status ev_float(const ir_graph *g, mg_ctx *ctx, int mode, const double *const
             borrowed[i] = 1;
         } else if (g->nodes[i].op == IR_OP_KERNEL) {
             if ((rc = run_kernel(&c, ctx, g, i, v))) break;
+        } else if (g->nodes[i].op == IR_OP_SEQATTN) {
+            if ((rc = run_seqattn(&c, ctx, g, i, v))) break;
         } else {
             if (!v[i]) v[i] = base_alloc((size_t)ir_numel(&g->nodes[i].shape) * sizeof(double));
             if (!v[i]) {

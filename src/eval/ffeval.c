@@ -345,6 +345,7 @@ static mg_status run_node(ffctx *c, int i, fv *v) {
     case IR_KIND_GRAPH:
     case IR_KIND_BLOCK: MG_ASSERT(!"μGraph ops run in run_block / run_kernel"); return MG_OK;
     case IR_KIND_COMPOUND: MG_ASSERT(!"a compound is never a node"); return MG_OK;
+    case IR_KIND_SEQ: return ctx_err(c->ctx, MG_ERR_UNSUPPORTED, "seqattn is not Lax: it has no meaning over a finite field");
     case IR_KIND_LAYOUT: {
         const fv *x = &v[n->in[0]], *y = n->n_in > 1 ? &v[n->in[1]] : NULL;
         if (n->op == IR_OP_RESHAPE) {

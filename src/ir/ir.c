@@ -563,6 +563,16 @@ static mg_status infer(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
         n->shape.d[n->dim] /= n->group;
         break;
     case IR_KIND_MATMUL: rc = infer_matmul(g, ctx, n); break;
+    case IR_KIND_SEQ: { /* seqattn(Q, K, V, lens): [T, H, D] thrice, lens [B] f32 */
+        const ir_node *k = &g->nodes[n->in[1]], *v = &g->nodes[n->in[2]], *l = &g->nodes[n->in[3]];
+        if (a->shape.ndim != 3 || memcmp(&a->shape, &k->shape, sizeof a->shape) || memcmp(&a->shape, &v->shape, sizeof a->shape))
+            return ir_shape_err(ctx, g, n, "Q, K and V are [tokens, heads, head dim], all three the same shape");
+        if (a->dtype != k->dtype || a->dtype != v->dtype) return ir_shape_err(ctx, g, n, "Q, K and V have one dtype");
+        if (l->shape.ndim != 1 || l->dtype != MG_F32)
+            return ir_shape_err(ctx, g, n, "lens is f32[batch]: the sequences' lengths, whole numbers");
+        n->shape = a->shape;
+        break;
+    }
     case IR_KIND_LAYOUT:
         rc = infer_layout(g, ctx, n);
         break;

@@ -27,7 +27,7 @@ typedef enum ir_op {
 
 enum { IR_LEVEL_K = 1, IR_LEVEL_B = 2, IR_LEVEL_T = 4 };
 typedef enum ir_kind {
-    IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT,
+    IR_KIND_SOURCE, IR_KIND_UNARY, IR_KIND_BINARY, IR_KIND_REDUCE, IR_KIND_MATMUL, IR_KIND_LAYOUT, IR_KIND_SEQ,
     IR_KIND_GRAPH, IR_KIND_BLOCK, IR_KIND_COMPOUND
 } ir_kind;
 /* The rules of ops.def's deg and terms columns (verify.c vf_estimate applies them). */

@@ -81,6 +81,7 @@ mg_status ir_infer_ragged(const ir_graph *g, mg_ctx *ctx, ir_node *n) {
     if (!any && n->op != IR_OP_RESHAPE) return MG_OK; /* static operands: a static result */
     mg_status rc = MG_OK;
     switch (ir_ops[n->op].kind) {
+    case IR_KIND_SEQ: return ir_shape_err(ctx, g, n, "takes packed token tensors (static shapes), not ragged ones");
     case IR_KIND_UNARY: memcpy(n->shape.rag, a->rag, sizeof a->rag); break;
     case IR_KIND_BINARY: rc = merge(g, ctx, n, a, b, 0, r); break;
     case IR_KIND_REDUCE:
@@ -291,28 +292,212 @@ static int static_operand(ir_graph *o, mg_ctx *ctx, const ir_graph *g, int xi, i
     return ir_add_node(o, ctx, &p);
 }
 
+/* ---- attention over a ragged dim, recognised for the token form (seqattn) ---- */
+
+/* One attention over each sequence's own keys: out = reshape(transpose(O)) of O = softmax(S) V
+ * per head, S = scale(Q K^T) (docs/ragged.md "What runs"). q, k, v: the token-wise
+ * [B, len, H, D] tensors the heads are taken from; sop/sc: the scale (MUL or DIV by constant
+ * node sc; sop 0: none). node[0..n): the region's per-sequence nodes, out last. */
+typedef struct attn_region {
+    int out, q, k, v, sop, sc, n;
+    int node[24];
+} attn_region;
+
+static int op_is(const ir_graph *g, int i, ir_op op) { return i >= 0 && g->nodes[i].op == op; }
+static int perm_is(const ir_node *n, int a, int b, int c, int d) {
+    return n->n_ints == 4 && n->ints[0] == a && n->ints[1] == b && n->ints[2] == c && n->ints[3] == d;
+}
+static void region_add(attn_region *R, int i) {
+    for (int k = 0; k < R->n; k++)
+        if (R->node[k] == i) return;
+    if (R->n < (int)(sizeof R->node / sizeof *R->node)) R->node[R->n++] = i;
+}
+/* x = transpose(reshape(t, [B, len, H, D]), perm=[0, 2, 1, 3]): the token-wise t (in *t), else -1 */
+static int heads_of(const ir_graph *g, int x, attn_region *R) {
+    if (!op_is(g, x, IR_OP_TRANSPOSE) || !perm_is(&g->nodes[x], 0, 2, 1, 3)) return -1;
+    int t = g->nodes[x].in[0];
+    const ir_shape *s = &g->nodes[t].shape;
+    if (s->ndim != 4 || s->rag[0] != 1 || !s->rag[1] || s->rag[2] || s->rag[3]) return -1;
+    region_add(R, x);
+    return t;
+}
+/* e = exp(S) or exp(S - max(S, dim=3)): S, else -1 */
+static int exp_arg(const ir_graph *g, int e, attn_region *R) {
+    if (!op_is(g, e, IR_OP_EXP)) return -1;
+    region_add(R, e);
+    int z = g->nodes[e].in[0];
+    if (op_is(g, z, IR_OP_SUB) && op_is(g, g->nodes[z].in[1], IR_OP_MAX) && g->nodes[g->nodes[z].in[1]].dim == 3 &&
+        g->nodes[g->nodes[z].in[1]].in[0] == g->nodes[z].in[0]) {
+        region_add(R, z), region_add(R, g->nodes[z].in[1]);
+        return g->nodes[z].in[0];
+    }
+    return z;
+}
+static int is_rowsum_of(const ir_graph *g, int r, int e) {
+    return op_is(g, r, IR_OP_SUM) && g->nodes[r].dim == 3 && g->nodes[r].in[0] == e;
+}
+
+/* Whether node a (token-wise [B, len, H D]) is an attention over the ragged dim, filling R. */
+static int match_attention(const ir_graph *g, int a, attn_region *R) {
+    memset(R, 0, sizeof *R);
+    R->out = a, R->sc = -1;
+    const ir_node *A = &g->nodes[a];
+    if (A->op != IR_OP_RESHAPE || A->shape.ndim != 3 || A->shape.rag[1] != 1) return 0;
+    int x = A->in[0];
+    if (!op_is(g, x, IR_OP_TRANSPOSE) || !perm_is(&g->nodes[x], 0, 2, 1, 3)) return 0;
+    region_add(R, x);
+    int o = g->nodes[x].in[0], pv = -1, e = -1, v4 = -1;
+    if (op_is(g, o, IR_OP_DIV) && op_is(g, g->nodes[o].in[0], IR_OP_MATMUL)) { /* (E V) / rowsum(E) */
+        int m = g->nodes[o].in[0];
+        e = g->nodes[m].in[0], v4 = g->nodes[m].in[1];
+        if (!is_rowsum_of(g, g->nodes[o].in[1], e)) return 0;
+        region_add(R, o), region_add(R, m), region_add(R, g->nodes[o].in[1]);
+    } else if (op_is(g, o, IR_OP_MATMUL)) { /* (E / rowsum(E)) V */
+        pv = g->nodes[o].in[0], v4 = g->nodes[o].in[1];
+        if (!op_is(g, pv, IR_OP_DIV) || !is_rowsum_of(g, g->nodes[pv].in[1], g->nodes[pv].in[0])) return 0;
+        e = g->nodes[pv].in[0];
+        region_add(R, o), region_add(R, pv), region_add(R, g->nodes[pv].in[1]);
+    } else return 0;
+    int S = exp_arg(g, e, R);
+    if (S < 0) return 0;
+    if (op_is(g, S, IR_OP_MUL) || op_is(g, S, IR_OP_DIV)) { /* a scale: S0 * c, c * S0, S0 / c */
+        const ir_node *m = &g->nodes[S];
+        int c0 = op_is(g, m->in[0], IR_OP_CONST), c1 = op_is(g, m->in[1], IR_OP_CONST);
+        if (c1 || (c0 && m->op == IR_OP_MUL)) {
+            R->sop = m->op, R->sc = c1 ? m->in[1] : m->in[0];
+            region_add(R, S);
+            S = c1 ? m->in[0] : m->in[1];
+        }
+    }
+    if (!op_is(g, S, IR_OP_MATMUL)) return 0;
+    int kt = g->nodes[S].in[1];
+    if (!op_is(g, kt, IR_OP_TRANSPOSE) || !perm_is(&g->nodes[kt], 0, 1, 3, 2)) return 0;
+    region_add(R, S), region_add(R, kt);
+    R->q = heads_of(g, g->nodes[S].in[0], R), R->k = heads_of(g, g->nodes[kt].in[0], R), R->v = heads_of(g, v4, R);
+    if (R->q < 0 || R->k < 0 || R->v < 0) return 0;
+    const ir_shape *qs = &g->nodes[R->q].shape;
+    if (memcmp(qs, &g->nodes[R->k].shape, sizeof *qs) || memcmp(qs, &g->nodes[R->v].shape, sizeof *qs) ||
+        A->shape.d[2] != qs->d[2] * qs->d[3])
+        return 0;
+    region_add(R, a); /* last: the region's output */
+    return 1;
+}
+
+/* The attention regions of g (into regs, at most cap; *n their count) and in_region[i] = 1 +
+ * the region holding per-sequence node i. Refuses, naming it, a node of a region that
+ * something outside it reads, and a per-sequence node in no region. */
+static mg_status find_regions(const ir_graph *g, mg_ctx *ctx, attn_region *regs, int cap, int *n, int *in_region) {
+    char lb[128];
+    *n = 0;
+    for (int i = 0; i < g->n_nodes; i++) in_region[i] = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        attn_region R;
+        if (in_region[i] || !g->nodes[i].shape.rag[0] || !match_attention(g, i, &R)) continue;
+        if (*n == cap) return ctx_err(ctx, MG_ERR_LIMIT, "token form: more than %d attentions", cap);
+        for (int k = 0; k < R.n; k++)
+            if (in_region[R.node[k]])
+                return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: shared by two attentions (docs/ragged.md)",
+                               ir_node_label(g, R.node[k], lb, sizeof lb));
+        for (int k = 0; k < R.n; k++) in_region[R.node[k]] = *n + 1;
+        regs[(*n)++] = R;
+    }
+    for (int j = 0; j < g->n_nodes; j++) { /* a region's inside is read only inside it */
+        for (int k = 0; k < g->nodes[j].n_in; k++) {
+            int x = g->nodes[j].in[k], r = in_region[x];
+            if (r && regs[r - 1].out != x && in_region[j] != r)
+                return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: part of an attention over sequences, also read by %s; "
+                               "only the attention's result may be used (docs/ragged.md)", ir_node_label(g, x, lb, sizeof lb),
+                               ir_node_label(g, j, lb + 64, sizeof lb - 64));
+        }
+        for (int k = 0; k < g->n_outputs; k++)
+            if (g->outputs[k] == j && in_region[j] && regs[in_region[j] - 1].out != j)
+                return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: an output inside an attention over sequences (docs/ragged.md)",
+                               ir_node_label(g, j, lb, sizeof lb));
+    }
+    return MG_OK;
+}
+
+/* In o: reshape(seqattn(scale(q), k, v, lens), [T, H D]) for region R; map[] maps g's nodes. */
+static int emit_seqattn(ir_graph *o, mg_ctx *ctx, const ir_graph *g, const attn_region *R, const int *map, int lens, int64_t T) {
+    const ir_shape *qs = &g->nodes[R->q].shape;
+    int qk = map[R->q];
+    if (R->sop && g->nodes[R->q].op == IR_OP_RESHAPE) /* scale the projection before its heads: its epilogue */
+        qk = map[g->nodes[R->q].in[0]];
+    if (R->sop) {
+        const ir_node *c = &g->nodes[R->sc];
+        int ci = ir_add_const(o, ctx, c->lit, c->line, c->col);
+        ir_node m = {.op = R->sop, .n_in = 2, .in = {qk, ci}, .fmap = -1, .map = {-1, -1, -1}};
+        qk = ci < 0 ? ci : ir_add_node(o, ctx, &m);
+    }
+    if (qk < 0) return qk;
+    ir_node sa = {.op = IR_OP_SEQATTN, .n_in = 4, .fmap = -1, .map = {-1, -1, -1}};
+    int in3[3] = {qk, map[R->k], map[R->v]};
+    for (int k = 0; k < 3; k++) { /* [T, H, D] views of the token tensors */
+        ir_node rs = {.op = IR_OP_RESHAPE, .n_in = 1, .in = {in3[k]}, .n_ints = 3, .ints = {T, qs->d[2], qs->d[3]},
+                      .fmap = -1, .map = {-1, -1, -1}};
+        if ((sa.in[k] = ir_add_node(o, ctx, &rs)) < 0) return sa.in[k];
+    }
+    sa.in[3] = lens;
+    int r = ir_add_node(o, ctx, &sa);
+    if (r < 0) return r;
+    ir_node back = {.op = IR_OP_RESHAPE, .n_in = 1, .in = {r}, .n_ints = 2, .ints = {T, qs->d[2] * qs->d[3]},
+                    .fmap = -1, .map = {-1, -1, -1}};
+    return ir_add_node(o, ctx, &back);
+}
+
 mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **out) {
     *out = NULL;
     if (g->n_lens != 1) return ctx_err(ctx, MG_ERR_UNSUPPORTED, "token form: a program with %d lengths declarations (one only)", g->n_lens);
     if (T < 1) return ctx_err(ctx, MG_ERR_INVALID, "token form: no tokens (every sequence empty)");
     char lb[128];
+    attn_region regs[16];
+    int n_regs = 0, lens = -1, *in_region = base_alloc((size_t)g->n_nodes * sizeof *in_region + 1);
+    if (!in_region) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status frc = find_regions(g, ctx, regs, 16, &n_regs, in_region);
+    if (frc) return base_free(in_region), frc;
     for (int i = 0; i < g->n_nodes; i++) { /* token-wise: per-sequence tensors are [B, len, static...] */
         const ir_shape *s = &g->nodes[i].shape;
-        if (!s->rag[0]) continue;
+        if (!s->rag[0] || in_region[i]) continue;
         int ok = s->ndim >= 2 && s->rag[1] == 1 && g->nodes[i].op != IR_OP_KERNEL;
         for (int d = 2; d < s->ndim; d++) ok &= !s->rag[d];
-        if (!ok)
-            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: only token-wise ragged programs run yet (every per-sequence tensor "
-                           "[batch, len, static dims...]); per-sequence operators such as attention do not (docs/ragged.md)",
-                           ir_node_label(g, i, lb, sizeof lb));
+        if (!ok) {
+            base_free(in_region);
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: a per-sequence operator that is not an attention over each sequence's "
+                           "own positions (token-wise operators and attention run; docs/ragged.md)", ir_node_label(g, i, lb, sizeof lb));
+        }
     }
     ir_graph *o = ir_graph_new();
     int *map = base_alloc((size_t)g->n_nodes * sizeof *map + 1);
     mg_status rc = o && map ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    /* what the outputs need: dead nodes would read as uses (a projection read by both its
+     * heads' reshape and the scale before seqattn is no epilogue) */
+    int *need = rc ? NULL : base_calloc((size_t)g->n_nodes + 1, sizeof *need);
+    if (!rc && !need) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int k = 0; !rc && k < g->n_outputs; k++) need[g->outputs[k]] = 1;
+    for (int i = g->n_nodes - 1; !rc && i >= 0; i--) {
+        if (!need[i]) continue;
+        const attn_region *R = in_region[i] ? &regs[in_region[i] - 1] : NULL;
+        if (R && R->out == i) {
+            need[R->sop && g->nodes[R->q].op == IR_OP_RESHAPE ? g->nodes[R->q].in[0] : R->q] = 1;
+            need[R->k] = need[R->v] = 1;
+        } else if (!R)
+            for (int k = 0; k < g->nodes[i].n_in; k++) need[g->nodes[i].in[k]] = 1;
+    }
+    if (!rc && n_regs) { /* the lengths, input 0: f32[B] */
+        ir_shape ls = {.ndim = 1, .d = {g->lens[0].count}};
+        lens = ir_add_input(o, ctx, g->lens[0].name, MG_F32, &ls);
+        if (lens < 0) rc = (mg_status)-lens;
+    }
     for (int i = 0; !rc && i < g->n_nodes; i++) {
         const ir_node *n = &g->nodes[i];
         int tok = n->shape.rag[0] != 0, r;
-        if (n->op == IR_OP_INPUT) {
+        if ((in_region[i] && regs[in_region[i] - 1].out != i) || (!need[i] && n->op != IR_OP_INPUT)) {
+            map[i] = -1;
+            continue;
+        }
+        if (in_region[i]) {
+            r = emit_seqattn(o, ctx, g, &regs[in_region[i] - 1], map, lens, T);
+        } else if (n->op == IR_OP_INPUT) {
             ir_shape s;
             token_shape(&n->shape, T, &s);
             r = ir_add_input(o, ctx, n->name, n->dtype, &s);
@@ -369,7 +554,7 @@ mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **ou
         int e = ir_add_output(o, ctx, map[g->outputs[k]]);
         if (e < 0) rc = (mg_status)-e;
     }
-    base_free(map);
+    base_free(map), base_free(in_region), base_free(need);
     if (rc) {
         ir_graph_free(o);
         return rc;

@@ -29,6 +29,14 @@ enum { SP_O, SP_A, SP_B, SP_E, SP_V };
 #endif
 /* the default, then 128-wide columns, fewer splits, more splits (docs/notes/2026-11-27-s22.md) */
 const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL}, {128, LW_SPLIT_FILL}, {LW_BN, 50}, {LW_BN, 300}};
+#ifndef LW_BIG
+#define LW_BIG 128 /* LW_BIG x LW_BIG output tiles when a product has LW_BIG_WAVES waves of them (0: never; H100,
+                    * docs/notes/2026-11-28-s26.md: FFN over 46,720 tokens 902.9 -> 651.4 us, the encoder on race
+                    * b32 1,001 -> 811, squad b32 465 -> 404; smaller products keep 64 x 64) */
+#endif
+#ifndef LW_BIG_WAVES
+#define LW_BIG_WAVES 2
+#endif
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
 #endif
@@ -358,6 +366,15 @@ static void scan(lw *L, int i, group *G, int depth, int under) {
     for (int k = 0; k < n->n_in; k++) scan(L, n->in[k], G, depth + 1, under || n->op == IR_OP_MATMUL);
 }
 
+/* Is a product of output shape o big: LW_BIG x LW_BIG tiles, LW_BIG_WAVES waves of them on the GPU? */
+static int big_product(const lw *L, const ir_shape *o) {
+    const int64_t big = LW_BIG > 0 ? LW_BIG : 1;
+    int r = o->ndim;
+    int64_t m = o->d[r - 2], n = o->d[r - 1], tiles = m / big * (n / big);
+    for (int d = 0; d < r - 2; d++) tiles *= o->d[d];
+    return LW_BIG > 0 && !L->cpu && m % big == 0 && n % big == 0 && tiles >= (int64_t)LW_BIG_WAVES * L->dev->n_sm;
+}
+
 /* Tiles and schedule of form MM for output shape o, try t (0: the first choice; each
  * further try halves the depth tile): 64 x 64 output tiles, 64 deep. With fewer blocks than
  * the GPU has SMs, the depth splits over up to 32 blocks (split-K) while each keeps 4
@@ -375,6 +392,8 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
+    if (big_product(L, o)) /* big tiles for big products */
+        blocks = blocks * bm * bn / ((int64_t)LW_BIG * LW_BIG), bm = bn = LW_BIG;
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
     L->k = k, L->bk = bk, L->split = 1;
@@ -914,8 +933,8 @@ static mg_status setup(lw *L) {
     }
     /* leaves[i * (MAX_LEAVES + 1)]: how many distinct stored tensors node i's recomputed
      * value reads, then their nodes */
-    int *leaves = base_calloc(nn * (MAX_LEAVES + 1), sizeof *leaves);
-    if (!leaves) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    int *leaves = base_calloc(nn * (MAX_LEAVES + 1), sizeof *leaves), *from_mm = base_calloc(nn, sizeof *from_mm);
+    if (!leaves || !from_mm) return base_free(leaves), base_free(from_mm), ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n; i++) {
         const ir_node *nd = &L->g->nodes[i];
         L->mat[i] = nd->op != IR_OP_CONST && (!is_ew(nd->op) || L->is_out[i]);
@@ -939,13 +958,33 @@ static mg_status setup(lw *L) {
             }
         }
         if (over) L->mat[i] = 1, L->depth[i] = 0, li[0] = 0;
-        int mm_in = 0, mm_out = 0;
-        for (int k = 0; k < nd->n_in; k++) mm_in |= L->g->nodes[nd->in[k]].op == IR_OP_MATMUL;
+        /* a matmul's result, directly or through elementwise operators not stored that read
+         * no reduction (relu(X W1 + b1) before W2; not a softmax, which attention forms take) */
+        int mm_in = 0, chain = 0, reads_red = 0, mm_out = 0;
+        for (int k = 0; k < nd->n_in; k++) {
+            mm_in |= L->g->nodes[nd->in[k]].op == IR_OP_MATMUL;
+            chain |= from_mm[nd->in[k]];
+            reads_red |= ir_ops[L->g->nodes[nd->in[k]].op].kind == IR_KIND_REDUCE;
+        }
+        mm_in |= chain && !reads_red;
         for (int c = L->cstart[i]; c < L->cstart[i + 1]; c++) mm_out |= L->g->nodes[L->cons[c]].op == IR_OP_MATMUL;
         if (mm_in && mm_out) L->mat[i] = 1, L->depth[i] = 0;
+        from_mm[i] = mm_in && !reads_red && !L->mat[i];
     }
-    for (int i = 0; i < n; i++) /* what a kernel the program has reads is stored */
-        if (L->g->nodes[i].op == IR_OP_KERNEL)
+    base_free(from_mm);
+    /* a big product's operands are stored, not recomputed as its prologue: its tiles then load
+     * by TMA (opt/tma.c), which a computed operand cannot (the encoder's FFN after a LayerNorm
+     * over 46,720 tokens: docs/notes/2026-11-28-s26.md) */
+    for (int i = 0; i < n; i++)
+        if (L->g->nodes[i].op == IR_OP_MATMUL && big_product(L, &L->g->nodes[i].shape))
+            for (int k = 0; k < 2; k++) {
+                int a = L->g->nodes[i].in[k];
+                if (is_ew(L->g->nodes[a].op)) L->mat[a] = 1, L->depth[a] = 0;
+            }
+    for (int i = 0; i < n; i++) /* what a kernel the program has, a layout or seqattn in use reads is stored (a view of */
+        if (L->g->nodes[i].op == IR_OP_KERNEL || /* it, or its epilogue) */
+            ((ir_ops[L->g->nodes[i].op].kind == IR_KIND_LAYOUT || ir_ops[L->g->nodes[i].op].kind == IR_KIND_SEQ) &&
+             (L->cstart[i] < L->cstart[i + 1] || L->is_out[i])))
             for (int k = 0; k < L->g->nodes[i].n_in; k++)
                 L->mat[L->g->nodes[i].in[k]] |= L->g->nodes[L->g->nodes[i].in[k]].op != IR_OP_CONST;
     base_free(leaves);

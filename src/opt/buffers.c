@@ -70,6 +70,12 @@ static void make_view(op_plan *p, int i) {
     p->view[i] = p->view[a] >= 0 ? p->view[a] : a, p->voff[i] = off;
 }
 
+/* Is kernel-graph node x a program input, or a reshape of one (the same memory)? */
+static int input_data(const ir_graph *g, int x) {
+    while (g->nodes[x].op == IR_OP_RESHAPE) x = g->nodes[x].in[0];
+    return g->nodes[x].op == IR_OP_INPUT;
+}
+
 /* Does body node r, reading iterator x, multiply it by a 16-bit program input's tile and
  * only sum the product (a plain product: no chain, which may split an f32 operand in two
  * halves to keep its precision)? */
@@ -77,7 +83,7 @@ static int plain_product(const ir_graph *g, const ir_node *k, const ir_graph *b,
     const ir_node *m = &b->nodes[r];
     if (m->op != IR_OP_MATMUL || m->dtype != t) return 0;
     int o = m->in[0] == x ? m->in[1] : m->in[0];
-    if (b->nodes[o].op != IR_OP_ITER || g->nodes[k->in[b->nodes[o].index]].op != IR_OP_INPUT) return 0;
+    if (b->nodes[o].op != IR_OP_ITER || !input_data(g, k->in[b->nodes[o].index])) return 0;
     if (base_dtype_size(g->nodes[k->in[b->nodes[o].index]].dtype) != 2) return 0;
     for (int u = 0; u < b->n_nodes; u++)
         for (int e = 0; e < b->nodes[u].n_in; e++)
@@ -85,30 +91,42 @@ static int plain_product(const ir_graph *g, const ir_node *k, const ir_graph *b,
     return 1;
 }
 
-/* Is node i, of a 16-bit type, read only by block kernels whose iterators over it feed
- * nothing but plain products of its type with a program input? Tensor cores round such an
- * operand to that type as they load it (codegen/cuda/mma.c), so storing it rounded already
- * is the same sum, half the bytes, and a tile TMA can load (opt/tma.c). */
-static int mm_operand_only(const ir_graph *g, int i) {
+enum { OP_BIG_OPERAND = 1 << 22 }; /* elements: a big product's operand (op_plan_buffers) */
+static int mm_operand_only(const ir_graph *g, int i);
+
+/* How node i (of a 16-bit type) is read: *products counts the readers that take it only as
+ * plain products' operands (block kernels whose iterators over it feed nothing else) or as
+ * seqattn's Q, K or V (directly or through such reshapes), *others every other reader. */
+static void mm_readers(const ir_graph *g, int i, int *products, int *others) {
     mg_dtype t = g->nodes[i].dtype;
-    int users = 0;
-    if (t != MG_F16 && t != MG_BF16) return 0;
+    *products = *others = 0;
+    if (t != MG_F16 && t != MG_BF16) return;
     for (int u = 0; u < g->n_nodes; u++) {
         const ir_node *k = &g->nodes[u];
         for (int q = 0; q < k->n_in; q++) {
             if (k->in[q] != i) continue;
-            if (k->op != IR_OP_KERNEL || !k->body) return 0;
-            users++;
-            const ir_graph *b = k->body;
-            for (int x = 0; x < b->n_nodes; x++) {
+            int plain = (k->op == IR_OP_SEQATTN && q < 3) || (k->op == IR_OP_RESHAPE && mm_operand_only(g, u)) ||
+                        (k->op == IR_OP_KERNEL && k->body);
+            const ir_graph *b = k->op == IR_OP_KERNEL ? k->body : NULL;
+            for (int x = 0; plain && b && x < b->n_nodes; x++) {
                 if (b->nodes[x].op != IR_OP_ITER || b->nodes[x].index != q) continue;
                 for (int r = 0; r < b->n_nodes; r++)
                     for (int e = 0; e < b->nodes[r].n_in; e++)
-                        if (b->nodes[r].in[e] == x && !plain_product(g, k, b, r, x, t)) return 0;
+                        if (b->nodes[r].in[e] == x && !plain_product(g, k, b, r, x, t)) plain = 0;
             }
+            plain ? (*products)++ : (*others)++;
         }
     }
-    return users > 0;
+}
+/* Is node i, of a 16-bit type, read only by block kernels whose iterators over it feed
+ * nothing but plain products of its type with a program input, or as seqattn's Q, K or V
+ * (directly or through reshapes)? Tensor cores round such an operand to that type as they
+ * load it (codegen/cuda/mma.c, cuda/lib/seqattn.cuh), so storing it rounded already is the
+ * same sum, half the bytes, and a tile TMA can load (opt/tma.c). */
+static int mm_operand_only(const ir_graph *g, int i) {
+    int products, others;
+    mm_readers(g, i, &products, &others);
+    return products > 0 && !others;
 }
 
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
@@ -135,7 +153,14 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         const ir_node *n = &g->nodes[i];
         int is_out = 0;
         for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
-        if (n->op != IR_OP_INPUT && !is_out && !mm_operand_only(g, i)) p->store[i] = MG_F32;
+        /* a big tensor (OP_BIG_OPERAND elements) that a plain product reads is stored in its
+         * 16-bit type too, its other readers taking the rounded value (2^-11 relative for
+         * f16): the product's tiles then load by TMA (lower.c stores a big product's operands;
+         * the encoder's FFN after a LayerNorm, docs/notes/2026-11-28-s26.md) */
+        int products, others;
+        mm_readers(g, i, &products, &others);
+        int sixteen = products > 0 && (!others || ir_numel(&n->shape) >= OP_BIG_OPERAND);
+        if (n->op != IR_OP_INPUT && !is_out && !sixteen) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
         p->view[i] = -1, p->voff[i] = 0;
         if (!is_out && p->buf[i] >= 0 && p->opts.views) make_view(p, i);

@@ -22,7 +22,8 @@ int64_t op_tma_row(const op_plan *p, int kx) {
 }
 
 /* Can iterator x's tile load as TMA boxes: [R, C] of a 16-bit type stored as its source's, the
- * source's rows contiguous, 16-byte aligned (and not a view: the map starts at the buffer),
+ * source's rows contiguous, 16-byte aligned (a view only as a reshape: the map starts at its
+ * first element, 16-byte aligned by make_view, and its rows are the buffer's),
  * C a multiple of 64 (128-byte box rows) or 32 (one box of 64-byte rows), R a multiple of 8 up
  * to 256 (a box's rows) or below 8 (a swapped product's A, in boxes of 8 rows)? */
 static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kernel *k, int x) {
@@ -30,7 +31,7 @@ static int tile_ok(const op_plan *p, int knode, const ir_graph *b, const op_kern
     int kx = p->g->nodes[knode].in[b->nodes[x].index];
     const int64_t *fst = p->kst[kx], row = op_tma_row(p, kx);
     if (!t->mat || t->colmajor || t->tc.cvt || base_dtype_size(t->store) != 2 || t->store != p->store[kx]) return 0;
-    if (p->view[kx] >= 0 || t->dim[0] != 1 || t->dim[1] != 1 || (t->dim[3] % 64 && t->dim[3] != 32) ||
+    if ((p->view[kx] >= 0 && p->g->nodes[kx].op != IR_OP_RESHAPE) || t->dim[0] != 1 || t->dim[1] != 1 || (t->dim[3] % 64 && t->dim[3] != 32) ||
         (t->dim[2] % 8 && t->dim[2] > 8) || t->dim[2] > 256)
         return 0;
     for (int d = 0; d < 2; d++) /* the leading dims step whole rows: the 2-D view's rows */

@@ -16,6 +16,7 @@ void test_ragged_verify(void);
 void test_ragged_layout(void);
 void test_ragged_field(void);
 void test_ragged_token_form(void);
+void test_ragged_attention(void);
 void test_ragged_random(void);
 
 enum { B = 5, M = 9, H = 16, NH = 2, HD = 8 };
@@ -125,11 +126,14 @@ void test_ragged_lengths(void) {
     CHECK(mg_eval_float(ctx, p, 0, (const double *const *)in, out) == MG_ERR_INVALID && strstr(mg_ctx_error(ctx), "not bound"));
     CHECK(mg_program_bind_lengths(ctx, p, "len", ok, B) == MG_OK);
     CHECK(mg_program_input(p, 0, &d) == MG_OK && d.numel == 17 * H && d.dims[1] == M);
-    /* the stages not built yet refuse, naming the program as ragged */
+    /* it runs and lowers in token form (attention as seqattn: test_ragged_attention) */
     mg_run_report rr;
-    CHECK(mg_run(ctx, p, NULL, NULL, &rr) == MG_ERR_UNSUPPORTED && strstr(mg_ctx_error(ctx), "ragged"));
-    mg_program *low = NULL;
-    CHECK(mg_program_lower(ctx, p, &low) == MG_ERR_UNSUPPORTED && !low);
+    mg_run_opts ro = {.backend = MG_BACKEND_C, .reps = 1};
+    CHECK(mg_run(ctx, p, NULL, &ro, &rr) == MG_OK && rr.ok);
+    mg_program *low = NULL; /* lowered in token form: its input 0 the lengths */
+    CHECK(mg_program_lower(ctx, p, &low) == MG_OK && low && mg_program_input(low, 0, &d) == MG_OK && d.dtype == MG_F32 &&
+          d.ndim == 1 && d.dims[0] == B);
+    mg_program_free(low);
     mg_program_free(p);
     mg_ctx_free(ctx);
 }
@@ -279,6 +283,9 @@ void test_ragged_field(void) {
     mg_ctx_free(ctx);
 }
 
+/* a per-sequence operator that is not an attention: a sum over the ragged dim */
+static const char *PERSEQ = "lengths len[2] max=5\ninput x : f32[2, len, 4]\ny = x + sum(x, dim=1)\noutput y\n";
+
 /* A token-wise ragged program (an FFN with a residual and a LayerNorm) in token form: the
  * static program over its T tokens gives, on the packed inputs, what the per-sequence
  * reference gives; then it runs on the C backend (generated, compiled, checked by mg_run);
@@ -318,8 +325,8 @@ void test_ragged_token_form(void) {
     mg_run_report rr;
     CHECK(mg_run(ctx, p, NULL, &o, &rr) == MG_OK && rr.ok);
     ir_graph_free(t);
-    ir_graph *a = unit_parse(RAGGED);
-    CHECK(ir_token_form(a, &c2, 10, &t) == MG_ERR_UNSUPPORTED && strstr(c2.msg, "only token-wise") && !t);
+    ir_graph *a = unit_parse(PERSEQ);
+    CHECK(ir_token_form(a, &c2, 10, &t) == MG_ERR_UNSUPPORTED && strstr(c2.msg, "not an attention") && !t);
     ir_graph_free(a), ir_graph_free(g);
     mg_program_free(p);
     mg_ctx_free(ctx);
@@ -427,4 +434,82 @@ void test_ragged_random(void) {
         free(x), free(y);
         ir_graph_free(g);
     }
+}
+
+/* Attention over each sequence's own keys in token form (seqattn): every way of writing it
+ * the matcher takes (scale after the product as * c, c *, / c, or none; the maximum
+ * subtracted or not; normalised before or after the product with V; K and V the same tensor
+ * as Q or not) gives, on the packed inputs with junk capacity rows, what the per-sequence
+ * reference gives on the tokens (f32, within 1e-5 of the largest value: seqattn scales Q
+ * before the product, one rounding apart), and 0 attention on the capacity rows; then it runs
+ * on the C backend through mg_run. An attention whose scores are read elsewhere is refused
+ * by name. */
+void test_ragged_attention(void) {
+    static const char *scale[] = {" * 0.5", " / 4", "", "0.25 * "};
+    rng r = {0x61747400000001ull};
+    const int64_t len[5] = {3, 0, 9, 1, 5};
+    enum { T = 18, CAP = 24, C = 8 };
+    for (int var = 0; var < 16; var++) {
+        char src[2048];
+        const char *sc = scale[var % 4];
+        int pre = sc[0] == '0', maxsub = var / 4 % 2, after = var / 8, same = var % 3 == 0;
+        char sexpr[160], eexpr[96], oexpr[160];
+        snprintf(sexpr, sizeof sexpr, "%smatmul(q, transpose(%s, perm=[0, 1, 3, 2]))%s", pre ? sc : "", same ? "q" : "k",
+                 pre ? "" : sc);
+        snprintf(eexpr, sizeof eexpr, maxsub ? "exp(s - max(s, dim=-1))" : "exp(s)");
+        snprintf(oexpr, sizeof oexpr, after ? "matmul(e, %s) / sum(e, dim=-1)" : "matmul(e / sum(e, dim=-1), %s)", same ? "q" : "v");
+        snprintf(src, sizeof src,
+                 "lengths len[5] max=9\ninput x : f32[5, len, 8]\ninput wq : f32[1, 8, 8]\ninput wk : f32[1, 8, 8]\n"
+                 "input wv : f32[1, 8, 8]\n"
+                 "q = transpose(reshape(matmul(x, wq), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n%s"
+                 "s = %s\ne = %s\na = reshape(transpose(%s, perm=[0, 2, 1, 3]), shape=[5, len, 8])\ny = a * 2 + x\noutput y\n",
+                 same ? "" : "k = transpose(reshape(matmul(x, wk), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n"
+                             "v = transpose(reshape(matmul(x, wv), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n",
+                 sexpr, eexpr, oexpr);
+        mg_ctx *ctx = mg_ctx_new();
+        mg_program *p = NULL;
+        CHECK(mg_program_parse(ctx, src, strlen(src), "attn.mu", &p) == MG_OK);
+        CHECK(mg_program_bind_lengths(ctx, p, "len", len, 5) == MG_OK);
+        ir_graph *g = unit_parse(src), *t = NULL;
+        mg_ctx c2 = {{0}};
+        CHECK_MSG(ir_token_form(g, &c2, CAP, &t) == MG_OK, "variant %d: %s", var, c2.msg);
+        int n_sa = 0;
+        for (int i = 0; t && i < t->n_nodes; i++) n_sa += t->nodes[i].op == IR_OP_SEQATTN;
+        CHECK_MSG(n_sa == 1, "variant %d: %d seqattn nodes", var, n_sa);
+        if (p && t && n_sa == 1) {
+            double x[CAP * C], w[3][64], lens[5], yr[T * C], yt[CAP * C];
+            for (int i = 0; i < CAP * C; i++) x[i] = rng_uniform(&r) * 2 - 1;
+            for (int m = 0; m < 3; m++)
+                for (int i = 0; i < 64; i++) w[m][i] = rng_uniform(&r) * 2 - 1;
+            for (int b = 0; b < 5; b++) lens[b] = (double)len[b];
+            for (int i = 0; i < CAP * C; i++) yt[i] = NAN;
+            const double *in[4] = {x, w[0], w[1], w[2]}, *tin[5] = {lens, x, w[0], w[1], w[2]};
+            double *o1[1] = {yr}, *o2[1] = {yt};
+            CHECK(mg_eval_float(ctx, p, 0, in, o1) == MG_OK);
+            CHECK(unit_feval(t, 0, tin, o2) == MG_OK);
+            double big = 0, err = 0;
+            for (int i = 0; i < T * C; i++) big = fmax(big, fabs(yr[i])), err = fmax(err, fabs(yr[i] - yt[i]));
+            int pad = 1;
+            for (int i = T * C; i < CAP * C; i++) pad &= yt[i] == (double)(float)x[i];
+            CHECK_MSG(err <= 1e-5 * big && pad, "variant %d: token form off by %g (largest %g), capacity rows %s", var, err, big,
+                      pad ? "right" : "wrong");
+        }
+        if (var < 2) { /* generated, compiled, checked against the token form's reference */
+            mg_run_opts o = {.backend = MG_BACKEND_C, .reps = 1};
+            mg_run_report rr;
+            CHECK(mg_run(ctx, p, NULL, &o, &rr) == MG_OK && rr.ok);
+        }
+        ir_graph_free(t), ir_graph_free(g);
+        mg_program_free(p);
+        mg_ctx_free(ctx);
+    }
+    static const char *LEAK = "lengths len[2] max=5\ninput x : f32[2, len, 4]\n"
+                              "q = transpose(reshape(x, shape=[2, len, 2, 2]), perm=[0, 2, 1, 3])\n"
+                              "s = matmul(q, transpose(q, perm=[0, 1, 3, 2]))\ne = exp(s)\n"
+                              "a = reshape(transpose(matmul(e / sum(e, dim=-1), q), perm=[0, 2, 1, 3]), shape=[2, len, 4])\n"
+                              "z = reshape(transpose(matmul(e, q), perm=[0, 2, 1, 3]), shape=[2, len, 4])\ny = a + z\noutput y\n";
+    ir_graph *g = unit_parse(LEAK), *t = NULL;
+    mg_ctx c2 = {{0}};
+    CHECK(ir_token_form(g, &c2, 10, &t) == MG_ERR_UNSUPPORTED && strstr(c2.msg, "only the attention's result") && !t);
+    ir_graph_free(g);
 }

@@ -1,0 +1,144 @@
+/* seqattn (ops.def, docs/ragged.md): attention within each sequence of a packed batch, one
+ * block of 4 warps per work item (sequence b, 64-query tile, head h), FlashAttention's loop
+ * over 64-key tiles of the sequence's own keys with the running maximum and sum, products on
+ * mma.sync (f16 or bf16, BF). q, k, v, out: [T, H, D] rows; lens[B]: the lengths as floats.
+ *
+ * Work items come longest sequence first (CORA's balancing: a sequence's work grows as its
+ * length squared), every head of an item adjacent: block x = item * H + h. Each block finds
+ * its item from the lengths (prefix sums over B in shared memory, no prelude launch): item
+ * ranks order sequences by tile count, then index. Blocks past the last item write the zero
+ * rows past the last sequence. Keys past a sequence's end score -inf; query rows past it are
+ * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of 128. */
+#define MG_NEG_INF __int_as_float(0xff800000)
+template <int D, bool BF, typename TI, typename TO>
+MG_DI void mg_seqattn(TO *__restrict__ out, const TI *__restrict__ q, const TI *__restrict__ k,
+                      const TI *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
+    constexpr int BM = 64, BN = 64, LD = D + 8, CH = D / 8; /* CH 16-byte chunks a row */
+    static_assert(D % 16 == 0 && D <= 128, "head dim a multiple of 16, at most 128");
+    __shared__ __align__(16) unsigned short ks[BN * LD], vs[BN * LD];
+    __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
+    const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
+    const int lane = tid & 31, wi = tid >> 5, g = lane >> 2, t = lane & 3;
+    if (tid == 0) s_b = -1, s_items = 0, s_sum = 0;
+    for (int b = tid; b < B; b += blockDim.x) {
+        const float L = lens[b];
+        sl[b] = L > 0.0f ? (L < (float)T ? (int)L : T) : 0;
+    }
+    __syncthreads();
+    for (int b = tid; b < B; b += blockDim.x) {
+        const int L = sl[b], nt = (L + BM - 1) / BM;
+        int start = 0, off = 0;
+        for (int c = 0; c < B; c++) {
+            const int Lc = sl[c], ntc = (Lc + BM - 1) / BM;
+            start += ntc > nt || (ntc == nt && c < b) ? ntc : 0;
+            off += c < b ? Lc : 0;
+        }
+        atomicAdd(&s_items, nt), atomicAdd(&s_sum, L);
+        if (w >= start && w < start + nt) s_b = b, s_tile = w - start, s_off = off, s_len = min(L, T - off);
+    }
+    __syncthreads();
+    mg_grid_wait(); /* the previous kernel's results: q, k, v */
+    const int HD = H * D;
+    if (s_b < 0) { /* past the items: the rows past the last sequence are 0 */
+        const int r0 = s_sum + (w - s_items) * BM;
+        for (int e = tid; e < BM * D; e += blockDim.x) {
+            const int r = r0 + e / D;
+            if (w >= s_items && r >= s_sum && r < T) mg_put(&out[(long long)r * HD + h * D + e % D], 0.0f);
+        }
+        return;
+    }
+    const int off = s_off, L = s_len, q0 = s_tile * BM;
+    const long long base = (long long)off * HD + h * D;
+    /* this warp's 16 query rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
+    unsigned qf[D / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = q0 + wi * 16 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
+            qf[kk][r] = row < L ? *(const unsigned *)&q[base + (long long)row * HD + col] : 0u;
+        }
+    float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {0.0f, 0.0f};
+    const int ntiles = (L + BN - 1) / BN;
+    uint4 kr[BN * CH / 128], vr[BN * CH / 128];
+    auto fetch = [&](int kt) { /* key tile kt into registers; rows past L are 0 */
+#pragma unroll
+        for (int i = 0; i < BN * CH / 128; i++) {
+            const int c = tid + i * 128, row = kt * BN + c / CH, col = c % CH * 8;
+            const long long a = base + (long long)row * HD + col;
+            kr[i] = row < L ? *(const uint4 *)&k[a] : make_uint4(0, 0, 0, 0);
+            vr[i] = row < L ? *(const uint4 *)&v[a] : make_uint4(0, 0, 0, 0);
+        }
+    };
+    fetch(0);
+    for (int kt = 0; kt < ntiles; kt++) {
+        __syncthreads(); /* the previous tile's readers are done */
+#pragma unroll
+        for (int i = 0; i < BN * CH / 128; i++) {
+            const int c = tid + i * 128, row = c / CH, col = c % CH * 8;
+            *(uint4 *)&ks[row * LD + col] = kr[i], *(uint4 *)&vs[row * LD + col] = vr[i];
+        }
+        __syncthreads();
+        if (kt + 1 < ntiles) fetch(kt + 1); /* in flight during this tile's products */
+        float s[BN / 8][4];
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++) {
+            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+            for (int kk = 0; kk < D / 16; kk++) {
+                const unsigned *kp = (const unsigned *)&ks[(j * 8 + g) * LD + kk * 16 + 2 * t];
+                const unsigned bf[2] = {kp[0], kp[4]};
+                mg_mma<BF>(s[j], qf[kk], bf);
+            }
+        }
+        float mx[2] = {m[0], m[1]};
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int key = kt * BN + j * 8 + 2 * t + (r & 1);
+                s[j][r] = key < L ? s[j][r] * 1.4426950408889634f : MG_NEG_INF; /* log2 e: exp2 below */
+                mx[r >> 1] = fmaxf(mx[r >> 1], s[j][r]);
+            }
+        float alpha[2];
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 1));
+            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 2));
+            alpha[h2] = exp2f(m[h2] - mx[h2]), m[h2] = mx[h2], l[h2] *= alpha[h2];
+        }
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) s[j][r] = exp2f(s[j][r] - m[r >> 1]), l[r >> 1] += s[j][r];
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) o[j][r] *= alpha[r >> 1];
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            const unsigned pa[4] = {mg_pack<BF>(s[2 * kk][0], s[2 * kk][1]), mg_pack<BF>(s[2 * kk][2], s[2 * kk][3]),
+                                    mg_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                                    mg_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+            for (int jn = 0; jn < D / 8; jn += 2) {
+                unsigned vb[4];
+                mg_ldm4t(vb, &vs[(kk * 16 + (lane >> 3 & 1) * 8 + (lane & 7)) * LD + (jn + (lane >> 4)) * 8]);
+                mg_mma<BF>(o[jn], pa, vb);
+                mg_mma<BF>(o[jn + 1], pa, vb + 2);
+            }
+        }
+    }
+#pragma unroll
+    for (int h2 = 0; h2 < 2; h2++) {
+        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 1);
+        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 2);
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = q0 + wi * 16 + g + 8 * (r >> 1);
+            if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[j][r] / l[r >> 1]);
+        }
+}

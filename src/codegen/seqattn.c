@@ -1,0 +1,90 @@
+/* codegen/seqattn: the kernel of a seqattn node (ops.def; docs/ragged.md), both targets.
+ * CUDA: a kernel that calls cuda/lib/seqattn.cuh's mg_seqattn (work items longest sequence
+ * first, FlashAttention's loop on mma.sync). C: per (sequence, head) over OpenMP threads, the
+ * reference's steps in float. Both find the sequences from the lengths input at run time,
+ * clamp lengths to [0, tokens left], and write 0 to the rows past the last sequence. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cg_internal.h"
+
+enum { SEQ_MAX_BATCH = 1024 }; /* the CUDA kernel's lengths live in shared memory */
+
+static void emit_c(em *E, const char *const *a, mg_dtype tq, mg_dtype to, int64_t T, int64_t H, int64_t D, int64_t B) {
+    const char *ld = cg_ldfn(tq), *st = cg_stfn(to);
+    sb_printf(E->sb,
+              "    const long long T = %" PRId64 ", H = %" PRId64 ", D = %" PRId64 ", B = %" PRId64 ";\n"
+              "    long long *off = (long long *)malloc((size_t)(B + 1) * sizeof *off), *len = (long long *)malloc((size_t)B * sizeof *len);\n"
+              "    if (!off || !len) abort();\n"
+              "    off[0] = 0;\n"
+              "    for (long long b = 0; b < B; b++) {\n"
+              "        const float L = %s[b];\n"
+              "        len[b] = L > 0.0f ? (L < (float)T ? (long long)L : T) : 0;\n"
+              "        if (len[b] > T - off[b]) len[b] = T - off[b];\n"
+              "        off[b + 1] = off[b] + len[b];\n"
+              "    }\n"
+              "    for (long long e = off[B] * H * D; e < T * H * D; e++) %s[e] = %s(0.0f); /* past the last sequence */\n"
+              "    #pragma omp parallel for collapse(2) schedule(dynamic)\n"
+              "    for (long long b = 0; b < B; b++)\n"
+              "    for (long long h = 0; h < H; h++) {\n"
+              "        const long long L = len[b];\n"
+              "        float *p = (float *)malloc((size_t)(L + 1) * sizeof(float)), *acc = (float *)malloc((size_t)D * sizeof(float));\n"
+              "        if (!p || !acc) abort();\n"
+              "        for (long long i = 0; i < L; i++) {\n"
+              "            const long long qi = ((off[b] + i) * H + h) * D;\n"
+              "            float m = -INFINITY, sum = 0.0f;\n"
+              "            for (long long j = 0; j < L; j++) {\n"
+              "                const long long kj = ((off[b] + j) * H + h) * D;\n"
+              "                float s = 0.0f;\n"
+              "                for (long long d = 0; d < D; d++) s += %s(%s[qi + d]) * %s(%s[kj + d]);\n"
+              "                p[j] = s, m = s > m ? s : m;\n"
+              "            }\n"
+              "            for (long long j = 0; j < L; j++) p[j] = mg_exp(p[j] - m), sum += p[j];\n"
+              "            for (long long d = 0; d < D; d++) acc[d] = 0.0f;\n"
+              "            for (long long j = 0; j < L; j++) {\n"
+              "                const long long vj = ((off[b] + j) * H + h) * D;\n"
+              "                for (long long d = 0; d < D; d++) acc[d] += p[j] * %s(%s[vj + d]);\n"
+              "            }\n"
+              "            for (long long d = 0; d < D; d++) %s[qi + d] = %s(acc[d] / sum);\n"
+              "        }\n"
+              "        free(p), free(acc);\n"
+              "    }\n"
+              "    free(off), free(len);\n}\n\n",
+              T, H, D, B, a[4], a[0], st, ld, a[1], ld, a[2], ld, a[3], a[0], st);
+}
+
+void cg_emit_seqattn(em *E, int j, cg_program *out) {
+    const ir_node *n = &E->g->nodes[j];
+    const op_plan *p = E->p;
+    params ps = {0};
+    cg_op_params(p, j, &ps);
+    char kname[64], lb[128];
+    int stored = ps.n == 5;
+    for (int k = 0; k < 4 && stored; k++) stored = ps.node[k + 1] == n->in[k];
+    mg_dtype tq = p->store[n->in[0]], to = p->store[j];
+    int64_t T = n->shape.d[0], H = n->shape.d[1], D = n->shape.d[2], B = E->g->nodes[n->in[3]].shape.d[0];
+    ir_node_label(E->g, j, lb, sizeof lb);
+    if (!stored || p->store[n->in[3]] != MG_F32) {
+        E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: seqattn reads stored operands (lengths in f32)", lb);
+        return;
+    }
+    if (E->tg == CG_CUDA && (p->store[n->in[1]] != tq || p->store[n->in[2]] != tq || tq == MG_F32 || D % 16 || D > 128 ||
+                             B > SEQ_MAX_BATCH || ((T + 63) / 64 + B + 1) * H >= INT32_MAX)) {
+        E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: the GPU's seqattn takes Q, K, V stored alike in f16 or bf16, a head "
+                        "dim that is a multiple of 16 up to 128, and at most %d sequences", lb, SEQ_MAX_BATCH);
+        return;
+    }
+    const char *a[5];
+    for (int k = 0; k < 5; k++) a[k] = E->names[ps.node[k]];
+    snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
+    sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
+    cg_signature(E, kname, &ps, 128, E->names, 0);
+    unsigned grid[3] = {1, 1, 1};
+    if (E->tg == CG_CUDA) {
+        cg_uses(E, CG_LIB_SEQATTN);
+        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
+                  tq == MG_BF16 ? "true" : "false", a[0], a[1], a[2], a[3], a[4], T, H, B);
+        grid[0] = (unsigned)(((T + 63) / 64 + B + 1) * H);
+    } else emit_c(E, a, tq, to, T, H, D, B);
+    cg_record_launch(E, out, kname, j, &ps, grid, E->tg == CG_CUDA ? 128 : 1, 0);
+}
