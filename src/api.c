@@ -96,7 +96,7 @@ int mg_program_n_outputs(const mg_program *prog) { return prog ? prog->g->n_outp
 mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what) {
     if (!g || !g->n_lens) return MG_OK;
     return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s of a ragged program (lengths %s) is not supported yet (docs/ragged.md "
-                   "says what runs: the evaluators, verification, and token-wise programs through mugen run)", what, g->lens[0].name);
+                   "says what runs: the evaluators, verification, and run, emit and lower with bound lengths)", what, g->lens[0].name);
 }
 
 /* Packed element count of a tensor of shape s under prog's bound lengths; 0 when one is unbound. */

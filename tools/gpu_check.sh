@@ -55,6 +55,13 @@ for f in cola mnli race squad; do
         done
     done
 done
+# seqattn over operands of mixed store types (f16, f32, f16), lengths with 0 and the maximum
+printf '17\n0\n40\n5\n' >"$OUTD/ra.txt"
+echo "== mugen run --backend gpu tests/codegen/ragged_attention.mu" >>"$log"
+if "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/ra.txt" tests/codegen/ragged_attention.mu >>"$log" 2>&1; then
+    pass=$((pass + 1)); r=ok
+else failn=$((failn + 1)); r=FAIL; fi
+printf 'ragged attention, mixed store types %s\n' "$r" | tee -a "$OUTD/summary.txt"
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \

@@ -141,6 +141,10 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.rc) E.rc = fill_buffers(p, ctx, out);
     out->sync_buf = -1, out->trace_at = -1;
     int one = t == CG_CUDA && (p->fused || p->clustered); /* one launch for all kernels */
+    for (int i = 0; !E.rc && one && p->fused && i < g->n_nodes; i++)
+        if (g->nodes[i].op == IR_OP_SEQATTN)
+            E.rc = ctx_err(ctx, MG_ERR_UNSUPPORTED, "seqattn does not run inside one persistent launch yet (--megakernel, "
+                           "--persist, --queues); it runs as a kernel of its own without them (docs/ragged.md)");
     if (!E.rc && one) p->clustered ? cg_cuda_emit_clustered(&E, out, &a) : cg_cuda_emit_fused(&E, out, &a);
     for (int i = 0; !E.rc && !one && i < g->n_nodes; i++) {
         if (!cg_is_launch(p, i)) continue;

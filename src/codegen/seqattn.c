@@ -10,8 +10,8 @@
 
 enum { SEQ_MAX_BATCH = 1024 }; /* the CUDA kernel's lengths live in shared memory */
 
-static void emit_c(em *E, const char *const *a, mg_dtype tq, mg_dtype to, int64_t T, int64_t H, int64_t D, int64_t B) {
-    const char *ld = cg_ldfn(tq), *st = cg_stfn(to);
+static void emit_c(em *E, const char *const *a, const mg_dtype *ti, mg_dtype to, int64_t T, int64_t H, int64_t D, int64_t B) {
+    const char *st = cg_stfn(to);
     sb_printf(E->sb,
               "    const long long T = %" PRId64 ", H = %" PRId64 ", D = %" PRId64 ", B = %" PRId64 ";\n"
               "    long long *off = (long long *)malloc((size_t)(B + 1) * sizeof *off), *len = (long long *)malloc((size_t)B * sizeof *len);\n"
@@ -50,7 +50,7 @@ static void emit_c(em *E, const char *const *a, mg_dtype tq, mg_dtype to, int64_
               "        free(p), free(acc);\n"
               "    }\n"
               "    free(off), free(len);\n}\n\n",
-              T, H, D, B, a[4], a[0], st, ld, a[1], ld, a[2], ld, a[3], a[0], st);
+              T, H, D, B, a[4], a[0], st, cg_ldfn(ti[0]), a[1], cg_ldfn(ti[1]), a[2], cg_ldfn(ti[2]), a[3], a[0], st);
 }
 
 void cg_emit_seqattn(em *E, int j, cg_program *out) {
@@ -61,17 +61,18 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     char kname[64], lb[128];
     int stored = ps.n == 5;
     for (int k = 0; k < 4 && stored; k++) stored = ps.node[k + 1] == n->in[k];
-    mg_dtype tq = p->store[n->in[0]], to = p->store[j];
+    mg_dtype ti[3] = {p->store[n->in[0]], p->store[n->in[1]], p->store[n->in[2]]}, to = p->store[j];
+    int bf = 0; /* the products' type: the first 16-bit operand's (f16 when all are f32) */
+    for (int k = 2; k >= 0; k--) bf = ti[k] == MG_BF16 ? 1 : ti[k] == MG_F16 ? 0 : bf;
     int64_t T = n->shape.d[0], H = n->shape.d[1], D = n->shape.d[2], B = E->g->nodes[n->in[3]].shape.d[0];
     ir_node_label(E->g, j, lb, sizeof lb);
     if (!stored || p->store[n->in[3]] != MG_F32) {
         E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: seqattn reads stored operands (lengths in f32)", lb);
         return;
     }
-    if (E->tg == CG_CUDA && (p->store[n->in[1]] != tq || p->store[n->in[2]] != tq || tq == MG_F32 || D % 16 || D > 128 ||
-                             B > SEQ_MAX_BATCH || ((T + 63) / 64 + B + 1) * H >= INT32_MAX)) {
-        E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: the GPU's seqattn takes Q, K, V stored alike in f16 or bf16, a head "
-                        "dim that is a multiple of 16 up to 128, and at most %d sequences", lb, SEQ_MAX_BATCH);
+    if (E->tg == CG_CUDA && (D % 16 || D > 128 || B > SEQ_MAX_BATCH || ((T + 63) / 64 + B + 1) * H >= INT32_MAX)) {
+        E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: the GPU's seqattn takes a head dim that is a multiple of 16 up to "
+                        "128 and at most %d sequences", lb, SEQ_MAX_BATCH);
         return;
     }
     const char *a[5];
@@ -83,8 +84,8 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);
         sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
-                  tq == MG_BF16 ? "true" : "false", a[0], a[1], a[2], a[3], a[4], T, H, B);
+                  bf ? "true" : "false", a[0], a[1], a[2], a[3], a[4], T, H, B);
         grid[0] = (unsigned)(((T + 63) / 64 + B + 1) * H);
-    } else emit_c(E, a, tq, to, T, H, D, B);
+    } else emit_c(E, a, ti, to, T, H, D, B);
     cg_record_launch(E, out, kname, j, &ps, grid, E->tg == CG_CUDA ? 128 : 1, 0);
 }

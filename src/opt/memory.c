@@ -7,10 +7,7 @@
 #define OP_MAX_STAGES 4
 #endif
 enum { MAX_STAGES = OP_MAX_STAGES }; /* deepest software pipeline tried for iterator tiles */
-#ifndef OP_MAX_TMA_STAGES
-#define OP_MAX_TMA_STAGES 6
-#endif
-enum { MAX_TMA_STAGES = OP_MAX_TMA_STAGES }; /* the same for TMA-loaded tiles (op_kernel.tma): with one stage
+enum { MAX_TMA_STAGES = 6 }; /* the same for TMA-loaded tiles (op_kernel.tma): with one stage
                               * read by the wgmmas still in flight, 4 are ahead of the loop
                               * (bench/micro/gemm/wg_gemm.cu: 5-6 stages fastest) */
 

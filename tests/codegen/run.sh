@@ -207,6 +207,12 @@ for c in "cola 32" "race 128"; do
     "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 && grep -q "mg_seqattn<64" "$T/out" &&
         ok || bad "ragged encoder_b$2 on $1: NVRTC: $(tail -c 400 "$T/out")"
 done
+# seqattn over operands stored f16, f32, f16 (lengths 17, 0, 40, 5): NVRTC, and C checked
+printf '17\n0\n40\n5\n' >"$T/ra.txt"
+"$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
+    grep -q "const float \*__restrict__ g_t12" "$T/out" && ok || bad "ragged_attention.mu: NVRTC or store types: $(tail -c 400 "$T/out")"
+if "$M" run --backend c --reps 2 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
+    grep -q "^ok on C" "$T/out"; then ok; else bad "ragged_attention.mu on C: $(head -c 600 "$T/out")"; fi
 # asking for the GPU where there is none
 if [ ! -e /dev/nvidia0 ]; then
     "$B/run-program" examples/lora.mu >"$T/out" 2>&1

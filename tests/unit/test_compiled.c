@@ -19,6 +19,7 @@ void test_compiled_errors(void);
 void test_compiled_threads(void);
 void test_compiled_fake_gpu(void);
 void test_compiled_ragged(void);
+void test_compiled_ragged_attention(void);
 
 enum { MAX_IO = 16 };
 
@@ -642,6 +643,71 @@ void test_compiled_ragged(void) {
         compare_ref(&s, "ragged ffn");
         bufset_free(&s);
     }
+    mg_compiled_free(c);
+    mg_program_free(p);
+    mg_ctx_free(ctx);
+}
+
+/* A ragged program with attention through the library: compiled for the C target in token
+ * form, its input 0 the lengths (f32[batch], named as the declaration), every token buffer of
+ * capacity rows; launched with the lengths, junk in the capacity rows, the output poisoned;
+ * the tokens' rows compared with the per-sequence reference (mg_eval_float on packed
+ * tensors) within the f16 tolerance, the capacity rows of the attention 0 (y = a + x there). */
+void test_compiled_ragged_attention(void) {
+    static const char *SRC = "lengths len[4] max=40\ninput x : f16[4, len, 32]\ninput wq : f16[1, 32, 32]\n"
+                             "input wv : f16[1, 32, 32]\n"
+                             "q = transpose(reshape(matmul(x, wq), shape=[4, len, 2, 16]), perm=[0, 2, 1, 3])\n"
+                             "v = transpose(reshape(matmul(x, wv), shape=[4, len, 2, 16]), perm=[0, 2, 1, 3])\n"
+                             "s = matmul(q, transpose(q, perm=[0, 1, 3, 2])) * 0.25\ne = exp(s - max(s, dim=-1))\n"
+                             "a = reshape(transpose(matmul(e / sum(e, dim=-1), v), perm=[0, 2, 1, 3]), shape=[4, len, 32])\n"
+                             "y = a + x\noutput y\n";
+    enum { B = 4, C = 32, T = 62, CAP = 128 };
+    const int64_t len[B] = {17, 0, 40, 5};
+    mg_ctx *ctx = mg_ctx_new();
+    mg_program *p = NULL;
+    mg_compiled *c = NULL;
+    CHECK(mg_program_parse(ctx, SRC, strlen(SRC), "ra.mu", &p) == MG_OK);
+    CHECK(p && mg_program_bind_lengths(ctx, p, "len", len, B) == MG_OK);
+    mg_compile_opts o = {.target = MG_TARGET_C};
+    mg_status rc = p ? mg_compile(ctx, p, NULL, &o, &c) : MG_ERR_INVALID;
+    CHECK_MSG(rc == MG_OK && c, "mg_compile: %s", mg_ctx_error(ctx));
+    mg_compiled_info info;
+    mg_tensor_desc dl, dx, dy;
+    if (c && !mg_compiled_get_info(c, &info) && info.n_inputs == 4 && info.n_outputs == 1 && !mg_compiled_input(c, 0, &dl) &&
+        !mg_compiled_input(c, 1, &dx) && !mg_compiled_output(c, 0, &dy)) {
+        CHECK(!strcmp(dl.name, "len") && dl.dtype == MG_F32 && dl.numel == B);
+        CHECK(dx.numel == CAP * C && dy.numel == CAP * C);
+        rng r = {0x7261747400000001ull};
+        float *lf = aligned(16, B * sizeof(float));
+        void *in[4] = {lf, aligned(16, CAP * C * 2), aligned(16, C * C * 2), aligned(16, C * C * 2)};
+        void *out[1] = {aligned(16, CAP * C * 2)}, *ws = aligned(MG_LAUNCH_ALIGN, info.workspace_bytes + 1);
+        double *x = malloc(CAP * C * sizeof(double)), *wq = malloc(C * C * sizeof(double)), *wv = malloc(C * C * sizeof(double));
+        double *ref = malloc(T * C * sizeof(double));
+        for (int b = 0; b < B; b++) lf[b] = (float)len[b];
+        for (int i = 0; i < CAP * C; i++) x[i] = base_round_dtype(rng_uniform(&r) * 2 - 1, MG_F16), store(MG_F16, in[1], i, x[i]);
+        for (int i = 0; i < C * C; i++) {
+            wq[i] = base_round_dtype((rng_uniform(&r) * 2 - 1) * 0.3, MG_F16), store(MG_F16, in[2], i, wq[i]);
+            wv[i] = base_round_dtype((rng_uniform(&r) * 2 - 1) * 0.3, MG_F16), store(MG_F16, in[3], i, wv[i]);
+        }
+        memset(out[0], 0xFF, CAP * C * 2);
+        rc = mg_launch(ctx, c, 4, in, 1, out, ws, info.workspace_bytes, NULL);
+        CHECK_MSG(rc == MG_OK, "mg_launch: %s", mg_ctx_error(ctx));
+        const double *pin[3] = {x, wq, wv};
+        double *pout[1] = {ref};
+        CHECK(mg_eval_float(ctx, p, 0, pin, pout) == MG_OK);
+        double num = 0, den = 0;
+        int nan = 0, pad = 1;
+        for (int i = 0; i < T * C; i++) {
+            double g = load(MG_F16, out[0], i);
+            nan += g != g, num += (g - ref[i]) * (g - ref[i]), den += ref[i] * ref[i];
+        }
+        for (int i = T * C; i < CAP * C; i++) pad &= load(MG_F16, out[0], i) == x[i];
+        CHECK_MSG(!nan && num <= 1e-4 * den && pad, "ragged attention: %d NaN, rel err %g, capacity rows %s", nan,
+                  sqrt(num / (den > 0 ? den : 1)), pad ? "right" : "wrong");
+        for (int i = 0; i < 4; i++) free(in[i]);
+        free(out[0]), free(ws), free(x), free(wq), free(wv), free(ref);
+    } else CHECK_MSG(0, "compiled ragged attention: %d inputs, %d outputs (want 4 and 1)", c ? info.n_inputs : -1,
+                     c ? info.n_outputs : -1);
     mg_compiled_free(c);
     mg_program_free(p);
     mg_ctx_free(ctx);

@@ -1,7 +1,8 @@
 /* seqattn (ops.def, docs/ragged.md): attention within each sequence of a packed batch, one
  * block of 4 warps per work item (sequence b, 64-query tile, head h), FlashAttention's loop
  * over 64-key tiles of the sequence's own keys with the running maximum and sum, products on
- * mma.sync (f16 or bf16, BF). q, k, v, out: [T, H, D] rows; lens[B]: the lengths as floats.
+ * mma.sync (f16 or bf16, BF; operands stored otherwise are rounded to it as they load). q, k,
+ * v, out: [T, H, D] rows; lens[B]: the lengths as floats.
  *
  * Work items come longest sequence first (CORA's balancing: a sequence's work grows as its
  * length squared), every head of an item adjacent: block x = item * H + h. Each block finds
@@ -10,9 +11,27 @@
  * rows past the last sequence. Keys past a sequence's end score -inf; query rows past it are
  * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of 128. */
 #define MG_NEG_INF __int_as_float(0xff800000)
-template <int D, bool BF, typename TI, typename TO>
-MG_DI void mg_seqattn(TO *__restrict__ out, const TI *__restrict__ q, const TI *__restrict__ k,
-                      const TI *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
+/* Operands stored in any of f16, bf16, f32, loaded as the products' 16-bit type (BF: bf16):
+ * two elements in a register, eight in a uint4 (as stored when the types match, else through
+ * f32, rounded to nearest). */
+MG_DI float2 mg_sa_f2(const mg_h *p) { return make_float2(mg_ldh(p[0]), mg_ldh(p[1])); }
+MG_DI float2 mg_sa_f2(const mg_bh *p) { return make_float2(mg_ldb(p[0]), mg_ldb(p[1])); }
+MG_DI float2 mg_sa_f2(const float *p) { return *(const float2 *)p; }
+template <bool BF, typename T> struct mg_sa_same { static constexpr bool v = false; };
+template <> struct mg_sa_same<false, mg_h> { static constexpr bool v = true; };
+template <> struct mg_sa_same<true, mg_bh> { static constexpr bool v = true; };
+template <bool BF, typename T> MG_DI unsigned mg_sa_ld2(const T *p) {
+    if (mg_sa_same<BF, T>::v) return *(const unsigned *)p;
+    const float2 f = mg_sa_f2(p);
+    return mg_pack<BF>(f.x, f.y);
+}
+template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
+    if (mg_sa_same<BF, T>::v) return *(const uint4 *)p;
+    return make_uint4(mg_sa_ld2<BF>(p), mg_sa_ld2<BF>(p + 2), mg_sa_ld2<BF>(p + 4), mg_sa_ld2<BF>(p + 6));
+}
+template <int D, bool BF, typename TQ, typename TK, typename TV, typename TO>
+MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
+                      const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
     constexpr int BM = 64, BN = 64, LD = D + 8, CH = D / 8; /* CH 16-byte chunks a row */
     static_assert(D % 16 == 0 && D <= 128, "head dim a multiple of 16, at most 128");
     __shared__ __align__(16) unsigned short ks[BN * LD], vs[BN * LD];
@@ -56,7 +75,7 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TI *__restrict__ q, const TI *
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int row = q0 + wi * 16 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
-            qf[kk][r] = row < L ? *(const unsigned *)&q[base + (long long)row * HD + col] : 0u;
+            qf[kk][r] = row < L ? mg_sa_ld2<BF>(&q[base + (long long)row * HD + col]) : 0u;
         }
     float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {0.0f, 0.0f};
     const int ntiles = (L + BN - 1) / BN;
@@ -66,8 +85,8 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TI *__restrict__ q, const TI *
         for (int i = 0; i < BN * CH / 128; i++) {
             const int c = tid + i * 128, row = kt * BN + c / CH, col = c % CH * 8;
             const long long a = base + (long long)row * HD + col;
-            kr[i] = row < L ? *(const uint4 *)&k[a] : make_uint4(0, 0, 0, 0);
-            vr[i] = row < L ? *(const uint4 *)&v[a] : make_uint4(0, 0, 0, 0);
+            kr[i] = row < L ? mg_sa_ld8<BF>(&k[a]) : make_uint4(0, 0, 0, 0);
+            vr[i] = row < L ? mg_sa_ld8<BF>(&v[a]) : make_uint4(0, 0, 0, 0);
         }
     };
     fetch(0);
