@@ -972,15 +972,6 @@ static mg_status setup(lw *L) {
         from_mm[i] = mm_in && !reads_red && !L->mat[i];
     }
     base_free(from_mm);
-    /* a big product's operands are stored, not recomputed as its prologue: its tiles then load
-     * by TMA (opt/tma.c), which a computed operand cannot (the encoder's FFN after a LayerNorm
-     * over 46,720 tokens: docs/notes/2026-11-28-s26.md) */
-    for (int i = 0; i < n; i++)
-        if (L->g->nodes[i].op == IR_OP_MATMUL && big_product(L, &L->g->nodes[i].shape))
-            for (int k = 0; k < 2; k++) {
-                int a = L->g->nodes[i].in[k];
-                if (is_ew(L->g->nodes[a].op)) L->mat[a] = 1, L->depth[a] = 0;
-            }
     for (int i = 0; i < n; i++) /* what a kernel the program has, a layout or seqattn in use reads is stored (a view of */
         if (L->g->nodes[i].op == IR_OP_KERNEL || /* it, or its epilogue) */
             ((ir_ops[L->g->nodes[i].op].kind == IR_KIND_LAYOUT || ir_ops[L->g->nodes[i].op].kind == IR_KIND_SEQ) &&
@@ -1064,6 +1055,25 @@ static mg_status absorb(lw *L, int *fused) {
     return rc;
 }
 
+/* A big product's operands are stored, not recomputed as its prologue: its tiles then load
+ * by TMA (opt/tma.c), which a computed operand cannot (the encoder's FFN after a LayerNorm over
+ * 46,720 tokens: docs/notes/2026-11-28-s26.md). After attend(): an attention's two products
+ * keep their form (QK-norm's norms stay inside it). */
+static mg_status store_big_operands(lw *L) {
+    uint8_t *att = base_calloc((size_t)L->n + 1, 1);
+    if (!att) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    for (int o = 0; o < L->n; o++)
+        if (L->att[o]) att[o] = att[L->att[o] - 1] = 1;
+    for (int i = 0; i < L->n; i++)
+        if (L->g->nodes[i].op == IR_OP_MATMUL && !att[i] && big_product(L, &L->g->nodes[i].shape))
+            for (int k = 0; k < 2; k++) {
+                int a = L->g->nodes[i].in[k];
+                if (is_ew(L->g->nodes[a].op)) L->mat[a] = 1, L->depth[a] = 0;
+            }
+    base_free(att);
+    return MG_OK;
+}
+
 /* ---- the lowered graph ---- */
 
 /* Copies program node i into out as a kernel-level operator (with the non-materialised
@@ -1141,6 +1151,7 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
         bytes += ir_numel(&g->nodes[i].shape) * (int64_t)base_dtype_size(g->nodes[i].dtype);
     L.no_kernels = bytes > dev->dmem;
     if (!rc && !L.no_kernels) rc = attend(&L, &stats->fused);
+    if (!rc && !L.no_kernels) rc = store_big_operands(&L);
     if (!rc && !L.no_kernels) rc = store_normed(&L);
     if (!rc && !L.no_kernels) rc = absorb(&L, &stats->fused);
     if (!rc && !(o = ir_graph_new())) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
