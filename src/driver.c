@@ -41,6 +41,7 @@ typedef struct job {
     mg_device dev; /* the target: detected from the GPU, else the default (ir/device.c) */
     const char *lens_name; /* a ragged program's token form: its lengths input, and their values */
     const int64_t *lens;
+    int64_t n_seq, tokens, rows; /* and its sequences, tokens and capacity rows (report_text) */
 } job;
 
 enum { C_BUDGET_S = 1 }; /* seconds of timed runs the C backend's default reps stop after */
@@ -617,6 +618,12 @@ static void report_text(const job *J, mg_run_report *r) {
         if (o->n_nan) sb_printf(&sb, ", %lld elements NaN, infinite or zero where the reference is not the same", (long long)o->n_nan);
         sb_puts(&sb, o->ok ? "\n" : "  FAIL\n");
     }
+    if (J->lens) {
+        int n_sa = 0;
+        for (int i = 0; i < J->prog->n_nodes; i++) n_sa += J->prog->nodes[i].op == IR_OP_SEQATTN;
+        sb_printf(&sb, "  ragged   %lld sequences, %lld tokens in %lld rows (token form, docs/ragged.md); %d attention%s as seqattn\n",
+                  (long long)J->n_seq, (long long)J->tokens, (long long)J->rows, n_sa, n_sa == 1 ? "" : "s");
+    }
     if (r->time_us > 0 && r->backend == MG_BACKEND_GPU)
         sb_printf(&sb, "  time     %.2f us (median of %d CUDA graph replays, rotating input sets)\n", r->time_us, J->reps);
     else if (r->time_us > 0)
@@ -637,7 +644,11 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     memset(r, 0, sizeof *r);
     const ir_graph *pg = tok ? tok : prog->g;
     job J = {.prog = pg, .ug = ugraph ? ugraph->g : pg, .dev = *mg_device_default()};
-    if (tok) J.lens_name = prog->g->lens[0].name, J.lens = prog->lens[0];
+    if (tok) {
+        J.lens_name = prog->g->lens[0].name, J.lens = prog->lens[0], J.n_seq = prog->g->lens[0].count;
+        for (int64_t b = 0; b < J.n_seq; b++) J.tokens += J.lens[b];
+        J.rows = (J.tokens + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS; /* as mg_token_program */
+    }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
