@@ -453,28 +453,15 @@ mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **ou
     attn_region regs[16];
     int n_regs = 0, lens = -1, *in_region = base_alloc((size_t)g->n_nodes * sizeof *in_region + 1);
     if (!in_region) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    mg_status frc = find_regions(g, ctx, regs, 16, &n_regs, in_region);
-    if (frc) return base_free(in_region), frc;
-    for (int i = 0; i < g->n_nodes; i++) { /* token-wise: per-sequence tensors are [B, len, static...] */
-        const ir_shape *s = &g->nodes[i].shape;
-        if (!s->rag[0] || in_region[i]) continue;
-        int ok = s->ndim >= 2 && s->rag[1] == 1 && g->nodes[i].op != IR_OP_KERNEL;
-        for (int d = 2; d < s->ndim; d++) ok &= !s->rag[d];
-        if (!ok) {
-            base_free(in_region);
-            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: a per-sequence operator that is not an attention over each sequence's "
-                           "own positions (token-wise operators and attention run; docs/ragged.md)", ir_node_label(g, i, lb, sizeof lb));
-        }
-    }
-    ir_graph *o = ir_graph_new();
-    int *map = base_alloc((size_t)g->n_nodes * sizeof *map + 1);
-    mg_status rc = o && map ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    /* what the outputs need: dead nodes would read as uses (a projection read by both its
-     * heads' reshape and the scale before seqattn is no epilogue) */
-    int *need = rc ? NULL : base_calloc((size_t)g->n_nodes + 1, sizeof *need);
-    if (!rc && !need) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    for (int k = 0; !rc && k < g->n_outputs; k++) need[g->outputs[k]] = 1;
-    for (int i = g->n_nodes - 1; !rc && i >= 0; i--) {
+    mg_status rc = find_regions(g, ctx, regs, 16, &n_regs, in_region);
+    if (rc) return base_free(in_region), rc;
+    /* what the outputs need: a dead node is neither refused nor written (it would read as a
+     * use: a projection read by both its heads' reshape and the scale before seqattn would
+     * be no epilogue) */
+    int *need = base_calloc((size_t)g->n_nodes + 1, sizeof *need);
+    if (!need) return base_free(in_region), ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < g->n_outputs; k++) need[g->outputs[k]] = 1;
+    for (int i = g->n_nodes - 1; i >= 0; i--) {
         if (!need[i]) continue;
         const attn_region *R = in_region[i] ? &regs[in_region[i] - 1] : NULL;
         if (R && R->out == i) {
@@ -483,6 +470,20 @@ mg_status ir_token_form(const ir_graph *g, mg_ctx *ctx, int64_t T, ir_graph **ou
         } else if (!R)
             for (int k = 0; k < g->nodes[i].n_in; k++) need[g->nodes[i].in[k]] = 1;
     }
+    for (int i = 0; i < g->n_nodes; i++) { /* token-wise: per-sequence tensors are [B, len, static...] */
+        const ir_shape *s = &g->nodes[i].shape;
+        if (!s->rag[0] || in_region[i] || !need[i]) continue;
+        int ok = s->ndim >= 2 && s->rag[1] == 1 && g->nodes[i].op != IR_OP_KERNEL;
+        for (int d = 2; d < s->ndim; d++) ok &= !s->rag[d];
+        if (!ok) {
+            base_free(in_region), base_free(need);
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: a per-sequence operator that is not an attention over each sequence's "
+                           "own positions (token-wise operators and attention run; docs/ragged.md)", ir_node_label(g, i, lb, sizeof lb));
+        }
+    }
+    ir_graph *o = ir_graph_new();
+    int *map = base_alloc((size_t)g->n_nodes * sizeof *map + 1);
+    rc = o && map ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc && n_regs) { /* the lengths, input 0: f32[B] */
         ir_shape ls = {.ndim = 1, .d = {g->lens[0].count}};
         lens = ir_add_input(o, ctx, g->lens[0].name, MG_F32, &ls);

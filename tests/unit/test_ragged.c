@@ -439,11 +439,11 @@ void test_ragged_random(void) {
 /* Attention over each sequence's own keys in token form (seqattn): every way of writing it
  * the matcher takes (scale after the product as * c, c *, / c, or none; the maximum
  * subtracted or not; normalised before or after the product with V; K and V the same tensor
- * as Q or not) gives, on the packed inputs with junk capacity rows, what the per-sequence
- * reference gives on the tokens (f32, within 1e-5 of the largest value: seqattn scales Q
- * before the product, one rounding apart), and 0 attention on the capacity rows; then it runs
- * on the C backend through mg_run. An attention whose scores are read elsewhere is refused
- * by name. */
+ * as Q or not, dead per-sequence nodes beside it) gives, on the packed inputs with junk
+ * capacity rows, what the per-sequence reference gives on the tokens (f32, within 1e-5 of the
+ * largest value: seqattn scales Q before the product, one rounding apart), and 0 attention on
+ * the capacity rows; then it runs on the C backend through mg_run. An attention whose scores
+ * are read elsewhere is refused by name. */
 void test_ragged_attention(void) {
     static const char *scale[] = {" * 0.5", " / 4", "", "0.25 * "};
     rng r = {0x61747400000001ull};
@@ -463,8 +463,10 @@ void test_ragged_attention(void) {
                  "input wv : f32[1, 8, 8]\n"
                  "q = transpose(reshape(matmul(x, wq), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n%s"
                  "s = %s\ne = %s\na = reshape(transpose(%s, perm=[0, 2, 1, 3]), shape=[5, len, 8])\ny = a * 2 + x\noutput y\n",
-                 same ? "" : "k = transpose(reshape(matmul(x, wk), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n"
-                             "v = transpose(reshape(matmul(x, wv), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n",
+                 /* with K and V as Q, k, v and a sum over len are dead: neither refused nor kept */
+                 same ? "k = transpose(reshape(matmul(x, wk), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\nz = sum(x, dim=1)\n"
+                      : "k = transpose(reshape(matmul(x, wk), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n"
+                        "v = transpose(reshape(matmul(x, wv), shape=[5, len, 2, 4]), perm=[0, 2, 1, 3])\n",
                  sexpr, eexpr, oexpr);
         mg_ctx *ctx = mg_ctx_new();
         mg_program *p = NULL;
