@@ -59,8 +59,8 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     params ps = {0};
     cg_op_params(p, j, &ps);
     char kname[64], lb[128];
-    int stored = ps.n == 5;
-    for (int k = 0; k < 4 && stored; k++) stored = ps.node[k + 1] == n->in[k];
+    int stored = 1; /* each operand a parameter of its own buffer (one parameter when Q, K, V are one tensor) */
+    for (int k = 0; k < 4; k++) stored &= p->buf[n->in[k]] >= 0;
     mg_dtype ti[3] = {p->store[n->in[0]], p->store[n->in[1]], p->store[n->in[2]]}, to = p->store[j];
     int bf = 0; /* the products' type: the first 16-bit operand's (f16 when all are f32) */
     for (int k = 2; k >= 0; k--) bf = ti[k] == MG_BF16 ? 1 : ti[k] == MG_F16 ? 0 : bf;
@@ -75,8 +75,7 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
                         "128 and at most %d sequences", lb, SEQ_MAX_BATCH);
         return;
     }
-    const char *a[5];
-    for (int k = 0; k < 5; k++) a[k] = E->names[ps.node[k]];
+    const char *a[5] = {E->names[j], E->names[n->in[0]], E->names[n->in[1]], E->names[n->in[2]], E->names[n->in[3]]};
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
     cg_signature(E, kname, &ps, 128, E->names, 0);

@@ -211,6 +211,9 @@ done
 printf '17\n0\n40\n5\n' >"$T/ra.txt"
 "$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
     grep -q "const float \*__restrict__ g_t12" "$T/out" && ok || bad "ragged_attention.mu: NVRTC or store types: $(tail -c 400 "$T/out")"
+for tg in cuda c; do
+    "$M" emit --compile --target $tg tests/codegen/seqattn_shared.mu >"$T/out" 2>&1 && ok || bad "seqattn_shared.mu ($tg): $(tail -c 400 "$T/out")"
+done
 if "$M" run --backend c --reps 2 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
     grep -q "^ok on C" "$T/out"; then ok; else bad "ragged_attention.mu on C: $(head -c 600 "$T/out")"; fi
 # asking for the GPU where there is none

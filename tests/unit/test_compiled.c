@@ -652,7 +652,8 @@ void test_compiled_ragged(void) {
  * form, its input 0 the lengths (f32[batch], named as the declaration), every token buffer of
  * capacity rows; launched with the lengths, junk in the capacity rows, the output poisoned;
  * the tokens' rows compared with the per-sequence reference (mg_eval_float on packed
- * tensors) within the f16 tolerance, the capacity rows of the attention 0 (y = a + x there). */
+ * tensors) within the f16 tolerance, the capacity rows of the attention 0 (y = a + x there);
+ * and a static seqattn whose Q, K and V are one tensor. */
 void test_compiled_ragged_attention(void) {
     static const char *SRC = "lengths len[4] max=40\ninput x : f16[4, len, 32]\ninput wq : f16[1, 32, 32]\n"
                              "input wv : f16[1, 32, 32]\n"
@@ -708,6 +709,31 @@ void test_compiled_ragged_attention(void) {
         free(out[0]), free(ws), free(x), free(wq), free(wv), free(ref);
     } else CHECK_MSG(0, "compiled ragged attention: %d inputs, %d outputs (want 4 and 1)", c ? info.n_inputs : -1,
                      c ? info.n_outputs : -1);
+    mg_compiled_free(c);
+    mg_program_free(p);
+    /* seqattn written directly with Q, K and V one tensor (one kernel parameter for three
+     * operands), lengths 3, 0, 4 of 9 rows: against the float reference's seqattn */
+    static const char *SA = "input len : f32[3]\ninput q : f16[9, 2, 16]\ny = seqattn(q, q, q, len)\noutput y\n";
+    c = NULL, p = NULL;
+    CHECK(mg_program_parse(ctx, SA, strlen(SA), "sa.mu", &p) == MG_OK);
+    rc = p ? mg_compile(ctx, p, NULL, &o, &c) : MG_ERR_INVALID;
+    CHECK_MSG(rc == MG_OK && c, "mg_compile: %s", mg_ctx_error(ctx));
+    if (c) {
+        float lf[4] __attribute__((aligned(16))) = {3, 0, 4, 0};
+        double lv[3] = {3, 0, 4}, q[9 * 32], ref[9 * 32];
+        uint16_t qh[9 * 32] __attribute__((aligned(16))), yh[9 * 32] __attribute__((aligned(16)));
+        rng r = {0x7361000000000001ull};
+        for (int i = 0; i < 9 * 32; i++) q[i] = base_round_dtype(rng_uniform(&r) * 2 - 1, MG_F16), store(MG_F16, qh, i, q[i]);
+        memset(yh, 0xFF, sizeof yh);
+        void *in[2] = {lf, qh}, *out[1] = {yh};
+        CHECK(mg_launch(ctx, c, 2, in, 1, out, NULL, 0, NULL) == MG_OK);
+        const double *pin[2] = {lv, q};
+        double *pout[1] = {ref};
+        CHECK(mg_eval_float(ctx, p, 0, pin, pout) == MG_OK);
+        double err = 0;
+        for (int i = 0; i < 9 * 32; i++) err = fmax(err, fabs(load(MG_F16, yh, i) - ref[i]));
+        CHECK_MSG(err <= 2e-3, "seqattn(q, q, q): off by %g", err);
+    }
     mg_compiled_free(c);
     mg_program_free(p);
     mg_ctx_free(ctx);
