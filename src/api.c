@@ -127,7 +127,7 @@ mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_
     int64_t T = 0;
     for (int64_t b = 0; !rc && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];
     /* capacity: the tokens rounded up to MG_TOKEN_ROWS, whole tiles for the products (docs/ragged.md) */
-    return rc ? rc : ir_token_form(prog->g, ctx, (T + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS, tok);
+    return rc ? rc : ir_token_form(prog->g, ctx, mg_token_rows(T), tok);
 }
 
 mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max) {

@@ -20,6 +20,8 @@ mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx);
  * the token form's input 0 is the lengths (f32[B], named as the lengths declaration). A
  * μGraph given for a ragged program, or a ragged μGraph, is refused. */
 enum { MG_TOKEN_ROWS = 128 }; /* whole 128-row tiles (lower.c LW_BIG) */
+/* The capacity rows of a token form over T tokens. */
+static inline int64_t mg_token_rows(int64_t T) { return (T + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS; }
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok);
 
 #endif

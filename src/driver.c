@@ -647,7 +647,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     if (tok) {
         J.lens_name = prog->g->lens[0].name, J.lens = prog->lens[0], J.n_seq = prog->g->lens[0].count;
         for (int64_t b = 0; b < J.n_seq; b++) J.tokens += J.lens[b];
-        J.rows = (J.tokens + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS; /* as mg_token_program */
+        J.rows = mg_token_rows(J.tokens);
     }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
