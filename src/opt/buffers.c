@@ -91,7 +91,7 @@ static int plain_product(const ir_graph *g, const ir_node *k, const ir_graph *b,
     return 1;
 }
 
-enum { OP_BIG_OPERAND = 1 << 22 }; /* elements: a big product's operand (op_plan_buffers) */
+enum { OP_TILE_ROWS = 64 }; /* rows of a product's operand that fill a tensor-core tile (op_plan_buffers) */
 static int mm_operand_only(const ir_graph *g, int i);
 
 /* How node i (of a 16-bit type) is read: *products counts the readers that take it only as
@@ -153,13 +153,15 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         const ir_node *n = &g->nodes[i];
         int is_out = 0;
         for (int k = 0; k < g->n_outputs; k++) is_out |= g->outputs[k] == i;
-        /* a big tensor (OP_BIG_OPERAND elements) that a plain product reads is stored in its
+        /* a tensor of OP_TILE_ROWS rows or more that a plain product reads is stored in its
          * 16-bit type too, its other readers taking the rounded value (2^-11 relative for
          * f16): the product's tiles then load by TMA (lower.c stores a big product's operands;
-         * the encoder's FFN after a LayerNorm, docs/notes/2026-11-28-s26.md) */
+         * the encoder's FFN after a LayerNorm, docs/notes/2026-11-28-s26.md); a decode step's
+         * few rows keep f32 */
         int products, others;
         mm_readers(g, i, &products, &others);
-        int sixteen = products > 0 && (!others || ir_numel(&n->shape) >= OP_BIG_OPERAND);
+        int64_t cols = n->shape.ndim ? n->shape.d[n->shape.ndim - 1] : 1;
+        int sixteen = products > 0 && (!others || ir_numel(&n->shape) >= OP_TILE_ROWS * cols);
         if (n->op != IR_OP_INPUT && !is_out && !sixteen) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
         p->view[i] = -1, p->voff[i] = 0;
