@@ -62,6 +62,17 @@ if "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/ra.txt" tests/code
     pass=$((pass + 1)); r=ok
 else failn=$((failn + 1)); r=FAIL; fi
 printf 'ragged attention, mixed store types %s\n' "$r" | tee -a "$OUTD/summary.txt"
+# seqattn at head dims 128 (one strip a warp, one K/V stage) and 48 (bf16, odd k-steps)
+printf '150\n0\n1\n97\n' >"$OUTD/l4.txt"
+printf '130\n64\n65\n3\n0\n' >"$OUTD/l5.txt"
+for c in "d128 l4" "d48 l5"; do
+    set -- $c
+    echo "== mugen run --backend gpu tests/codegen/seqattn_$1.mu" >>"$log"
+    if "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/$2.txt" tests/codegen/seqattn_$1.mu >>"$log" 2>&1; then
+        pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    printf 'seqattn %-4s %s\n' "$1" "$r" | tee -a "$OUTD/summary.txt"
+done
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \

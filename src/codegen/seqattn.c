@@ -78,13 +78,14 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     const char *a[5] = {E->names[j], E->names[n->in[0]], E->names[n->in[1]], E->names[n->in[2]], E->names[n->in[3]]};
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
-    cg_signature(E, kname, &ps, 128, E->names, 0);
+    int mt = D <= 64 ? 2 : 1, threads = E->tg == CG_CUDA ? 64 / (16 * mt) * 32 : 1; /* strips a warp (seqattn.cuh) */
+    cg_signature(E, kname, &ps, E->tg == CG_CUDA ? threads : 128, E->names, 0);
     unsigned grid[3] = {1, 1, 1};
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);
-        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
-                  bf ? "true" : "false", a[0], a[1], a[2], a[3], a[4], T, H, B);
+        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
+                  bf ? "true" : "false", mt, a[0], a[1], a[2], a[3], a[4], T, H, B);
         grid[0] = (unsigned)(((T + 63) / 64 + B + 1) * H);
     } else emit_c(E, a, ti, to, T, H, D, B);
-    cg_record_launch(E, out, kname, j, &ps, grid, E->tg == CG_CUDA ? 128 : 1, 0);
+    cg_record_launch(E, out, kname, j, &ps, grid, threads, 0);
 }

@@ -216,6 +216,17 @@ for tg in cuda c; do
 done
 if "$M" run --backend c --reps 2 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
     grep -q "^ok on C" "$T/out"; then ok; else bad "ragged_attention.mu on C: $(head -c 600 "$T/out")"; fi
+# seqattn at head dims 128 (one strip a warp, one stage) and 48 (bf16, an odd count of
+# k-steps): NVRTC, and C checked
+printf '150\n0\n1\n97\n' >"$T/l4.txt"
+printf '130\n64\n65\n3\n0\n' >"$T/l5.txt"
+for c in "d128 l4 128, false, 1" "d48 l5 48, true, 2"; do
+    set -- $c
+    "$M" emit --compile --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
+        grep -q "mg_seqattn<$3 $4 $5>" "$T/out" && ok || bad "seqattn_$1.mu: NVRTC: $(tail -c 400 "$T/out")"
+    if "$M" run --backend c --reps 1 --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
+        grep -q "^ok on C" "$T/out"; then ok; else bad "seqattn_$1.mu on C: $(head -c 600 "$T/out")"; fi
+done
 # asking for the GPU where there is none
 if [ ! -e /dev/nvidia0 ]; then
     "$B/run-program" examples/lora.mu >"$T/out" 2>&1

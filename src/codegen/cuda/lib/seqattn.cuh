@@ -1,15 +1,19 @@
 /* seqattn (ops.def, docs/ragged.md): attention within each sequence of a packed batch, one
- * block of 4 warps per work item (sequence b, 64-query tile, head h), FlashAttention's loop
- * over 64-key tiles of the sequence's own keys with the running maximum and sum, products on
- * mma.sync (f16 or bf16, BF; operands stored otherwise are rounded to it as they load). q, k,
- * v, out: [T, H, D] rows; lens[B]: the lengths as floats.
+ * block per work item (sequence b, 64-query tile, head h), FlashAttention's loop over 64-key
+ * tiles of the sequence's own keys with the running maximum and sum, products on mma.sync
+ * (f16 or bf16, BF; operands stored otherwise are rounded to it as they load). Each warp takes
+ * MT strips of 16 query rows (64 / (16 MT) warps a block), so each K and V fragment read from
+ * shared memory serves MT products; K and V tiles come by cp.async, two stages where they
+ * fit (D <= 64), when stored in BF's type (else loaded, rounded and stored by the threads).
+ * q, k, v, out: [T, H, D] rows; lens[B]: the lengths as floats.
  *
  * Work items come longest sequence first (CORA's balancing: a sequence's work grows as its
  * length squared), every head of an item adjacent: block x = item * H + h. Each block finds
  * its item from the lengths (prefix sums over B in shared memory, no prelude launch): item
  * ranks order sequences by tile count, then index. Blocks past the last item write the zero
  * rows past the last sequence. Keys past a sequence's end score -inf; query rows past it are
- * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of 128. */
+ * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of
+ * 64 / (16 MT) warps. */
 #define MG_NEG_INF __int_as_float(0xff800000)
 /* Operands stored in any of f16, bf16, f32, loaded as the products' 16-bit type (BF: bf16):
  * two elements in a register, eight in a uint4 (as stored when the types match, else through
@@ -29,22 +33,24 @@ template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
     if (mg_sa_same<BF, T>::v) return *(const uint4 *)p;
     return make_uint4(mg_sa_ld2<BF>(p), mg_sa_ld2<BF>(p + 2), mg_sa_ld2<BF>(p + 4), mg_sa_ld2<BF>(p + 6));
 }
-template <int D, bool BF, typename TQ, typename TK, typename TV, typename TO>
+template <int D, bool BF, int MT, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                       const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
     constexpr int BM = 64, BN = 64, LD = D + 8, CH = D / 8; /* CH 16-byte chunks a row */
-    static_assert(D % 16 == 0 && D <= 128, "head dim a multiple of 16, at most 128");
-    __shared__ __align__(16) unsigned short ks[BN * LD], vs[BN * LD];
+    constexpr int NT = BM / (16 * MT) * 32, S = D <= 64 ? 2 : 1; /* threads, K/V stages */
+    constexpr bool ASYNC = mg_sa_same<BF, TK>::v && mg_sa_same<BF, TV>::v;
+    static_assert(D % 16 == 0 && D <= 128 && (MT == 1 || MT == 2), "head dim a multiple of 16, at most 128");
+    __shared__ __align__(16) unsigned short ks[S][BN * LD], vs[S][BN * LD];
     __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
     const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
     const int lane = tid & 31, wi = tid >> 5, g = lane >> 2, t = lane & 3;
     if (tid == 0) s_b = -1, s_items = 0, s_sum = 0;
-    for (int b = tid; b < B; b += blockDim.x) {
+    for (int b = tid; b < B; b += NT) {
         const float L = lens[b];
         sl[b] = L > 0.0f ? (L < (float)T ? (int)L : T) : 0;
     }
     __syncthreads();
-    for (int b = tid; b < B; b += blockDim.x) {
+    for (int b = tid; b < B; b += NT) {
         const int L = sl[b], nt = (L + BM - 1) / BM;
         int start = 0, off = 0;
         for (int c = 0; c < B; c++) {
@@ -60,104 +66,128 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
     const int HD = H * D;
     if (s_b < 0) { /* past the items: the rows past the last sequence are 0 */
         const int r0 = s_sum + (w - s_items) * BM;
-        for (int e = tid; e < BM * D; e += blockDim.x) {
+        for (int e = tid; e < BM * D; e += NT) {
             const int r = r0 + e / D;
             if (w >= s_items && r >= s_sum && r < T) mg_put(&out[(long long)r * HD + h * D + e % D], 0.0f);
         }
         return;
     }
-    const int off = s_off, L = s_len, q0 = s_tile * BM;
+    const int off = s_off, L = s_len, q0 = s_tile * BM + wi * 16 * MT;
     const long long base = (long long)off * HD + h * D;
-    /* this warp's 16 query rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
-    unsigned qf[D / 16][4];
+    /* this warp's MT strips of 16 query rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
+    unsigned qf[MT][D / 16][4];
 #pragma unroll
-    for (int kk = 0; kk < D / 16; kk++)
+    for (int mt = 0; mt < MT; mt++)
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = q0 + wi * 16 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
-            qf[kk][r] = row < L ? mg_sa_ld2<BF>(&q[base + (long long)row * HD + col]) : 0u;
-        }
-    float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {0.0f, 0.0f};
-    const int ntiles = (L + BN - 1) / BN;
-    uint4 kr[BN * CH / 128], vr[BN * CH / 128];
-    auto fetch = [&](int kt) { /* key tile kt into registers; rows past L are 0 */
-#pragma unroll
-        for (int i = 0; i < BN * CH / 128; i++) {
-            const int c = tid + i * 128, row = kt * BN + c / CH, col = c % CH * 8;
-            const long long a = base + (long long)row * HD + col;
-            kr[i] = row < L ? mg_sa_ld8<BF>(&k[a]) : make_uint4(0, 0, 0, 0);
-            vr[i] = row < L ? mg_sa_ld8<BF>(&v[a]) : make_uint4(0, 0, 0, 0);
-        }
-    };
-    fetch(0);
-    for (int kt = 0; kt < ntiles; kt++) {
-        __syncthreads(); /* the previous tile's readers are done */
-#pragma unroll
-        for (int i = 0; i < BN * CH / 128; i++) {
-            const int c = tid + i * 128, row = c / CH, col = c % CH * 8;
-            *(uint4 *)&ks[row * LD + col] = kr[i], *(uint4 *)&vs[row * LD + col] = vr[i];
-        }
-        __syncthreads();
-        if (kt + 1 < ntiles) fetch(kt + 1); /* in flight during this tile's products */
-        float s[BN / 8][4];
-#pragma unroll
-        for (int j = 0; j < BN / 8; j++) {
-            s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-#pragma unroll
-            for (int kk = 0; kk < D / 16; kk++) {
-                const unsigned *kp = (const unsigned *)&ks[(j * 8 + g) * LD + kk * 16 + 2 * t];
-                const unsigned bf[2] = {kp[0], kp[4]};
-                mg_mma<BF>(s[j], qf[kk], bf);
-            }
-        }
-        float mx[2] = {m[0], m[1]};
-#pragma unroll
-        for (int j = 0; j < BN / 8; j++)
+        for (int kk = 0; kk < D / 16; kk++)
 #pragma unroll
             for (int r = 0; r < 4; r++) {
-                const int key = kt * BN + j * 8 + 2 * t + (r & 1);
-                s[j][r] = key < L ? s[j][r] * 1.4426950408889634f : MG_NEG_INF; /* log2 e: exp2 below */
-                mx[r >> 1] = fmaxf(mx[r >> 1], s[j][r]);
+                const int row = q0 + mt * 16 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
+                qf[mt][kk][r] = row < L ? mg_sa_ld2<BF>(&q[base + (long long)row * HD + col]) : 0u;
             }
-        float alpha[2];
+    float o[MT][D / 8][4] = {}, m[MT][2], l[MT][2] = {};
 #pragma unroll
-        for (int h2 = 0; h2 < 2; h2++) {
-            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 1));
-            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 2));
-            alpha[h2] = exp2f(m[h2] - mx[h2]), m[h2] = mx[h2], l[h2] *= alpha[h2];
+    for (int mt = 0; mt < MT; mt++) m[mt][0] = m[mt][1] = MG_NEG_INF;
+    const int ntiles = (L + BN - 1) / BN;
+    auto fetch = [&](int kt, int st) { /* key tile kt into stage st; rows past L are 0 */
+        for (int c = tid; c < BN * CH; c += NT) {
+            const int row = c / CH, col = c % CH * 8, key = kt * BN + row;
+            const long long a = base + (long long)key * HD + col;
+            unsigned short *kd = &ks[st][row * LD + col], *vd = &vs[st][row * LD + col];
+            if (key >= L) *(uint4 *)kd = *(uint4 *)vd = make_uint4(0, 0, 0, 0);
+            else if (ASYNC) mg_cp16(kd, &k[a]), mg_cp16(vd, &v[a]);
+            else *(uint4 *)kd = mg_sa_ld8<BF>(&k[a]), *(uint4 *)vd = mg_sa_ld8<BF>(&v[a]);
         }
+        mg_cp_commit();
+    };
+    if (S == 2) fetch(0, 0);
+    for (int kt = 0; kt < ntiles; kt++) {
+        const int st = S == 2 ? kt & 1 : 0;
+        if (S == 2) { /* the next tile in flight during this one's products */
+            if (kt + 1 < ntiles) fetch(kt + 1, st ^ 1);
+            else mg_cp_commit();
+            mg_cp_wait<1>();
+        } else fetch(kt, 0), mg_cp_wait<0>();
+        __syncthreads();
+        const unsigned short *kst = ks[st], *vst = vs[st];
+        float s[MT][BN / 8][4] = {};
 #pragma unroll
         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
-            for (int r = 0; r < 4; r++) s[j][r] = exp2f(s[j][r] - m[r >> 1]), l[r >> 1] += s[j][r];
+            for (int kk = 0; kk < D / 16; kk += 2) { /* K fragments of two k-steps: keys j*8.., dims kk*16.. */
+                unsigned bf[4];
+                if (kk + 1 < D / 16) mg_ldm4(bf, &kst[(j * 8 + (lane & 7)) * LD + kk * 16 + (lane >> 3) * 8]);
+                else { /* the last k-step of an odd count */
+                    const unsigned *kp = (const unsigned *)&kst[(j * 8 + g) * LD + kk * 16 + 2 * t];
+                    bf[0] = kp[0], bf[1] = kp[4];
+                }
 #pragma unroll
-        for (int j = 0; j < D / 8; j++)
+                for (int mt = 0; mt < MT; mt++) {
+                    mg_mma<BF>(s[mt][j], qf[mt][kk], bf);
+                    if (kk + 1 < D / 16) mg_mma<BF>(s[mt][j], qf[mt][kk + 1], bf + 2);
+                }
+            }
 #pragma unroll
-            for (int r = 0; r < 4; r++) o[j][r] *= alpha[r >> 1];
+        for (int mt = 0; mt < MT; mt++) {
+            float mx[2] = {m[mt][0], m[mt][1]};
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) {
+                    const int key = kt * BN + j * 8 + 2 * t + (r & 1);
+                    s[mt][j][r] = key < L ? s[mt][j][r] * 1.4426950408889634f : MG_NEG_INF; /* log2 e: exp2 below */
+                    mx[r >> 1] = fmaxf(mx[r >> 1], s[mt][j][r]);
+                }
+            float alpha[2];
+#pragma unroll
+            for (int h2 = 0; h2 < 2; h2++) {
+                mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 1));
+                mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 2));
+                alpha[h2] = exp2f(m[mt][h2] - mx[h2]), m[mt][h2] = mx[h2], l[mt][h2] *= alpha[h2];
+            }
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    s[mt][j][r] = exp2f(s[mt][j][r] - m[mt][r >> 1]), l[mt][r >> 1] += s[mt][j][r];
+#pragma unroll
+            for (int j = 0; j < D / 8; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++) o[mt][j][r] *= alpha[r >> 1];
+        }
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
-            const unsigned pa[4] = {mg_pack<BF>(s[2 * kk][0], s[2 * kk][1]), mg_pack<BF>(s[2 * kk][2], s[2 * kk][3]),
-                                    mg_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
-                                    mg_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+            unsigned pa[MT][4];
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++) {
+                pa[mt][0] = mg_pack<BF>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+                pa[mt][1] = mg_pack<BF>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+                pa[mt][2] = mg_pack<BF>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+                pa[mt][3] = mg_pack<BF>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+            }
 #pragma unroll
             for (int jn = 0; jn < D / 8; jn += 2) {
                 unsigned vb[4];
-                mg_ldm4t(vb, &vs[(kk * 16 + (lane >> 3 & 1) * 8 + (lane & 7)) * LD + (jn + (lane >> 4)) * 8]);
-                mg_mma<BF>(o[jn], pa, vb);
-                mg_mma<BF>(o[jn + 1], pa, vb + 2);
+                mg_ldm4t(vb, &vst[(kk * 16 + (lane >> 3 & 1) * 8 + (lane & 7)) * LD + (jn + (lane >> 4)) * 8]);
+#pragma unroll
+                for (int mt = 0; mt < MT; mt++) mg_mma<BF>(o[mt][jn], pa[mt], vb), mg_mma<BF>(o[mt][jn + 1], pa[mt], vb + 2);
             }
         }
+        __syncthreads(); /* this stage's readers are done before it is filled again */
     }
 #pragma unroll
-    for (int h2 = 0; h2 < 2; h2++) {
-        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 1);
-        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 2);
-    }
+    for (int mt = 0; mt < MT; mt++) {
 #pragma unroll
-    for (int j = 0; j < D / 8; j++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = q0 + wi * 16 + g + 8 * (r >> 1);
-            if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[j][r] / l[r >> 1]);
+        for (int h2 = 0; h2 < 2; h2++) {
+            l[mt][h2] += __shfl_xor_sync(0xffffffffu, l[mt][h2], 1);
+            l[mt][h2] += __shfl_xor_sync(0xffffffffu, l[mt][h2], 2);
         }
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const int row = q0 + mt * 16 + g + 8 * (r >> 1);
+                if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[mt][j][r] / l[mt][r >> 1]);
+            }
+    }
 }
