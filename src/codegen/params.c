@@ -67,7 +67,9 @@ void cg_param_list(em *E, const char **gn, const params *ps, int fused) {
  * launch earlier, griddepcontrol.launch_dependents at the predecessor's start, measured
  * slower: GQA b=1 12.5 against 10.5 us.) */
 void cg_signature(em *E, const char *kname, const params *ps, int nthreads, const char **gn, int after) {
-    if (E->tg == CG_CUDA) sb_printf(E->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", nthreads, kname);
+    if (E->tg == CG_CUDA && E->block && E->k->min_blocks > 1) /* two blocks an SM (opt.h) */
+        sb_printf(E->sb, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(", nthreads, E->k->min_blocks, kname);
+    else if (E->tg == CG_CUDA) sb_printf(E->sb, "extern \"C\" __global__ void __launch_bounds__(%d) %s(", nthreads, kname);
     else sb_printf(E->sb, "static void %s(", kname);
     cg_param_list(E, gn, ps, 0);
     if (E->tg == CG_CUDA && E->block && E->k->tma) cg_tma_params(E);

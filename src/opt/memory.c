@@ -125,12 +125,20 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
                : !o->pipeline              ? 1
                : b->forloop < cap          ? (int)b->forloop
                                            : cap;
-    if (k->tma) limit -= 8 * MAX_TMA_STAGES; /* the stages' mbarriers, placed after (plan.c) */
-    for (int st = smax;; st--) {
-        set_stages(k, st);
-        live_ranges(k, ph, level, loop_first, loop_last);
-        k->smem = place(k, o->reuse);
-        if (k->smem < 0 || k->smem <= limit || st <= 1) break;
+    /* two blocks an SM (k->min_blocks): each gets half of it less the 1 KB the hardware keeps a
+     * block (an SM has the opt-in limit plus 1 KB), with at least 3 stages; else one block */
+    int64_t full = limit - (k->tma ? 8 * MAX_TMA_STAGES : 0); /* the stages' mbarriers, placed after (plan.c) */
+    int64_t half = (limit + 1024) / 2 - 1024 - (k->tma ? 8 * MAX_TMA_STAGES : 0);
+    for (int pair = k->min_blocks > 1; pair >= 0; pair--) {
+        const int64_t lim = pair ? half : full;
+        for (int st = smax;; st--) {
+            set_stages(k, st);
+            live_ranges(k, ph, level, loop_first, loop_last);
+            k->smem = place(k, o->reuse);
+            if (k->smem < 0 || k->smem <= lim || st <= 1) break;
+        }
+        if (!pair || (k->smem >= 0 && k->smem <= lim && k->stages >= 3)) break;
+        k->min_blocks = 1;
     }
 }
 

@@ -46,7 +46,7 @@ static void reset_strategies(op_kernel *k) {
         t->chain.of = t->chain.mm = t->chain.sum = t->chain.mw = t->chain.sw = -1;
         t->chain.wg = t->tc.wg = t->tc.swz = t->tc.tma = 0;
     }
-    k->tma = k->tma_nw = 0, k->tma_bar = -1;
+    k->tma = k->tma_nw = 0, k->tma_bar = -1, k->min_blocks = 1;
 }
 
 /* Scheduling and memory planning, together because each may undo the other's choice: a chain

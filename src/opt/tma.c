@@ -15,6 +15,16 @@
 
 #include "opt_internal.h"
 
+#ifndef OP_TMA_WGS
+#define OP_TMA_WGS 2 /* warpgroups a block's 64-row pieces make at most before they widen to 128 columns
+                      * (4: 128 x 128 tiles as four 64 x 64 pieces, sessions 14-26) */
+#endif
+#ifndef OP_TMA_PAIR
+#define OP_TMA_PAIR 1 /* 0: one block an SM, the deepest pipeline (sessions 14-26) */
+#endif
+#ifndef OP_TMA_PAIR_ITERS
+#define OP_TMA_PAIR_ITERS 8 /* the longest loop that takes two blocks an SM (8 measured faster, 32 slower) */
+#endif
 int64_t op_tma_row(const op_plan *p, int kx) {
     int64_t d[4];
     op_pad4(&p->g->nodes[kx].shape, d);
@@ -45,7 +55,7 @@ static int shape_ok(int64_t M) { return M % 64 == 0 || M <= 8 || M == 16 || M ==
 
 void op_tma_undo(const ir_graph *b, op_kernel *k) {
     for (int i = 0; i < b->n_nodes; i++) k->t[i].tc.tma = 0;
-    k->tma = k->tma_nw = 0, k->tma_bar = -1;
+    k->tma = k->tma_nw = 0, k->tma_bar = -1, k->min_blocks = 1;
 }
 
 void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_graph *b, op_kernel *k) {
@@ -86,11 +96,11 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
             return;
         }
     }
-    /* warpgroups: 64 rows each, 64 columns each while that makes at most 4 of them, else wider;
-     * fewer than 64 rows (swapped): 64 columns each, the rows as wgmma's N */
+    /* warpgroups: 64 rows each, 64 columns each while that makes at most OP_TMA_WGS of them,
+     * else wider; fewer than 64 rows (swapped): 64 columns each, the rows as wgmma's N */
     int swap = M % 64 != 0;
     int64_t nw = N < 64 ? N : 64; /* 32 columns: one m64n32 a warpgroup */
-    while (!swap && (M / 64) * (N / nw) > 4 && nw < 128 && N % (2 * nw) == 0) nw *= 2;
+    while (!swap && (M / 64) * (N / nw) > OP_TMA_WGS && nw < 128 && N % (2 * nw) == 0) nw *= 2;
     int64_t wgs = swap ? N / 64 : (M / 64) * (N / nw), regs = swap ? (M < 8 ? 8 : M) / 2 : nw / 2;
     if (wgs > 4 || n_mm * regs > 128) return; /* accumulators: regs floats a thread and product */
     for (int i = 0; i < n; i++) {
@@ -105,4 +115,12 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
         }
     }
     k->tma = swap ? 2 : 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);
+    /* two blocks an SM (memory.c fits their stages in half of it), each thread's accumulators
+     * then at most 64 floats of its 128 registers, for a short loop: its pipeline's fill and
+     * its stores are then a large share, which the other block's products hide (H200, the
+     * encoder's K = 512 products 70.0 -> 65.0 us; K = 2048, 32 iterations: 185.4 -> 208.5 us,
+     * the 3 stages too shallow; bench/results/h200-2026-11-28-s27/tiles-ab-call4.log) */
+    const int64_t blocks = (int64_t)b->grid[0] * b->grid[1] * b->grid[2]; /* enough to fill two an SM */
+    k->min_blocks = OP_TMA_PAIR && !swap && n_mm * regs <= 64 && b->forloop <= OP_TMA_PAIR_ITERS &&
+                    blocks >= 2 * dev->n_sm ? 2 : 1;
 }

@@ -15,6 +15,12 @@
  * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of
  * 64 / (16 MT) warps. */
 #define MG_NEG_INF __int_as_float(0xff800000)
+/* 2^x by ex2.approx.ftz (2^-inf = 0; relative error ~2^-22) */
+MG_DI float mg_ex2(float x) {
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
 /* Operands stored in any of f16, bf16, f32, loaded as the products' 16-bit type (BF: bf16):
  * two elements in a register, eight in a uint4 (as stored when the types match, else through
  * f32, rounded to nearest). */
@@ -127,29 +133,35 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
                     if (kk + 1 < D / 16) mg_mma<BF>(s[mt][j], qf[mt][kk + 1], bf + 2);
                 }
             }
+        if (kt == ntiles - 1) /* the only tile with keys past L: they score -inf */
+#pragma unroll
+            for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                    for (int r = 0; r < 4; r++)
+                        if (kt * BN + j * 8 + 2 * t + (r & 1) >= L) s[mt][j][r] = MG_NEG_INF;
+        constexpr float LOG2E = 1.4426950408889634f; /* p = 2^(s log2 e - m log2 e), one FMA */
 #pragma unroll
         for (int mt = 0; mt < MT; mt++) {
             float mx[2] = {m[mt][0], m[mt][1]};
 #pragma unroll
             for (int j = 0; j < BN / 8; j++)
 #pragma unroll
-                for (int r = 0; r < 4; r++) {
-                    const int key = kt * BN + j * 8 + 2 * t + (r & 1);
-                    s[mt][j][r] = key < L ? s[mt][j][r] * 1.4426950408889634f : MG_NEG_INF; /* log2 e: exp2 below */
-                    mx[r >> 1] = fmaxf(mx[r >> 1], s[mt][j][r]);
-                }
-            float alpha[2];
+                for (int r = 0; r < 4; r++) mx[r >> 1] = fmaxf(mx[r >> 1], s[mt][j][r]);
+            float alpha[2], ml[2];
 #pragma unroll
             for (int h2 = 0; h2 < 2; h2++) {
                 mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 1));
                 mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 2));
-                alpha[h2] = exp2f(m[mt][h2] - mx[h2]), m[mt][h2] = mx[h2], l[mt][h2] *= alpha[h2];
+                alpha[h2] = mg_ex2((m[mt][h2] - mx[h2]) * LOG2E), m[mt][h2] = mx[h2], l[mt][h2] *= alpha[h2];
+                ml[h2] = -mx[h2] * LOG2E;
             }
 #pragma unroll
             for (int j = 0; j < BN / 8; j++)
 #pragma unroll
                 for (int r = 0; r < 4; r++)
-                    s[mt][j][r] = exp2f(s[mt][j][r] - m[mt][r >> 1]), l[mt][r >> 1] += s[mt][j][r];
+                    s[mt][j][r] = mg_ex2(fmaf(s[mt][j][r], LOG2E, ml[r >> 1])), l[mt][r >> 1] += s[mt][j][r];
 #pragma unroll
             for (int j = 0; j < D / 8; j++)
 #pragma unroll
