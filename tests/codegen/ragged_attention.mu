@@ -1,5 +1,6 @@
-# A ragged attention whose Q is scaled and whose K is Q's projection unscaled (stored f32: it has
-# two readers) and V f16: seqattn's operands of mixed store types (tests/codegen/run.sh).
+# A ragged attention whose Q is scaled and whose K is Q's projection unscaled, which another
+# operator reads too: stored f16 all the same (a product operand of 64+ rows, opt/buffers.c),
+# so seqattn's operands load by cp.async (tests/codegen/run.sh, make test-gpu).
 lengths len[4] max=40
 input x : f16[4, len, 32]
 input wq : f16[1, 32, 32]

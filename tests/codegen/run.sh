@@ -207,10 +207,10 @@ for c in "cola 32" "race 128"; do
     "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 && grep -q "mg_seqattn<64" "$T/out" &&
         ok || bad "ragged encoder_b$2 on $1: NVRTC: $(tail -c 400 "$T/out")"
 done
-# seqattn over operands stored f16, f32, f16 (lengths 17, 0, 40, 5): NVRTC, and C checked
+# seqattn whose K has another reader, stored f16 all the same (lengths 17, 0, 40, 5): NVRTC, and C checked
 printf '17\n0\n40\n5\n' >"$T/ra.txt"
 "$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
-    grep -q "const float \*__restrict__ g_t12" "$T/out" && ok || bad "ragged_attention.mu: NVRTC or store types: $(tail -c 400 "$T/out")"
+    grep -q "const mg_h \*__restrict__ g_t12" "$T/out" && ok || bad "ragged_attention.mu: NVRTC or store types: $(tail -c 400 "$T/out")"
 for tg in cuda c; do
     "$M" emit --compile --target $tg tests/codegen/seqattn_shared.mu >"$T/out" 2>&1 && ok || bad "seqattn_shared.mu ($tg): $(tail -c 400 "$T/out")"
 done
