@@ -10,7 +10,8 @@ enum {
     MAX_MM = 8,                  /* matmuls in one MM kernel */
     N_SP = 1 + 2 * MAX_MM,       /* tile spaces: the output's, then each matmul's A and B */
     MAX_DEPTH = 40,              /* operators recomputed along one path inside a kernel */
-    MAX_LEAVES = 6,              /* stored tensors one recomputed elementwise value reads */
+    MAX_LEAVES = 6,              /* stored tensors one recomputed elementwise value reads (a LayerNorm
+                                  * of x + y + b with its gain and bias: 5; kernel inputs <= 8) */
     THREADS = 128,
 };
 typedef enum { F_MM, F_ROW, F_EW, F_ATTN } form;
