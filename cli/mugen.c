@@ -22,6 +22,7 @@
 #include "mugen.h"
 
 int cli_search(int argc, char **argv); /* cli/search.c */
+int cli_bind_lengths(mg_ctx *ctx, mg_program *p, const char *const *args, int n_args, uint64_t batch, uint64_t first);
 
 static const char *USAGE =
     "usage: mugen COMMAND [options] FILE\n"
@@ -701,12 +702,13 @@ static int check_opts(opts *o) {
     return 0;
 }
 
-/* --lengths NAME=FILE (--batch N, --first L): lines first .. first + count of FILE, one
- * sequence length a line (blank lines skipped), bound to the program's lengths NAME; the
- * batch is the program's count (docs/ragged.md). 0, or 1 after a message. */
-static int bind_lengths(mg_ctx *ctx, mg_program *p, const opts *o) {
-    for (int j = 0; j < o->n_len; j++) {
-        const char *arg = o->len_arg[j], *eq = strchr(arg, '='), *path = eq + 1;
+/* --lengths NAME=FILE (each of args[0..n): --batch N, --first L): lines first .. first +
+ * count of FILE, one sequence length a line (blank lines skipped), bound to the program's
+ * lengths NAME; the batch is the program's count (docs/ragged.md; batch 0: not checked).
+ * Also mugen optimize's (cli/search.c). 0, or 1 after a message. */
+int cli_bind_lengths(mg_ctx *ctx, mg_program *p, const char *const *args, int n_args, uint64_t batch, uint64_t first) {
+    for (int j = 0; j < n_args; j++) {
+        const char *arg = args[j], *eq = strchr(arg, '='), *path = eq + 1;
         char name[128];
         snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
         int64_t count = 0;
@@ -718,9 +720,9 @@ static int bind_lengths(mg_ctx *ctx, mg_program *p, const opts *o) {
             fprintf(stderr, "mugen: --lengths %s: the program declares no lengths '%s'\n", arg, name);
             return 1;
         }
-        if (o->batch && (uint64_t)count != o->batch) {
+        if (batch && (uint64_t)count != batch) {
             fprintf(stderr, "mugen: --batch %" PRIu64 ": the program's batch is %" PRId64 " sequences (lengths %s); a batch of %" PRIu64
-                    " needs a program declared with that many\n", o->batch, count, name, o->batch);
+                    " needs a program declared with that many\n", batch, count, name, batch);
             return 1;
         }
         FILE *f = fopen(path, "r");
@@ -742,12 +744,12 @@ static int bind_lengths(mg_ctx *ctx, mg_program *p, const opts *o) {
             if (errno || end == s || *end) {
                 fprintf(stderr, "mugen: %s:%" PRId64 ": not a length: %s", path, line, buf);
                 bad = 1;
-            } else if ((uint64_t)line > o->first) len[n++] = x;
+            } else if ((uint64_t)line > first) len[n++] = x;
         }
         fclose(f);
         if (!bad && n < count) {
             fprintf(stderr, "mugen: %s: %" PRId64 " lengths from line %" PRIu64 " needed (lengths %s), the file has %" PRId64 "\n", path,
-                    count, o->first + 1, name, n);
+                    count, first + 1, name, n);
             bad = 1;
         }
         mg_status st = bad ? MG_OK : mg_program_bind_lengths(ctx, p, name, len, count);
@@ -772,7 +774,7 @@ static int run_command(opts *o) {
     }
     mg_status st = mg_program_load(ctx, o->file, &p);
     if (st) r = fail(ctx, st);
-    else if (bind_lengths(ctx, p, o)) r = 1;
+    else if (cli_bind_lengths(ctx, p, o->len_arg, o->n_len, o->batch, o->first)) r = 1;
     else if (!strcmp(o->cmd, "check")) r = cmd_check(ctx, p, o);
     else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, o->tasks ? MG_FMT_TASKS : MG_FMT_DOT);
     else if (!strcmp(o->cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);

@@ -18,6 +18,7 @@
 #include "mugen.h"
 
 int cli_search(int argc, char **argv);
+int cli_bind_lengths(mg_ctx *ctx, mg_program *p, const char *const *args, int n_args, uint64_t batch, uint64_t first); /* cli/mugen.c */
 
 static const char *HELP_SEARCH =
     "usage: mugen search [options] PROGRAM --out DIR\n"
@@ -86,6 +87,9 @@ static const char *HELP_WHOLE =
     "                    faster than the piece lowered, the rest lowered (docs/lower.md); the\n"
     "                    whole μGraph is run against the program (DIR/best.mu with --out)\n"
     "A program that is not Lax is optimized this way (issue #25).\n"
+    "  --lengths NAME=FILE  a ragged program's lengths (as mugen run: the first lines of FILE):\n"
+    "                    its token form for that batch is optimized piece by piece (--whole;\n"
+    "                    docs/ragged.md) and DIR/best.mu runs with mugen run --lengths\n"
     "  --megakernel      (optimize, either way) also run the fastest as one persistent launch,\n"
     "                    with the static schedule (mugen run --megakernel), with tickets\n"
     "                    (--persist) and with a scheduler block and queues (--queues), and say\n"
@@ -218,6 +222,8 @@ typedef struct cli_opts {
     int megakernel; /* --megakernel: the fastest also as one persistent launch, both timed */
     int time_set; /* --time-limit was given */
     const char *device;
+    const char *len_arg[4]; /* --lengths NAME=FILE (optimize of a ragged program) */
+    int n_len;
 } cli_opts;
 
 /* An option taking a number: --max-kops N and the like, from a table of ranges. 0, 2 (bad
@@ -295,7 +301,12 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
         else if (!strcmp(a, "--whole") && c->optimize) c->whole = 1;
-        else if (!strcmp(a, "--megakernel") && c->optimize) c->megakernel = 1;
+        else if (!strcmp(a, "--lengths") && c->optimize) {
+            const char *eq = val ? strchr(val, '=') : NULL;
+            if (!eq || eq == val || !eq[1]) return bad("--lengths wants NAME=FILE, got '%s'", val ? val : "");
+            if (c->n_len == 4) return bad("at most 4 %s options", a);
+            c->len_arg[c->n_len++] = val, i++;
+        } else if (!strcmp(a, "--megakernel") && c->optimize) c->megakernel = 1;
         else if (a[0] == '-' && a[1] && a[1] == '-') {
             if (!val) return bad("%s needs a value", a);
             i++;
@@ -557,7 +568,11 @@ static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
            rep.piece_run_seconds);
     fputs(rep.run.text, stdout);
     if (c->out) write_text(c->out, "best.mu", rep.ugraph_text);
-    if (c->out) printf("optimize: the whole program's μGraph is %s/best.mu (mugen run %s %s/best.mu)\n", c->out, c->file, c->out);
+    if (c->out) {
+        printf("optimize: the whole program's μGraph is %s/best.mu (mugen run %s %s/best.mu", c->out, c->file, c->out);
+        for (int k = 0; k < c->n_len; k++) printf(" --lengths %s", c->len_arg[k]);
+        printf(")\n");
+    }
     int ok = rep.run.ok;
     mg_program *u = NULL;
     if (ok && c->megakernel && rep.ugraph_text &&
@@ -580,6 +595,11 @@ static int search_main(mg_ctx *ctx, cli_opts *cc) {
     mg_search_result r;
     memset(&r, 0, sizeof r);
     mg_status st = mg_program_load(ctx, c.file, &p);
+    if (!st && cli_bind_lengths(ctx, p, c.len_arg, c.n_len, 0, 0)) {
+        if (c.out) unmake_out(c.out, made);
+        goto done;
+    }
+    if (!st && mg_program_n_lengths(p)) c.whole = 1; /* ragged: its token form, piece by piece */
     if (st) {
         fprintf(stderr, "mugen: %s\n", mg_ctx_error(ctx));
         if (c.out) unmake_out(c.out, made);

@@ -345,7 +345,9 @@ typedef struct mg_run_report {
  * MG_OK with *r filled when it ran (r->ok says whether it matched); MG_ERR_NO_DEVICE when the
  * GPU was asked for and there is none; MG_ERR_COMPILE / MG_ERR_LAUNCH with the compiler log or
  * CUDA error when the generated code fails to build or run; MG_ERR_INVALID for mismatched
- * interfaces. */
+ * interfaces. A ragged prog (bound lengths) runs in token form for its batch (docs/ragged.md);
+ * a ugraph given with it is that token form's (mg_optimize_program's result for a batch of the
+ * same capacity rows), checked against the per-sequence reference. */
 mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
                  mg_run_report *r);
 
@@ -377,7 +379,9 @@ void mg_optimize_defaults(mg_optimize_opts *o);
  * μGraph kept where it runs faster than the piece lowered (both on o->run's backend); the
  * rest lowered (docs/lower.md); the stitched μGraph run against prog's reference. MG_OK with
  * *rep filled (mg_optimize_report_free; rep->run.ok says whether it matched); an error of a
- * stage with its message. */
+ * stage with its message. A ragged prog needs bound lengths: its token form for that batch is
+ * what is optimized (pieces static over the batch's capacity rows; seqattn lowered), and
+ * rep->ugraph_text is that form's μGraph, for mg_run / mg_compile with the same prog. */
 mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_optimize_opts *o,
                               mg_optimize_report *rep);
 void mg_optimize_report_free(mg_optimize_report *rep);

@@ -96,7 +96,7 @@ int mg_program_n_outputs(const mg_program *prog) { return prog ? prog->g->n_outp
 mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what) {
     if (!g || !g->n_lens) return MG_OK;
     return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s of a ragged program (lengths %s) is not supported yet (docs/ragged.md "
-                   "says what runs: the evaluators, verification, and run, emit and lower with bound lengths)", what, g->lens[0].name);
+                   "says what runs: the evaluators, verification, and run, emit, lower and optimize with bound lengths)", what, g->lens[0].name);
 }
 
 /* Packed element count of a tensor of shape s under prog's bound lengths; 0 when one is unbound. */
@@ -122,7 +122,7 @@ mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx) {
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok) {
     *tok = NULL;
     if (!prog->g->n_lens) return ugraph ? mg_ragged_refuse(ugraph->g, ctx, what) : MG_OK;
-    if (ugraph) return mg_ragged_refuse(prog->g, ctx, "a given μGraph");
+    if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "a given μGraph"); /* the token form's, static */
     mg_status rc = mg_lengths_bound(prog, ctx);
     int64_t T = 0;
     for (int64_t b = 0; !rc && b < prog->g->lens[0].count; b++) T += prog->lens[0][b];

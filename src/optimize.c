@@ -227,12 +227,16 @@ static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece *P, 
 mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_optimize_opts *o, mg_optimize_report *rep) {
     if (!prog || !o || !rep) return ctx_err(ctx, MG_ERR_INVALID, "mg_optimize_program: NULL argument");
     memset(rep, 0, sizeof *rep);
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "optimize");
+    ir_graph *tok = NULL; /* a ragged program: its token form for the bound batch (docs/ragged.md) */
+    mg_status rr = mg_token_program(prog, NULL, ctx, "optimize", &tok);
     if (rr) return rr;
-    const ir_graph *g = prog->g;
+    const ir_graph *g = tok ? tok : prog->g;
     int n = g->n_nodes, n_parts = 0;
     for (int i = 0; i < n; i++)
-        if (g->nodes[i].op == IR_OP_KERNEL) return ctx_err(ctx, MG_ERR_INVALID, "optimize: the program is already a μGraph");
+        if (g->nodes[i].op == IR_OP_KERNEL) {
+            ir_graph_free(tok);
+            return ctx_err(ctx, MG_ERR_INVALID, "optimize: the program is already a μGraph");
+        }
     double t0 = now_s();
     int *part = base_alloc(((size_t)n + 1) * sizeof *part), *lax = base_alloc(((size_t)n + 1) * sizeof *lax);
     int *readers = base_calloc((size_t)n + 1, sizeof *readers), *newi = base_alloc(((size_t)n + 1) * sizeof *newi);
@@ -315,7 +319,7 @@ mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_opti
         base_free(pc[p].in_g), base_free(pc[p].out_g);
     }
     sb_free(&log);
-    ir_graph_free(S), ir_graph_free(L);
+    ir_graph_free(S), ir_graph_free(L), ir_graph_free(tok);
     arena_free(&names);
     base_free(pc), base_free(part), base_free(lax), base_free(readers), base_free(newi);
     return rc;

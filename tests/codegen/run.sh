@@ -216,6 +216,18 @@ for tg in cuda c; do
 done
 if "$M" run --backend c --reps 2 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
     grep -q "^ok on C" "$T/out"; then ok; else bad "ragged_attention.mu on C: $(head -c 600 "$T/out")"; fi
+# optimize of a ragged program: its token form piece by piece (the projections searched), the
+# μGraph run on the same batch against the per-sequence reference; a batch of another token
+# capacity is refused by name
+rm -rf "$T/opt"
+if MUGEN_SEARCH_CACHE=off "$M" optimize --backend c --time-limit 10 --reps 2 --quiet --lengths len="$T/ra.txt" --out "$T/opt" \
+    tests/codegen/ragged_attention.mu >"$T/out" 2>&1 && grep -q "search complete" "$T/out" &&
+    "$M" run --backend c --reps 1 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu "$T/opt/best.mu" >"$T/out" 2>&1 &&
+    grep -q "^ok on C" "$T/out" && grep -q "1 attention as seqattn" "$T/out"; then ok; else bad "optimize --lengths: $(tail -c 600 "$T/out")"; fi
+printf '40\n40\n40\n40\n' >"$T/ra4.txt"
+"$M" run --backend c --reps 1 --lengths len="$T/ra4.txt" tests/codegen/ragged_attention.mu "$T/opt/best.mu" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "input 'x' is f16\[256, 32\] in the program but f16\[128, 32\] in the μGraph" "$T/out" && ok ||
+    bad "optimize --lengths, another capacity: $(tail -c 400 "$T/out")"
 # seqattn at head dims 128 (one strip a warp, one stage) and 48 (bf16, an odd count of
 # k-steps): NVRTC, and C checked
 printf '150\n0\n1\n97\n' >"$T/l4.txt"
