@@ -436,7 +436,8 @@ enum { MG_LAUNCH_ALIGN = 256 }; /* the workspace's alignment; inputs and outputs
  * MG_ERR_NO_DEVICE when the CUDA target has no driver or GPU to describe (pass o->device to
  * compile without one) or no libnvrtc, or the C target no C compiler; MG_ERR_COMPILE with the
  * log; MG_ERR_UNSUPPORTED when an output is another output or an input itself; MG_ERR_NOMEM.
- * A ragged prog (bound lengths; no ugraph) compiles in token form for that batch
+ * A ragged prog (bound lengths; a ugraph given is that token form's, as mg_optimize_program
+ * writes it) compiles in token form for that batch
  * (docs/ragged.md): its tensors are packed tokens in buffers of capacity rows (the batch's
  * tokens rounded up to 128; rows past the tokens are ignored in inputs, unspecified in
  * outputs), and, when it has attention over a ragged dim, its input 0 is the lengths (f32,
