@@ -20,6 +20,7 @@ void test_matmul_warps(void);
 void test_acc_scratch(void);
 void test_vector_reads(void);
 void test_tma_rows(void);
+void test_tma_pair(void);
 void test_taskgraph(void);
 void test_task_protocol(void);
 
@@ -782,6 +783,45 @@ static op_plan *plan_lowered_with(const char *src, ir_graph **g, ir_graph **u, c
 
 static op_plan *plan_lowered(const char *src, ir_graph **g, ir_graph **u) {
     return plan_lowered_with(src, g, u, &op_opts_default);
+}
+
+/* Two blocks an SM for short TMA loops (opt/tma.c, memory.c, docs/codegen.md): a product of
+ * 16,384 x 512 x 512 lowers to 128 x 128 tiles (512 blocks: two waves) as two m64n128
+ * warpgroups; its 8 iterations ask for two blocks an SM: 3 stages within half an SM's shared
+ * memory and __launch_bounds__(256, 2). The same rows with a depth of 2,048 (32 iterations)
+ * keep one block and 6 stages; 64 rows keep one block (too few blocks to pair). */
+void test_tma_pair(void) {
+    static const struct { int rows, depth, blocks, stages; } cs[] = {{16384, 512, 2, 3}, {16384, 2048, 1, 6}, {64, 512, 1, 0}};
+    const mg_device *dev = mg_device_default();
+    for (int c = 0; c < 3; c++) {
+        char src[256], want[64];
+        snprintf(src, sizeof src, "input X : f16[%d, %d]\ninput W : f16[%d, 512]\nO = matmul(X, W)\noutput O\n",
+                 cs[c].rows, cs[c].depth, cs[c].depth);
+        ir_graph *g, *u;
+        op_plan *p = plan_lowered(src, &g, &u);
+        mg_ctx ctx = {{0}};
+        cg_program cg = {0};
+        CHECK_MSG(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK, "case %d: %s", c, ctx.msg);
+        if (p && cg.src) {
+            const op_kernel *k = &p->kernels[p->n_kernels - 1];
+            CHECK_MSG(k->min_blocks == cs[c].blocks, "case %d: %d blocks an SM", c, k->min_blocks);
+            if (cs[c].rows > 64)
+                CHECK_MSG(k->tma == 1 && k->tma_nw == 128 && k->threads == 256 && k->stages == cs[c].stages,
+                          "case %d: tma %d, %d columns a warpgroup, %d threads, %d stages", c, k->tma, k->tma_nw,
+                          k->threads, k->stages);
+            if (cs[c].blocks == 2) {
+                CHECK_MSG(2 * (k->smem + 1024) <= dev->smem_per_block + 1024, "smem %lld", (long long)k->smem);
+                CHECK_MSG(strstr(cg.src, "__launch_bounds__(256, 2)") != NULL, "no __launch_bounds__(256, 2)");
+            } else {
+                snprintf(want, sizeof want, "__launch_bounds__(%d)", k->threads);
+                CHECK_MSG(strstr(cg.src, want) != NULL, "case %d: no %s", c, want);
+            }
+        }
+        check_plan(p);
+        cg_program_free(&cg);
+        op_plan_free(p);
+        ir_graph_free(g), ir_graph_free(u);
+    }
 }
 
 /* The task graph (opt/taskgraph.c, issue #27): RMSNorm + a 1-row projection lowers to a norm
