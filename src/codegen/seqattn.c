@@ -79,7 +79,7 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
     int mt = D <= 64 ? 2 : 1, threads = E->tg == CG_CUDA ? 64 / (16 * mt) * 32 : 1; /* strips a warp (seqattn.cuh) */
-    cg_signature(E, kname, &ps, E->tg == CG_CUDA ? threads : 128, E->names, 0);
+    cg_signature(E, kname, &ps, threads, E->names, 0);
     unsigned grid[3] = {1, 1, 1};
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);

@@ -183,9 +183,10 @@ typedef struct op_kernel {
     int tma_nw;        /* (at most OP_MAX_TMA_TILES moving tiles: a tensor map each, codegen.h) */
     int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int min_blocks;    /* blocks an SM the launch asks room for (__launch_bounds__'s second
-                        * number; tma.c, memory.c): 2 for a TMA loop of 2+ warpgroups whose
-                        * stages fit in half an SM's shared memory, so one block's pipeline fill
-                        * and stores overlap the other's products; else 1 */
+                        * number; tma.c, memory.c): 2 for a short TMA loop (OP_TMA_PAIR_ITERS)
+                        * with two waves of blocks whose 3+ stages fit in half an SM's shared
+                        * memory, so one block's pipeline fill and stores overlap the other's
+                        * products; else 1 */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
                         * accumulators (op_regacc_split, SK > 1) put their sums side by side
                         * before one pass adds them; -1: none (the groups add one at a time) */

@@ -15,12 +15,6 @@
  * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of
  * 64 / (16 MT) warps. */
 #define MG_NEG_INF __int_as_float(0xff800000)
-/* 2^x by ex2.approx.ftz (2^-inf = 0; relative error ~2^-22) */
-MG_DI float mg_ex2(float x) {
-    float y;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-    return y;
-}
 /* Operands stored in any of f16, bf16, f32, loaded as the products' 16-bit type (BF: bf16):
  * two elements in a register, eight in a uint4 (as stored when the types match, else through
  * f32, rounded to nearest). */
