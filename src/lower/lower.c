@@ -35,6 +35,13 @@ const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL}, {128, LW_SPLIT
                     * docs/notes/2026-11-28-s26.md: FFN over 46,720 tokens 902.9 -> 651.4 us, the encoder on race
                     * b32 1,001 -> 811, squad b32 465 -> 404; smaller products keep 64 x 64) */
 #endif
+#ifndef LW_MID_FILL
+#define LW_MID_FILL 50 /* a mid-size product takes 128-row tiles while they still occupy this % of the SMs (H100,
+                        * docs/notes/2026-11-28-s28.md: mnli b32 at 88 blocks faster, cola b32 at 24 slower) */
+#endif
+#ifndef LW_MID_LONG
+#define LW_MID_LONG 8 /* ... and 128 x 128 tiles, one wave or more of them, past this many 64-deep steps */
+#endif
 #ifndef LW_BIG_WAVES
 #define LW_BIG_WAVES 2
 #endif
@@ -377,7 +384,11 @@ static int big_product(const lw *L, const ir_shape *o) {
 }
 
 /* Tiles and schedule of form MM for output shape o, try t (0: the first choice; each
- * further try halves the depth tile): 64 x 64 output tiles, 64 deep. With fewer blocks than
+ * further try halves the depth tile): 64 x 64 output tiles, 64 deep; on the GPU 128 x 128
+ * for big products (big_product), and for mid-size ones whose rows divide by 128, 128 x 128
+ * when a long loop (LW_MID_LONG) has a wave of them, else 128 x 64 while those fill
+ * LW_MID_FILL % of the SMs (short loops then pair two blocks an SM, opt/tma.c); not for a depth
+ * under 256 (2 steps: bmm_scale_add 6.72 -> 6.79 us at 128 rows). With fewer blocks than
  * the GPU has SMs, the depth splits over up to 32 blocks (split-K) while each keeps 4
  * iterations and the partial products (f32, written and read back) move at most half the
  * operands' bytes (A counted as f32: often a stored intermediate): decode shapes and
@@ -389,12 +400,17 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
      * 3.74 -> 2.19 ms, mlp_relu 8.94 -> 7.83; docs/notes/2026-11-27-cpu.md) */
     int r = o->ndim, sms = L->cpu ? 1 : L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
-    int64_t bn = div_at_most(n, L->tl.bn), bm = div_at_most(m, 64);
-    int64_t bk = div_at_most(k, 64 >> t), blocks = (n / bn) * (m / bm), f = k / bk;
+    int64_t bn = div_at_most(n, L->tl.bn), bm = div_at_most(m, 64), lead = 1;
+    int64_t bk = div_at_most(k, 64 >> t), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
-    for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
+    for (int d = 0; d < r - 2; d++) lead *= o->d[d];
     if (big_product(L, o)) /* big tiles for big products */
-        blocks = blocks * bm * bn / ((int64_t)LW_BIG * LW_BIG), bm = bn = LW_BIG;
+        bm = bn = LW_BIG;
+    else if (!L->cpu && m % 128 == 0 && k >= 256) { /* mid-size: 128-row tiles read each B tile for twice the rows */
+        if (n % 128 == 0 && k / 64 > LW_MID_LONG && lead * (m / 128) * (n / 128) >= sms) bm = bn = 128;
+        else if (100 * lead * (m / 128) * (n / bn) >= (int64_t)sms * LW_MID_FILL) bm = 128;
+    }
+    int64_t blocks = lead * (m / bm) * (n / bn);
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
     L->k = k, L->bk = bk, L->split = 1;
