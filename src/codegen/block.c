@@ -355,10 +355,15 @@ static void tma_issue(em *E, int knode) {
  * stages), so that the stage an iteration refills was read by wgmmas two iterations back,
  * which every warpgroup waited for before this iteration's barrier; each iteration waits for
  * its stage's mbarrier, passes the barrier, requests it + L's tiles, issues its products and
- * waits for the previous iteration's (all of them with two stages). */
+ * waits for the previous iteration's (all of them with two stages). With two blocks an SM
+ * (op_kernel.min_blocks) each iteration waits for its own products instead and requests
+ * S - 1 ahead: the other block's products fill the tensor cores meanwhile, and its 3 stages
+ * keep 2 requests in flight instead of 1 (H100: race b32 294.8 -> 283.0 us, squad b128
+ * 581.2 -> 560.1, mid sizes within 0.5%; docs/notes/2026-11-28-s28.md). */
 static void tma_loop(em *E, const char **gn, int knode, const params *ps) {
     const op_kernel *k = E->k;
-    int S = k->stages, L = S >= 3 ? S - 2 : 1;
+    int S = k->stages, L = S >= 3 ? S - 2 : 1, W = S >= 3 ? 1 : 0;
+    if (k->min_blocks == 2) L = S - 1, W = 0; /* two blocks an SM: see above */
     int64_t F = k->body->forloop;
     cg_uses(E, CG_LIB_TMA);
     sb_printf(E->sb, "    if (threadIdx.x == 0)\n        for (int s_ = 0; s_ < %d; s_++) mg_mbar_init((unsigned long long *)(smem + %" PRId64
@@ -378,7 +383,7 @@ static void tma_loop(em *E, const char **gn, int knode, const params *ps) {
     E->synced = k->loop_begin + 1;
     block_steps(E, k->loop_begin, k->loop_end, gn, knode, ps);
     E->synced = 0;
-    sb_printf(E->sb, "    mg_wg_commit();\n    mg_wg_wait<%d>();\n    }\n    mg_wg_wait<0>();\n", S >= 3 ? 1 : 0);
+    sb_printf(E->sb, "    mg_wg_commit();\n    mg_wg_wait<%d>();\n    }\n    mg_wg_wait<0>();\n", W);
     barrier(E); /* the stages may hold the sums' tiles next */
 }
 
