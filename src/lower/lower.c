@@ -14,7 +14,9 @@ enum {
                                   * of x + y + b with its gain and bias: 5; kernel inputs <= 8) */
     THREADS = 128,
 };
-typedef enum { F_MM, F_ROW, F_EW, F_ATTN } form;
+/* F_MMROW: form MM whose tiles hold whole rows of the product (64 x N), with reductions along
+ * them after the loop (a LayerNorm of x + A W + b: mmrow_tiles) */
+typedef enum { F_MM, F_ROW, F_EW, F_ATTN, F_MMROW } form;
 /* form ATTN's tile spaces: the output, the scores' operands A and B, the scores' elementwise
  * function E, and V */
 enum { SP_O, SP_A, SP_B, SP_E, SP_V };
@@ -44,6 +46,17 @@ const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL}, {128, LW_SPLIT
 #endif
 #ifndef LW_BIG_WAVES
 #define LW_BIG_WAVES 2
+#endif
+#ifndef LW_ROW_N
+#define LW_ROW_N 512 /* form MMROW: the widest row a block's product holds (64 x 512: four m64n128 warpgroups) */
+#endif
+#ifndef LW_ROW_ITERS
+#define LW_ROW_ITERS 8 /* form MMROW for a depth of at most this many 64-deep steps: its 72 KB stages leave
+                        * room for two, one request ahead (H100, race b128: W2 + LayerNorm over K = 2048 took
+                        * 349 us against 188 + 75 as two kernels; docs/notes/2026-11-28-s28.md) */
+#endif
+#ifndef LW_ROW_FILL
+#define LW_ROW_FILL 50 /* form MMROW while its 64-row blocks fill this % of the SMs (each has a whole row's depth loop) */
 #endif
 #ifndef LW_SPLIT_MAX
 #define LW_SPLIT_MAX 32  /* at most this many splits */
@@ -252,7 +265,7 @@ static int emit_matmul(lw *L, int i, int s, int depth) {
     const ir_node *n = &L->g->nodes[i];
     const ir_shape *o = &L->sp[0].ref;
     int r = n->shape.ndim;
-    if (L->f != F_MM || s != 0 || L->n_mm == MAX_MM || !shape_eq(&n->shape, o) ||
+    if ((L->f != F_MM && L->f != F_MMROW) || s != 0 || L->n_mm == MAX_MM || !shape_eq(&n->shape, o) ||
         L->g->nodes[n->in[0]].shape.d[L->g->nodes[n->in[0]].shape.ndim - 1] != L->k || r < 2)
         return -(int)MG_ERR_SHAPE;
     int j = L->n_mm++;
@@ -329,7 +342,7 @@ static int emit(lw *L, int i, int s, int depth) {
     else if (n->op == IR_OP_MATMUL)
         r = L->f == F_ATTN ? emit_scores(L, i, s, depth) : emit_matmul(L, i, s, depth);
     else if (n->op == IR_OP_SUM || n->op == IR_OP_MAX)
-        r = L->f == F_ATTN ? emit_local(L, i, s, depth) : emit_reduce(L, i, s, depth);
+        r = L->f == F_ATTN || L->f == F_MMROW ? emit_local(L, i, s, depth) : emit_reduce(L, i, s, depth);
     else if (is_ew(n->op)) {
         ir_node p = proto(n->op, 0, 0);
         for (int k = 0; k < n->n_in; k++)
@@ -439,6 +452,25 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     return 0;
 }
 
+/* Tiles of form MMROW for output shape o (one try): 64 rows a block, the whole row (at most
+ * LW_ROW_N columns, a multiple of 64), 64 deep, on the GPU while the blocks fill LW_ROW_FILL %
+ * of the SMs: the product's f32 result then never leaves the block, and the row reductions
+ * after it (a LayerNorm's) need no kernel of their own. */
+static int mmrow_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloop) {
+    int r = o->ndim;
+    int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2], blocks = m / 64;
+    for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
+    if (t > 0 || L->cpu || r < 2 || n % 64 || n > LW_ROW_N || m % 64 || k % 64 || k / 64 > LW_ROW_ITERS ||
+        100 * blocks < (int64_t)L->dev->n_sm * LW_ROW_FILL)
+        return -1;
+    for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
+    L->tile[r - 2] = 64, L->tile[r - 1] = n;
+    L->k = k, L->bk = 64, L->split = 1;
+    if (assign_grid(o, L->tile, L->sp[0].gdim, L->grid)) return -1;
+    *forloop = (int)(k / 64);
+    return 0;
+}
+
 /* The kernel of partial products of a split MM: for each matmul the adding kernel read
  * (mm_node[]), accum(matmul(A', B')) over its share of the depth, saved with the split as a
  * new leading dim. Built into L->bp (kin_p); L->b, its kin and grid are kept. */
@@ -514,9 +546,11 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     const ir_node *root = &L->g->nodes[L->root];
     int forloop = 1, rd = f == F_ROW ? G->ref.ndim - 1 - G->rdim_end : -1;
     memset(L->sp, 0, sizeof L->sp);
-    L->sp[0].ref = f == F_MM ? root->shape : G->ref, L->sp[0].set = 1, L->sp[0].fdim = -1;
+    L->sp[0].ref = f == F_MM || f == F_MMROW ? root->shape : G->ref, L->sp[0].set = 1, L->sp[0].fdim = -1;
     L->split = 1, L->bp = NULL;
-    int rc = f == F_MM ? mm_tiles(L, &root->shape, G, t, &forloop) : row_tiles(L, G, rd, t, &forloop);
+    int rc = f == F_MM ? mm_tiles(L, &root->shape, G, t, &forloop)
+             : f == F_MMROW ? mmrow_tiles(L, &root->shape, G, t, &forloop)
+                            : row_tiles(L, G, rd, t, &forloop);
     if (rc) return MG_ERR_SHAPE;
     if (f == F_ROW && forloop > 1) L->sp[0].fdim = rd;
     /* a split's adding kernel takes columns 16 at a time: 4 times the blocks of its 64-wide
@@ -533,7 +567,7 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     L->b = ir_block_new(L->grid, THREADS, forloop);
     if (!L->b) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     memset(L->memo, -1, (size_t)L->n * N_SP * sizeof *L->memo);
-    L->f = f, L->n_kin = 0, L->n_mm = 0, L->accum = f == F_MM;
+    L->f = f, L->n_kin = 0, L->n_mm = 0, L->accum = f == F_MM || f == F_MMROW;
     L->rdim_end = G->rdim_end;
     int v = emit(L, L->root, 0, 0);
     if (v >= 0 && !L->accum) {
@@ -907,8 +941,10 @@ static mg_status build(lw *L, int root) {
     /* a product on the tensor cores (16-bit operands, computed ones in bf16: docs/lower.md)
      * is about 1e-3 off, within an f16 output's tolerance but not an f32 one's (1e-4): a
      * matmul that reaches an f32 output stays the per-operator f32 dot product */
-    if (G.other || (G.n_mm && G.n_red) || (G.n_mm && L->to_f32[root])) return MG_OK;
-    form f = G.n_mm ? F_MM : G.n_red ? F_ROW : F_EW;
+    if (G.other || (G.n_mm && L->to_f32[root])) return MG_OK;
+    /* products and reductions together: sums along the products' rows, whole in a tile */
+    if (G.n_mm && G.n_red && (G.n_max || G.rdim_end != 0 || !shape_eq(&G.ref, &r->shape))) return MG_OK;
+    form f = G.n_mm ? (G.n_red ? F_MMROW : F_MM) : G.n_red ? F_ROW : F_EW;
     for (int t = 0; t < 3; t++) {
         mg_status st = build_try(L, &G, f, t);
         if (st != MG_ERR_SHAPE) return st;

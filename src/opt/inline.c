@@ -23,6 +23,7 @@ static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, con
                           int depth) {
     const ir_node *n = &b->nodes[i];
     if (n->op == IR_OP_ITER || n->op == IR_OP_CONST || ir_numel(&n->shape) < numel) return 0;
+    if (n->op == IR_OP_ACCUM && b->forloop > 1) return 0; /* the loop's result, stored after it */
     int c;
     if (depth > RECOMPUTE_MAX) return -1; /* past any cost op_inlined accepts: a bounded walk */
     if (n->op == IR_OP_ACCUM && b->forloop == 1) c = 0;
@@ -37,16 +38,28 @@ static int recompute_cost(const ir_graph *b, int i, int self, int64_t numel, con
     return c;
 }
 
+/* Does elementwise node i read the loop's result (an accumulator, through elementwise
+ * operators)? Then it runs once, after the loop, like every value of a one-iteration block. */
+static int after_loop(const ir_graph *b, int i, int depth) {
+    const ir_node *n = &b->nodes[i];
+    if (n->op == IR_OP_ACCUM) return 1;
+    if (!op_is_elementwise(n->op) || depth > RECOMPUTE_MAX) return 0;
+    for (int a = 0; a < n->n_in; a++)
+        if (after_loop(b, n->in[a], depth + 1)) return 1;
+    return 0;
+}
+
 /* A thread graph (Mirage §4.2) as codegen sees it: an elementwise operator with one consumer
  * that reads its operands element by element (elementwise, reduction, accumulator, saver),
  * and does not broadcast it, is computed inside that consumer, in registers, and never
- * stored. With `recompute`, in a one-iteration block so is a cheap one (recompute_cost at
- * most 8) with up to 3 such consumers: each computes it again, which costs a few operations
+ * stored. With `recompute`, in a one-iteration block, or after the loop (a value of the
+ * accumulators: a LayerNorm's x + A W + b in its product's kernel), so is a cheap one
+ * (recompute_cost at most 8) with up to 3 such consumers: each computes it again, which costs a few operations
  * where storing it costs a barrier (nTrans's x - h and its normalised sum: 3.3 -> 2.8 us
  * measured by hand, bench/micro/small.cu). */
 int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int recompute) {
     if (!op_is_elementwise(b->nodes[i].op)) return 0;
-    if (uses[i] > 1 && (!recompute || b->forloop != 1 || uses[i] > 3)) return 0;
+    if (uses[i] > 1 && (!recompute || (b->forloop != 1 && !after_loop(b, i, 0)) || uses[i] > 3)) return 0;
     int64_t numel = ir_numel(&b->nodes[i].shape), seen = 0;
     for (int j = i + 1; j < b->n_nodes && seen < uses[i]; j++)
         for (int a = 0; a < b->nodes[j].n_in; a++) {

@@ -207,6 +207,13 @@ for c in "cola 32" "race 128"; do
     "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 && grep -q "mg_seqattn<64" "$T/out" &&
         ok || bad "ragged encoder_b$2 on $1: NVRTC: $(tail -c 400 "$T/out")"
 done
+# form MMROW (lower.c): the GPU's lowering of a LayerNorm after a product is one kernel; that
+# μGraph runs on C against the reference, verifies, and its CUDA compiles
+"$M" lower tests/lower/layernorm_product.mu >"$T/lnp.mu" 2>&1 && [ "$(grep -c '= kernel(' "$T/lnp.mu")" = 1 ] &&
+    "$M" run --backend c --reps 1 tests/lower/layernorm_product.mu "$T/lnp.mu" >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+    "$M" verify tests/lower/layernorm_product.mu "$T/lnp.mu" >"$T/out" 2>&1 && grep -q "^equivalent" "$T/out" &&
+    "$M" emit --compile tests/lower/layernorm_product.mu >"$T/out" 2>&1 && grep -q "grid \[68, 1, 1\] x 256 threads" "$T/out" &&
+    ok || bad "layernorm_product.mu, GPU lowering: $(tail -c 400 "$T/out")"
 # seqattn whose K has another reader, stored f16 all the same (lengths 17, 0, 40, 5): NVRTC, and C checked
 printf '17\n0\n40\n5\n' >"$T/ra.txt"
 "$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
