@@ -129,6 +129,45 @@ static int mm_operand_only(const ir_graph *g, int i) {
     return products > 0 && !others;
 }
 
+/* Is kernel-graph node i a graph-defined kernel's products over their whole depth (no grid dim
+ * splits it: not a split's partial sums), with an elementwise epilogue at most, that every
+ * reader, a kernel, only adds to or subtracts from something (its iterators over it feed
+ * additions only: a residual sum before a LayerNorm; not attention's scores, whose exponential
+ * would turn a 16-bit rounding of a score of 10 into 0.5% of its probability)? */
+static int product_read_ew(const ir_graph *g, int i) {
+    const ir_node *k = &g->nodes[i];
+    if (k->op != IR_OP_KERNEL || !k->body) return 0;
+    const ir_graph *b = k->body;
+    int n_mm = 0;
+    for (int j = 0; j < b->n_nodes; j++) {
+        const ir_node *m = &b->nodes[j];
+        if (m->op != IR_OP_MATMUL) continue;
+        n_mm++;
+        for (int q = 0; q < 2; q++) { /* the depth: A's last dim, B's second to last */
+            const ir_node *x = &b->nodes[m->in[q]];
+            int depth = x->shape.ndim - (q ? 2 : 1);
+            if (x->op != IR_OP_ITER) return 0;
+            for (int gd = 0; gd < 3; gd++)
+                if (x->map[gd] == depth) return 0;
+        }
+    }
+    if (!n_mm) return 0;
+    for (int u = 0; u < g->n_nodes; u++)
+        for (int q = 0; q < g->nodes[u].n_in; q++) {
+            if (g->nodes[u].in[q] != i) continue;
+            const ir_graph *rb = g->nodes[u].op == IR_OP_KERNEL ? g->nodes[u].body : NULL;
+            if (!rb) return 0;
+            for (int x = 0; x < rb->n_nodes; x++) {
+                if (rb->nodes[x].op != IR_OP_ITER || rb->nodes[x].index != q) continue;
+                for (int r = 0; r < rb->n_nodes; r++)
+                    for (int e = 0; e < rb->nodes[r].n_in; e++)
+                        if (rb->nodes[r].in[e] == x && rb->nodes[r].op != IR_OP_ADD && rb->nodes[r].op != IR_OP_SUB)
+                            return 0;
+            }
+        }
+    return 1;
+}
+
 /* Kernel level: inputs and KERNEL outputs and every operator that is not inlined get a
  * buffer. An elementwise operator is inlined into its one consumer when that consumer reads
  * it element by element (another elementwise operator or a reduction), it is no output and
@@ -161,7 +200,12 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         int products, others;
         mm_readers(g, i, &products, &others);
         int64_t cols = n->shape.ndim ? n->shape.d[n->shape.ndim - 1] : 1;
-        int sixteen = products > 0 && (!others || ir_numel(&n->shape) >= OP_TILE_ROWS * cols);
+        int big = ir_numel(&n->shape) >= OP_TILE_ROWS * cols;
+        int sixteen = products > 0 && (!others || big);
+        /* so is a product's result of OP_TILE_ROWS rows or more that its readers only add, as
+         * PyTorch stores it (the encoder's W2 result before its LayerNorm: written
+         * and read in half the bytes; docs/notes/2026-11-28-s28.md) */
+        sixteen |= big && base_dtype_size(n->dtype) == 2 && product_read_ew(g, i);
         if (n->op != IR_OP_INPUT && !is_out && !sixteen) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
         p->view[i] = -1, p->voff[i] = 0;
