@@ -216,8 +216,9 @@ done
     ok || bad "layernorm_product.mu, GPU lowering: $(tail -c 400 "$T/out")"
 # seqattn whose K has another reader, stored f16 all the same (lengths 17, 0, 40, 5): NVRTC, and C checked
 printf '17\n0\n40\n5\n' >"$T/ra.txt"
-"$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
-    grep -q "const mg_h \*__restrict__ g_t12" "$T/out" && ok || bad "ragged_attention.mu: NVRTC or store types: $(tail -c 400 "$T/out")"
+"$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>"$T/err" &&
+    grep -q "const mg_h \*__restrict__ g_t12" "$T/out" && ok ||
+    bad "ragged_attention.mu: NVRTC or store types: $(head -c 600 "$T/err"); $(grep -m 3 "__restrict__ g_t1[0-9]" "$T/out" | cut -c 1-300)"
 for tg in cuda c; do
     "$M" emit --compile --target $tg tests/codegen/seqattn_shared.mu >"$T/out" 2>&1 && ok || bad "seqattn_shared.mu ($tg): $(tail -c 400 "$T/out")"
 done
