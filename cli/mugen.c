@@ -705,7 +705,7 @@ static int check_opts(opts *o) {
 /* --lengths NAME=FILE (each of args[0..n): --batch N, --first L): lines first .. first +
  * count of FILE, one sequence length a line (blank lines skipped), bound to the program's
  * lengths NAME; the batch is the program's count (docs/ragged.md; batch 0: not checked).
- * Also mugen optimize's (cli/search.c). 0, or 1 after a message. */
+ * Also mugen search's and optimize's (cli/search.c). 0, or 1 after a message. */
 int cli_bind_lengths(mg_ctx *ctx, mg_program *p, const char *const *args, int n_args, uint64_t batch, uint64_t first) {
     for (int j = 0; j < n_args; j++) {
         const char *arg = args[j], *eq = strchr(arg, '='), *path = eq + 1;

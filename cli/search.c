@@ -89,7 +89,10 @@ static const char *HELP_WHOLE =
     "A program that is not Lax is optimized this way (issue #25).\n"
     "  --lengths NAME=FILE  a ragged program's lengths (as mugen run: the first lines of FILE):\n"
     "                    its token form for that batch is optimized piece by piece (--whole;\n"
-    "                    docs/ragged.md) and DIR/best.mu runs with mugen run --lengths\n"
+    "                    docs/ragged.md) and DIR/best.mu runs with mugen run --lengths; mugen\n"
+    "                    search takes it too: the token form at that batch's capacity, when\n"
+    "                    it has no attention over the ragged dim (its μGraphs run any batch\n"
+    "                    of that capacity)\n"
     "  --megakernel      (optimize, either way) also run the fastest as one persistent launch,\n"
     "                    with the static schedule (mugen run --megakernel), with tickets\n"
     "                    (--persist) and with a scheduler block and queues (--queues), and say\n"
@@ -301,7 +304,7 @@ static int parse_args(int argc, char **argv, cli_opts *c) {
         else if (!strcmp(a, "--quiet")) c->o.progress = 0;
         else if (!strcmp(a, "--no-cache")) c->no_cache = 1;
         else if (!strcmp(a, "--whole") && c->optimize) c->whole = 1;
-        else if (!strcmp(a, "--lengths") && c->optimize) {
+        else if (!strcmp(a, "--lengths")) {
             const char *eq = val ? strchr(val, '=') : NULL;
             if (!eq || eq == val || !eq[1]) return bad("--lengths wants NAME=FILE, got '%s'", val ? val : "");
             if (c->n_len == 4) return bad("at most 4 %s options", a);
@@ -638,6 +641,7 @@ static int search_rank(cli_opts *c, int rank) {
     mg_search_result r;
     memset(&r, 0, sizeof r);
     mg_status st = ctx ? mg_program_load(ctx, c->file, &p) : MG_ERR_NOMEM;
+    if (!st && cli_bind_lengths(ctx, p, c->len_arg, c->n_len, 0, 0)) st = MG_ERR_INVALID;
     if (!st) st = mg_search_cached(ctx, p, &c->o, c->no_cache ? MG_CACHE_REFRESH : 0, &r);
     if (st) fprintf(stderr, "mugen: rank %d: %s\n", rank, ctx ? mg_ctx_error(ctx) : "out of memory");
     mg_search_result_free(&r);

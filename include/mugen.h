@@ -259,7 +259,11 @@ mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name)
  * each verified; ranked by the cost model. MG_OK with *r filled (free with
  * mg_search_result_free) also when nothing was found (r->why_none) or when stopped early
  * (time limit, *o->stop); MG_ERR_UNSUPPORTED if prog is not Lax; MG_ERR_IO for a
- * checkpoint folder that cannot be used. */
+ * checkpoint folder that cannot be used. A ragged program with bound lengths is searched as its
+ * token form at that batch's capacity (docs/ragged.md): its μGraphs run every batch of that
+ * capacity (mg_run with the lengths bound); MG_ERR_INVALID with lengths unbound,
+ * MG_ERR_UNSUPPORTED when it attends over its ragged dim (mg_optimize_program searches its
+ * token-wise pieces). */
 mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
                     mg_search_result *r);
 void mg_search_result_free(mg_search_result *r);

@@ -318,20 +318,54 @@ mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name)
     return MG_OK;
 }
 
+/* What a search of prog searches: prog itself, or for a ragged program with bound lengths its
+ * token form at that batch's capacity (the representative batch) when the token form computes
+ * every row from that row alone (no attention over the ragged dim): a μGraph of it then holds
+ * for every batch of that capacity, whatever its lengths (docs/ragged.md). *tok: the token form
+ * to free (NULL for a static program). */
+static mg_status search_graph(const mg_program *prog, mg_ctx *ctx, ir_graph **tok, const ir_graph **g) {
+    *g = prog->g;
+    mg_status rc = mg_token_program(prog, NULL, ctx, "the search", tok);
+    if (rc || !*tok) return rc;
+    for (int i = 0; i < (*tok)->n_nodes; i++)
+        if ((*tok)->nodes[i].op == IR_OP_SEQATTN) {
+            ir_graph_free(*tok), *tok = NULL;
+            return ctx_err(ctx, MG_ERR_UNSUPPORTED, "the search of a ragged program with attention over its ragged dim "
+                           "is not supported: the attention runs as seqattn's kernel (docs/ragged.md); 'mugen optimize "
+                           "--lengths' searches the program's token-wise pieces");
+        }
+    *g = *tok;
+    return MG_OK;
+}
+
 mg_status mg_search(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o,
                     mg_search_result *r) {
     if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the search");
-    return rr ? rr : sr_search(prog->g, o, ctx, r);
+    ir_graph *tok = NULL;
+    const ir_graph *g;
+    mg_status rc = search_graph(prog, ctx, &tok, &g);
+    if (!rc) rc = sr_search(g, o, ctx, r);
+    ir_graph_free(tok);
+    return rc;
 }
+
+static mg_status search_cached(mg_ctx *ctx, const ir_graph *g, const mg_search_opts *o, int flags, mg_search_result *r);
 
 mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_opts *o, int flags,
                            mg_search_result *r) {
     if (!prog || !o || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_cached: NULL argument");
-    mg_status rr = mg_ragged_refuse(prog->g, ctx, "the search");
+    ir_graph *tok = NULL;
+    const ir_graph *g;
+    mg_status rr = search_graph(prog, ctx, &tok, &g);
     if (rr) return rr;
+    rr = search_cached(ctx, g, o, flags, r);
+    ir_graph_free(tok);
+    return rr;
+}
+
+static mg_status search_cached(mg_ctx *ctx, const ir_graph *g, const mg_search_opts *o, int flags, mg_search_result *r) {
     int hit = 0, root = sr_rank() == 0, store = 1;
-    mg_status rc = flags & MG_CACHE_REFRESH || !root ? MG_OK : sr_cache_lookup(prog->g, o, ctx, r, &hit);
+    mg_status rc = flags & MG_CACHE_REFRESH || !root ? MG_OK : sr_cache_lookup(g, o, ctx, r, &hit);
     if (rc && rc != MG_ERR_NOMEM) rc = MG_OK, hit = 0, store = 0; /* the search says what is wrong */
     /* with ranks, rank 0 decides: searched (0), from the cache (1), out of memory (2) */
     int how = sr_ranks_bcast(rc ? 2 : hit);
@@ -340,10 +374,10 @@ mg_status mg_search_cached(mg_ctx *ctx, const mg_program *prog, const mg_search_
         if (!root) memset(r, 0, sizeof *r);
         return MG_OK;
     }
-    rc = sr_search(prog->g, o, ctx, r);
+    rc = sr_search(g, o, ctx, r);
     if (rc || !root || !store) return rc;
     mg_ctx *c2 = mg_ctx_new(); /* a failed store leaves ctx's message as it was */
-    if (c2 && sr_cache_store(prog->g, o, r, c2))
+    if (c2 && sr_cache_store(g, o, r, c2))
         fprintf(stderr, "mugen: note: the result was not stored in the search cache: %s\n", mg_ctx_error(c2));
     mg_ctx_free(c2);
     return MG_OK;

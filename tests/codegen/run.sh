@@ -236,6 +236,26 @@ printf '40\n40\n40\n40\n' >"$T/ra4.txt"
 "$M" run --backend c --reps 1 --lengths len="$T/ra4.txt" tests/codegen/ragged_attention.mu "$T/opt/best.mu" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "input 'x' is f16\[256, 32\] in the program but f16\[128, 32\] in the μGraph" "$T/out" && ok ||
     bad "optimize --lengths, another capacity: $(tail -c 400 "$T/out")"
+# search of a token-wise ragged program: its token form at the batch's capacity (128 rows); the
+# best μGraph then runs three other batches of that capacity against the per-sequence reference,
+# and a batch of 160 tokens (256 rows) is refused by name; without lengths, or with attention
+# over the ragged dim, the search is refused with a message
+rm -rf "$T/rs"
+if MUGEN_SEARCH_CACHE=off "$M" search --time-limit 10 --quiet --lengths len="$T/ra.txt" --out "$T/rs" tests/codegen/ragged_mlp.mu \
+    >"$T/out" 2>&1 && [ -f "$T/rs/ugraph-1.mu" ]; then ok; else bad "search --lengths: $(tail -c 600 "$T/out")"; fi
+for L in "1 40 40 40" "0 0 0 1" "40 40 40 0"; do
+    printf '%s\n' $L >"$T/lv.txt"
+    "$M" run --backend c --reps 1 --lengths len="$T/lv.txt" tests/codegen/ragged_mlp.mu "$T/rs/ugraph-1.mu" >"$T/out" 2>&1 &&
+        grep -q "^ok on C" "$T/out" && ok || bad "searched ragged μGraph at lengths $L: $(tail -c 400 "$T/out")"
+done
+printf '40\n40\n40\n40\n' >"$T/lv.txt"
+"$M" run --backend c --reps 1 --lengths len="$T/lv.txt" tests/codegen/ragged_mlp.mu "$T/rs/ugraph-1.mu" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "input 'x' is f16\[256, 64\] in the program but f16\[128, 64\] in the μGraph" "$T/out" && ok ||
+    bad "searched ragged μGraph, another capacity: $(tail -c 400 "$T/out")"
+"$M" search --quiet --out "$T/rs2" tests/codegen/ragged_mlp.mu >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "lengths 'len' are not bound" "$T/out" && [ ! -d "$T/rs2" ] && ok || bad "search, lengths unbound: $(tail -c 400 "$T/out")"
+"$M" search --quiet --out "$T/rs3" --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "attention over its ragged dim is not supported" "$T/out" && ok || bad "search with seqattn: $(tail -c 400 "$T/out")"
 # seqattn at head dims 128 (one strip a warp, one stage) and 48 (bf16, an odd count of
 # k-steps): NVRTC, and C checked
 printf '150\n0\n1\n97\n' >"$T/l4.txt"
