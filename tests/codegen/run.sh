@@ -202,10 +202,13 @@ for f in cola mnli; do
             grep -q "^ok on C" "$T/out"; then ok; else bad "ragged $p on $f: $(head -c 600 "$T/out")"; fi
     done
 done
-for c in "cola 32" "race 128"; do
+# (cola b32: 9 kernels; race b128: 8, the output projection and the first LayerNorm one MMROW
+# kernel; no kernel writes f32: the products' results that LayerNorms add are stored f16)
+for c in "cola 32 9" "race 128 8"; do
     set -- $c
     "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 && grep -q "mg_seqattn<64" "$T/out" &&
-        ok || bad "ragged encoder_b$2 on $1: NVRTC: $(tail -c 400 "$T/out")"
+        [ "$(grep -c '__global__' "$T/out")" = "$3" ] && ! grep '__global__' "$T/out" | grep -q '(float \*__restrict__' &&
+        ok || bad "ragged encoder_b$2 on $1: NVRTC, $3 kernels, no f32 result: $(grep '__global__' "$T/out" | cut -c 1-160)"
 done
 # form MMROW (lower.c): the GPU's lowering of a LayerNorm after a product is one kernel; that
 # μGraph runs on C against the reference, verifies, and its CUDA compiles
@@ -214,6 +217,8 @@ done
     "$M" verify tests/lower/layernorm_product.mu "$T/lnp.mu" >"$T/out" 2>&1 && grep -q "^equivalent" "$T/out" &&
     "$M" emit --compile tests/lower/layernorm_product.mu >"$T/out" 2>&1 && grep -q "grid \[68, 1, 1\] x 256 threads" "$T/out" &&
     ok || bad "layernorm_product.mu, GPU lowering: $(tail -c 400 "$T/out")"
+"$M" lower tests/lower/layernorm_product_deep.mu >"$T/lnp.mu" 2>&1 && [ "$(grep -c '= kernel(' "$T/lnp.mu")" = 2 ] && ok ||
+    bad "layernorm_product_deep.mu: not two kernels: $(grep '= kernel(' "$T/lnp.mu")"
 # seqattn whose K has another reader, stored f16 all the same (lengths 17, 0, 40, 5): NVRTC, and C checked
 printf '17\n0\n40\n5\n' >"$T/ra.txt"
 "$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>"$T/err" &&
