@@ -75,6 +75,12 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
                         "128 and at most %d sequences", lb, SEQ_MAX_BATCH);
         return;
     }
+    if (E->tg == CG_CUDA && n->dtype == MG_F32) { /* its products on 16-bit tensor cores: ~1e-3 off, past f32's 1e-4 */
+        E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "%s: the GPU's seqattn computes on 16-bit tensor cores, about 1e-3 off, "
+                        "past an f32 result's tolerance (1e-4): an f32 program's attention over a ragged dim runs on the C "
+                        "backend (--backend c), or write the program in f16 or bf16", lb);
+        return;
+    }
     const char *a[5] = {E->names[j], E->names[n->in[0]], E->names[n->in[1]], E->names[n->in[2]], E->names[n->in[3]]};
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);

@@ -229,6 +229,11 @@ for tg in cuda c; do
 done
 if "$M" run --backend c --reps 2 --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/out" 2>&1 &&
     grep -q "^ok on C" "$T/out"; then ok; else bad "ragged_attention.mu on C: $(head -c 600 "$T/out")"; fi
+# in f32: the GPU's seqattn (16-bit tensor cores) refuses it by name, the C backend runs it (1e-4)
+"$M" emit --compile --lengths len="$T/ra.txt" tests/codegen/ragged_attention_f32.mu >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "seqattn computes on 16-bit tensor cores" "$T/out" && ok || bad "ragged_attention_f32.mu, CUDA: $(tail -c 400 "$T/out")"
+"$M" run --backend c --reps 1 --lengths len="$T/ra.txt" tests/codegen/ragged_attention_f32.mu >"$T/out" 2>&1 &&
+    grep -q "^ok on C" "$T/out" && ok || bad "ragged_attention_f32.mu on C: $(head -c 600 "$T/out")"
 # optimize of a ragged program: its token form piece by piece (the projections searched), the
 # μGraph run on the same batch against the per-sequence reference; a batch of another token
 # capacity is refused by name
