@@ -65,13 +65,15 @@ printf 'ragged attention, K read twice %s\n' "$r" | tee -a "$OUTD/summary.txt"
 # seqattn at head dims 128 (one strip a warp, one K/V stage) and 48 (bf16, odd k-steps)
 printf '150\n0\n1\n97\n' >"$OUTD/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$OUTD/l5.txt"
-for c in "d128 l4" "d48 l5"; do
-    set -- $c
-    echo "== mugen run --backend gpu tests/codegen/seqattn_$1.mu" >>"$log"
-    if "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/$2.txt" tests/codegen/seqattn_$1.mu >>"$log" 2>&1; then
+for c in "d128 l4 0" "d48 l5 0" "d128 l4 1" "d48 l5 1" "ra ra 1"; do
+    set -- $c # MUGEN_SEQATTN_LONG=1: 128 query rows a block
+    f=tests/codegen/seqattn_$1.mu
+    [ "$1" = ra ] && f=tests/codegen/ragged_attention.mu
+    echo "== MUGEN_SEQATTN_LONG=$3 mugen run --backend gpu $f" >>"$log"
+    if MUGEN_SEQATTN_LONG=$3 "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/$2.txt" $f >>"$log" 2>&1; then
         pass=$((pass + 1)); r=ok
     else failn=$((failn + 1)); r=FAIL; fi
-    printf 'seqattn %-4s %s\n' "$1" "$r" | tee -a "$OUTD/summary.txt"
+    printf 'seqattn %-4s rows %-3s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$r" | tee -a "$OUTD/summary.txt"
 done
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference

@@ -6,9 +6,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include <stdlib.h>
+
 #include "cg_internal.h"
 
 enum { SEQ_MAX_BATCH = 1024 }; /* the CUDA kernel's lengths live in shared memory */
+
 
 static void emit_c(em *E, const char *const *a, const mg_dtype *ti, mg_dtype to, int64_t T, int64_t H, int64_t D, int64_t B) {
     const char *st = cg_stfn(to);
@@ -84,14 +87,20 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     const char *a[5] = {E->names[j], E->names[n->in[0]], E->names[n->in[1]], E->names[n->in[2]], E->names[n->in[3]]};
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
-    int mt = D <= 64 ? 2 : 1, threads = E->tg == CG_CUDA ? 64 / (16 * mt) * 32 : 1; /* strips a warp (seqattn.cuh) */
+    /* strips a warp and query rows a block (seqattn.cuh): 128 rows where the sequences average
+     * MUGEN_SEQATTN_LONG tokens or more (T / B, the capacity over the batch; unset: 64 rows
+     * always, 128 not yet measured: docs/env.md) */
+    const char *lg = getenv("MUGEN_SEQATTN_LONG");
+    long long lmin = lg ? atoll(lg) : 0;
+    int mt = D <= 64 ? 2 : 1, bm = lmin > 0 && T >= lmin * B ? 128 : 64;
+    int threads = E->tg == CG_CUDA ? bm / (16 * mt) * 32 : 1;
     cg_signature(E, kname, &ps, threads, E->names, 0);
     unsigned grid[3] = {1, 1, 1};
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);
-        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
-                  bf ? "true" : "false", mt, a[0], a[1], a[2], a[3], a[4], T, H, B);
-        grid[0] = (unsigned)(((T + 63) / 64 + B + 1) * H);
+        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
+                  bf ? "true" : "false", mt, bm, a[0], a[1], a[2], a[3], a[4], T, H, B);
+        grid[0] = (unsigned)(((T + bm - 1) / bm + B + 1) * H);
     } else emit_c(E, a, ti, to, T, H, D, B);
     cg_record_launch(E, out, kname, j, &ps, grid, threads, 0);
 }

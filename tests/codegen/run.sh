@@ -270,10 +270,13 @@ printf '40\n40\n40\n40\n' >"$T/lv.txt"
 # k-steps): NVRTC, and C checked
 printf '150\n0\n1\n97\n' >"$T/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$T/l5.txt"
-for c in "d128 l4 128, false, 1" "d48 l5 48, true, 2"; do
+for c in "d128 l4 128, false, 1," "d48 l5 48, true, 2,"; do
     set -- $c
     "$M" emit --compile --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
-        grep -q "mg_seqattn<$3 $4 $5>" "$T/out" && ok || bad "seqattn_$1.mu: NVRTC: $(tail -c 400 "$T/out")"
+        grep -q "mg_seqattn<$3 $4 $5 64>" "$T/out" && ok || bad "seqattn_$1.mu: NVRTC: $(tail -c 400 "$T/out")"
+    # 128 query rows a block (MUGEN_SEQATTN_LONG: sequences of 1+ tokens on average), 4 or 8 warps
+    MUGEN_SEQATTN_LONG=1 "$M" emit --compile --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
+        grep -q "mg_seqattn<$3 $4 $5 128>" "$T/out" && ok || bad "seqattn_$1.mu, 128 rows: NVRTC: $(tail -c 400 "$T/out")"
     if "$M" run --backend c --reps 1 --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
         grep -q "^ok on C" "$T/out"; then ok; else bad "seqattn_$1.mu on C: $(head -c 600 "$T/out")"; fi
 done

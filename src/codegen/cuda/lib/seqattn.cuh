@@ -1,8 +1,8 @@
 /* seqattn (ops.def, docs/ragged.md): attention within each sequence of a packed batch, one
- * block per work item (sequence b, 64-query tile, head h), FlashAttention's loop over 64-key
+ * block per work item (sequence b, BM-query tile, head h), FlashAttention's loop over 64-key
  * tiles of the sequence's own keys with the running maximum and sum, products on mma.sync
  * (f16 or bf16, BF; operands stored otherwise are rounded to it as they load). Each warp takes
- * MT strips of 16 query rows (64 / (16 MT) warps a block), so each K and V fragment read from
+ * MT strips of 16 query rows (BM / (16 MT) warps a block), so each K and V fragment read from
  * shared memory serves MT products; K and V tiles come by cp.async, two stages where they
  * fit (D <= 64), when stored in BF's type (else loaded, rounded and stored by the threads).
  * q, k, v, out: [T, H, D] rows; lens[B]: the lengths as floats.
@@ -12,8 +12,9 @@
  * its item from the lengths (prefix sums over B in shared memory, no prelude launch): item
  * ranks order sequences by tile count, then index. Blocks past the last item write the zero
  * rows past the last sequence. Keys past a sequence's end score -inf; query rows past it are
- * computed on zeros and not stored. Launch: ((ceil(T / 64) + B + 1) * H) blocks of
- * 64 / (16 MT) warps. */
+ * computed on zeros and not stored. Launch: ((ceil(T / BM) + B + 1) * H) blocks of
+ * BM / (16 MT) warps. BM = 128 shares each K and V tile among twice the query rows, at the
+ * cost of more rows computed past a short sequence's end (codegen/seqattn.c chooses). */
 #define MG_NEG_INF __int_as_float(0xff800000)
 /* Operands stored in any of f16, bf16, f32, loaded as the products' 16-bit type (BF: bf16):
  * two elements in a register, eight in a uint4 (as stored when the types match, else through
@@ -33,13 +34,14 @@ template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
     if (mg_sa_same<BF, T>::v) return *(const uint4 *)p;
     return make_uint4(mg_sa_ld2<BF>(p), mg_sa_ld2<BF>(p + 2), mg_sa_ld2<BF>(p + 4), mg_sa_ld2<BF>(p + 6));
 }
-template <int D, bool BF, int MT, typename TQ, typename TK, typename TV, typename TO>
+template <int D, bool BF, int MT, int BM, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                       const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
-    constexpr int BM = 64, BN = 64, LD = D + 8, CH = D / 8; /* CH 16-byte chunks a row */
+    constexpr int BN = 64, LD = D + 8, CH = D / 8; /* CH 16-byte chunks a row */
     constexpr int NT = BM / (16 * MT) * 32, S = D <= 64 ? 2 : 1; /* threads, K/V stages */
     constexpr bool ASYNC = mg_sa_same<BF, TK>::v && mg_sa_same<BF, TV>::v;
-    static_assert(D % 16 == 0 && D <= 128 && (MT == 1 || MT == 2), "head dim a multiple of 16, at most 128");
+    static_assert(D % 16 == 0 && D <= 128 && (MT == 1 || MT == 2) && (BM == 64 || BM == 128),
+                  "head dim a multiple of 16, at most 128; 64 or 128 query rows a block");
     __shared__ __align__(16) unsigned short ks[S][BN * LD], vs[S][BN * LD];
     __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
     const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
