@@ -171,7 +171,10 @@ typedef struct mg_verify_report {
  * (0: as many as needed for a 2^-40 bound, see docs/verify.md), then one float test against
  * the f64 evaluation of prog. MG_OK with *r filled, or an error for mismatched interfaces.
  * Ragged programs (docs/ragged.md): the same at 4 length vectors (1, the maximum, two drawn),
- * each a sequence's static programs; r->text lists the vectors tried. */
+ * each a sequence's static programs; r->text lists the vectors tried. A ragged program against
+ * a static μGraph of its token form (mg_search, mg_optimize_program with lengths bound): the
+ * token form over the μGraph's rows, which holds for every batch of that many tokens or fewer;
+ * MG_ERR_UNSUPPORTED when it attends over its ragged dim (seqattn). */
 mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, int tests,
                     uint64_t seed, mg_verify_report *r);
 

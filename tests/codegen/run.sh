@@ -258,6 +258,17 @@ for L in "1 40 40 40" "0 0 0 1" "40 40 40 0"; do
     "$M" run --backend c --reps 1 --lengths len="$T/lv.txt" tests/codegen/ragged_mlp.mu "$T/rs/ugraph-1.mu" >"$T/out" 2>&1 &&
         grep -q "^ok on C" "$T/out" && ok || bad "searched ragged μGraph at lengths $L: $(tail -c 400 "$T/out")"
 done
+# mugen verify of the ragged program against the μGraph: as its token form over the μGraph's 128
+# rows, for every batch of that capacity (exit 0); a wrong one (the mean over 32) exit 3; with
+# attention over the ragged dim refused
+"$M" verify tests/codegen/ragged_mlp.mu "$T/rs/ugraph-1.mu" >"$T/out" 2>&1 && grep -q "^as the program's token form over 128 rows" "$T/out" &&
+    grep -q "equivalent: " "$T/out" && ok || bad "verify, ragged program and token μGraph: $(tail -c 400 "$T/out")"
+sed 's| / 64$| / 32|' "$T/rs/ugraph-1.mu" >"$T/rs-bad.mu"
+"$M" verify tests/codegen/ragged_mlp.mu "$T/rs-bad.mu" >"$T/out" 2>&1
+[ $? -eq 3 ] && grep -q "^not equivalent" "$T/out" && ok || bad "verify, a wrong token μGraph: $(tail -c 400 "$T/out")"
+"$M" lower --lengths len="$T/ra.txt" tests/codegen/ragged_attention.mu >"$T/ra-ug.mu" 2>&1
+"$M" verify tests/codegen/ragged_attention.mu "$T/ra-ug.mu" >"$T/out" 2>&1
+[ $? -eq 1 ] && grep -q "seqattn, which has no field evaluation" "$T/out" && ok || bad "verify, token μGraph with seqattn: $(tail -c 400 "$T/out")"
 printf '40\n40\n40\n40\n' >"$T/lv.txt"
 "$M" run --backend c --reps 1 --lengths len="$T/lv.txt" tests/codegen/ragged_mlp.mu "$T/rs/ugraph-1.mu" >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "input 'x' is f16\[256, 64\] in the program but f16\[128, 64\] in the μGraph" "$T/out" && ok ||
