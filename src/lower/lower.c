@@ -2,12 +2,14 @@
  * memory (mat[]), which matmuls and reductions move inside the one kernel that reads them
  * (absorb), and one kernel per remaining tensor, built by form (build). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lower.h"
 
 enum {
     MAX_MM = 8,                  /* matmuls in one MM kernel */
+    MAX_SIB = 2,                 /* sibling products built with a root (three products: x Wq, x Wk, x Wv) */
     N_SP = 1 + 2 * MAX_MM,       /* tile spaces: the output's, then each matmul's A and B */
     MAX_DEPTH = 40,              /* operators recomputed along one path inside a kernel */
     MAX_LEAVES = 6,              /* stored tensors one recomputed elementwise value reads (a LayerNorm
@@ -98,6 +100,9 @@ typedef struct lw {
     int *att_max;   /* att_max[o] = m + 1: its E is exp(A - m), m = max(B, keys) (attn_max) */
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
+    /* sibling products (MUGEN_FUSE_SIBLINGS, find_siblings): roots sib[0..n_sib) built into the
+     * kernel of L->root, each a save of its own; done[j]: root j was built so */
+    int siblings, n_sib, sib[MAX_SIB], *done;
 } lw;
 
 static int is_ew(ir_op op) {
@@ -272,7 +277,13 @@ static int emit_matmul(lw *L, int i, int s, int depth) {
     L->mm_node[j] = i;
     if (L->split > 1) return emit_partial(L, j);
     mm_spaces(L, n, j);
-    int a = emit(L, n->in[0], 1 + 2 * j, depth + 1);
+    int sa = 1 + 2 * j; /* siblings reading one A share its iterator: one tile a stage for all */
+    for (int k = 0; L->n_sib && k < j; k++)
+        if (L->g->nodes[L->mm_node[k]].in[0] == n->in[0]) {
+            sa = 1 + 2 * k;
+            break;
+        }
+    int a = emit(L, n->in[0], sa, depth + 1);
     int b = a < 0 ? a : emit(L, n->in[1], 2 + 2 * j, depth + 1);
     if (b < 0) return b;
     ir_node p = proto(IR_OP_MATMUL, a, b);
@@ -337,7 +348,9 @@ static int emit(lw *L, int i, int s, int depth) {
     const ir_node *n = &L->g->nodes[i];
     int r;
     if (depth > MAX_DEPTH) return -(int)MG_ERR_LIMIT;
-    if (L->mat[i] && i != L->root) r = emit_iter(L, i, s);
+    int self = i == L->root;
+    for (int q = 0; q < L->n_sib; q++) self |= i == L->sib[q];
+    if (L->mat[i] && !self) r = emit_iter(L, i, s);
     else if (n->op == IR_OP_CONST) r = ir_add_const(L->b, L->ctx, n->lit, 0, 0);
     else if (n->op == IR_OP_MATMUL)
         r = L->f == F_ATTN ? emit_scores(L, i, s, depth) : emit_matmul(L, i, s, depth);
@@ -417,7 +430,9 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     int64_t bk = div_at_most(k, 64 >> t), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) lead *= o->d[d];
-    if (big_product(L, o)) /* big tiles for big products */
+    if (L->n_sib) { /* siblings: 64 columns each, their three accumulators within a thread's 128 */
+        if (!L->cpu && m % 128 == 0 && k >= 256 && 100 * lead * (m / 128) * (n / bn) >= (int64_t)sms * LW_MID_FILL) bm = 128;
+    } else if (big_product(L, o)) /* big tiles for big products */
         bm = bn = LW_BIG;
     else if (!L->cpu && m % 128 == 0 && k >= 256) { /* mid-size: 128-row tiles read each B tile for twice the rows */
         if (n % 128 == 0 && k / 64 > LW_MID_LONG && lead * (m / 128) * (n / 128) >= sms) bm = bn = 128;
@@ -551,7 +566,7 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
     int rc = f == F_MM ? mm_tiles(L, &root->shape, G, t, &forloop)
              : f == F_MMROW ? mmrow_tiles(L, &root->shape, G, t, &forloop)
                             : row_tiles(L, G, rd, t, &forloop);
-    if (rc) return MG_ERR_SHAPE;
+    if (rc || (L->n_sib && (f != F_MM || L->split > 1))) return MG_ERR_SHAPE;
     if (f == F_ROW && forloop > 1) L->sp[0].fdim = rd;
     /* a split's adding kernel takes columns 16 at a time: 4 times the blocks of its 64-wide
      * partial products, each with a quarter of the reading (16 x 4096 x 1024: 16 blocks of 16
@@ -574,7 +589,8 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
         ir_node p = proto(IR_OP_ACCUM, v, 0);
         v = ir_add_node(L->b, L->ctx, &p);
     }
-    if (v >= 0) {
+    for (int q = -1; v >= 0 && q < L->n_sib; q++) { /* the root's save, then each sibling's */
+        if (q >= 0 && (v = emit(L, L->sib[q], 0, 0)) < 0) break;
         ir_node p = proto(IR_OP_SAVE, v, 0);
         p.index = L->b->n_outputs;
         for (int g = 0; g < 3; g++)
@@ -583,7 +599,8 @@ static mg_status build_try(lw *L, const group *G, form f, int t) {
         if (v >= 0) v = ir_add_output(L->b, L->ctx, v);
     }
     mg_status st = v < 0 ? (mg_status)-v : ir_block_check(L->b, L->ctx, L->dev);
-    if (!st && L->b->nodes[L->b->outputs[0]].dtype != root->dtype) st = MG_ERR_SHAPE;
+    for (int q = 0; !st && q <= L->n_sib; q++)
+        if (L->b->nodes[L->b->outputs[q]].dtype != L->g->nodes[q ? L->sib[q - 1] : L->root].dtype) st = MG_ERR_SHAPE;
     if (!st && L->split > 1) { /* the partial products at the wide tile */
         L->tile[r - 1] = wide, L->tile[r - 2] = tall;
         if (assign_grid(&root->shape, L->tile, L->sp[0].gdim, L->grid)) st = MG_ERR_SHAPE;
@@ -1127,6 +1144,63 @@ static mg_status store_big_operands(lw *L) {
     return MG_OK;
 }
 
+/* ---- sibling products (MUGEN_FUSE_SIBLINGS): x Wq, x Wk, x Wv as one kernel ---- */
+
+/* The one matmul root's value reaches through nodes not stored, with no reduction or other
+ * anchor on the way (an MM kernel's epilogue: x W + b), or -1; also -1 when a stored tensor
+ * it reads is one of avoid[0..n_avoid) or comes at or after node `before` (not yet in the
+ * lowered graph when the kernel is added), but for a layout operator of earlier nodes (a
+ * weight's reshape: assemble adds it early). */
+static int sole_matmul(lw *L, int root, const int *avoid, int n_avoid, int before, int *stack) {
+    int top = 0, mm = -1;
+    L->seen[root] = ++L->stamp, stack[top++] = root;
+    while (top) {
+        int x = stack[--top];
+        const ir_node *n = &L->g->nodes[x];
+        if (x != root && L->mat[x]) {
+            for (int q = 0; q < n_avoid; q++)
+                if (x == avoid[q]) return -1;
+            if (x >= before && ir_ops[n->op].kind != IR_KIND_LAYOUT) return -1; /* a view is added early */
+            for (int k = 0; x >= before && k < n->n_in; k++)
+                if (n->in[k] >= before) return -1;
+            continue;
+        }
+        if (n->op == IR_OP_MATMUL) {
+            if (mm >= 0) return -1;
+            mm = x;
+        } else if (n->op != IR_OP_CONST && !is_ew(n->op)) return -1;
+        for (int k = 0; k < n->n_in; k++)
+            if (L->seen[n->in[k]] != L->stamp) L->seen[n->in[k]] = L->stamp, stack[top++] = n->in[k];
+    }
+    return mm;
+}
+
+/* Roots after i whose kernels would be MM kernels of one product with i's shape, depth and A
+ * operand (a stored tensor), reading neither i nor each other: they become saves of i's kernel
+ * (find at most MAX_SIB), which loads A's tile once a stage for all of them and launches once.
+ * Opt-in (MUGEN_FUSE_SIBLINGS=1, docs/env.md) until timed; not for the C target. */
+static int find_siblings(lw *L, int i, int *sib, int *stack) {
+    if (!L->siblings || L->cpu || L->att[i] || L->to_f32[i]) return 0;
+    int avoid[1 + MAX_SIB] = {i}, na = 1;
+    int mi = sole_matmul(L, i, NULL, 0, i, stack);
+    if (mi < 0 || !L->mat[L->g->nodes[mi].in[0]]) return 0;
+    const ir_node *a = &L->g->nodes[mi];
+    for (int j = i + 1; j < L->n && na <= MAX_SIB; j++) {
+        const ir_node *r = &L->g->nodes[j], *ri = &L->g->nodes[i];
+        if (!L->mat[j] || L->done[j] || L->att[j] || L->to_f32[j] || r->dtype != ri->dtype ||
+            !shape_eq(&r->shape, &ri->shape) || (!is_ew(r->op) && r->op != IR_OP_MATMUL))
+            continue;
+        int mj = sole_matmul(L, j, avoid, na, i, stack);
+        if (mj < 0) continue;
+        const ir_node *b = &L->g->nodes[mj];
+        if (b->in[0] != a->in[0] || !shape_eq(&b->shape, &a->shape) ||
+            !shape_eq(&L->g->nodes[b->in[1]].shape, &L->g->nodes[a->in[1]].shape))
+            continue;
+        sib[na - 1] = j, avoid[na++] = j;
+    }
+    return na - 1;
+}
+
 /* ---- the lowered graph ---- */
 
 /* Copies program node i into out as a kernel-level operator (with the non-materialised
@@ -1145,9 +1219,18 @@ static int copy_plain(lw *L, ir_graph *out, int i, int *newi) {
 }
 
 /* One kernel (or a kernel-level operator) per materialised node, in program order. */
+/* build(L, i) with i's siblings (find_siblings) as saves of its kernel, or alone when they do
+ * not fit one. */
+static mg_status build_with_siblings(lw *L, int i, int *stack) {
+    L->n_sib = find_siblings(L, i, L->sib, stack);
+    mg_status rc = build(L, i);
+    if (!rc && !L->b && L->n_sib) L->n_sib = 0, rc = build(L, i);
+    return rc;
+}
+
 static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
-    int *newi = base_alloc(((size_t)L->n + 1) * sizeof *newi);
-    if (!newi) return ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
+    int *newi = base_alloc(((size_t)L->n + 1) * sizeof *newi), *stack = base_alloc(((size_t)L->n + 1) * sizeof *stack);
+    if (!newi || !stack) return base_free(newi), base_free(stack), ctx_err(L->ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = MG_OK;
     for (int i = 0; i < L->n; i++) newi[i] = -1;
     for (int i = 0; i < L->n && !rc; i++) {
@@ -1163,8 +1246,8 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
             r = ir_copy_kernel(out, L->ctx, L->g, i, in, names);
             for (int q = 0; q < nb && r >= 0; q++) newi[i + q] = r + q;
             if (r >= 0) st->kernels++;
-        } else if (!L->mat[i] || (L->cstart[i] == L->cstart[i + 1] && !L->is_out[i])) continue;
-        else if ((rc = build(L, i))) break;
+        } else if (!L->mat[i] || L->done[i] || newi[i] >= 0 || (L->cstart[i] == L->cstart[i + 1] && !L->is_out[i])) continue;
+        else if ((rc = build_with_siblings(L, i, stack))) break;
         else if (L->b) {
             int in[IR_MAX_IN], part = 0;
             if (L->bp) { /* split-K: the partial products' kernel first */
@@ -1172,11 +1255,19 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
                 part = ir_add_kernel(out, L->ctx, L->bp, in, L->n_kin_p, NULL, 0, 0);
                 L->bp = NULL, st->kernels++;
             }
+            for (int k = 0; k < L->n_kin && part >= 0; k++) /* a sibling's view of a weight, added early */
+                if (L->kin[k] >= 0 && newi[L->kin[k]] < 0) {
+                    int v = copy_plain(L, out, L->kin[k], newi);
+                    if (v < 0) part = v;
+                }
             for (int k = 0; k < L->n_kin; k++) in[k] = L->kin[k] >= 0 ? newi[L->kin[k]] : part - L->kin[k] - 1;
-            const char *names[1] = {n->name};
+            const char *names[1 + MAX_SIB] = {n->name};
+            for (int q = 0; q < L->n_sib; q++) names[1 + q] = L->g->nodes[L->sib[q]].name;
             r = part < 0 ? part : ir_add_kernel(out, L->ctx, L->b, in, L->n_kin, names, 0, 0);
             if (part < 0) ir_graph_free(L->b);
             newi[i] = r, L->b = NULL, st->kernels++;
+            for (int q = 0; q < L->n_sib && r >= 0; q++) newi[L->sib[q]] = r + 1 + q, L->done[L->sib[q]] = 1;
+            L->n_sib = 0;
         } else r = copy_plain(L, out, i, newi), st->plain++;
         if (r < 0) rc = (mg_status)-r;
     }
@@ -1184,7 +1275,7 @@ static mg_status assemble(lw *L, ir_graph *out, lw_stats *st) {
         int r = ir_add_output(out, L->ctx, newi[L->g->outputs[k]]);
         if (r < 0) rc = (mg_status)-r;
     }
-    base_free(newi);
+    base_free(newi), base_free(stack);
     return rc;
 }
 
@@ -1194,9 +1285,12 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
     if (!stats) stats = &dummy;
     memset(stats, 0, sizeof *stats);
     *out = NULL;
-    lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .tl = tiling ? *tiling : lw_tilings[0], .n = g->n_nodes};
+    const char *fs = getenv("MUGEN_FUSE_SIBLINGS");
+    lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .tl = tiling ? *tiling : lw_tilings[0], .n = g->n_nodes,
+            .siblings = fs && atoi(fs) > 0};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
+    if (!rc && !(L.done = base_calloc((size_t)g->n_nodes + 1, sizeof *L.done))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     /* a program whose tensors do not fit the device's memory gets no kernel (ir_add_kernel
      * would refuse one): it stays the per-operator program, whose run says what is too big */
     int64_t bytes = 0;
@@ -1213,6 +1307,6 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
     ir_graph_free(o);
     base_free(L.mat), base_free(L.is_out), base_free(L.depth), base_free(L.cstart);
     base_free(L.seen), base_free(L.memo), base_free(L.cons), base_free(L.to_f32), base_free(L.att);
-    base_free(L.att_max);
+    base_free(L.att_max), base_free(L.done);
     return rc;
 }

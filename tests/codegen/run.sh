@@ -210,6 +210,15 @@ for c in "cola 32 9" "race 128 8"; do
         [ "$(grep -c '__global__' "$T/out")" = "$3" ] && ! grep '__global__' "$T/out" | grep -q '(float \*__restrict__' &&
         ok || bad "ragged encoder_b$2 on $1: NVRTC, $3 kernels, no f32 result: $(grep '__global__' "$T/out" | cut -c 1-160)"
 done
+# sibling products (MUGEN_FUSE_SIBLINGS=1, lower.c find_siblings): the encoder's Q, K and V as
+# one kernel of three saves sharing x's tile (cola b32: 6 graph-defined kernels, not 8); that
+# GPU lowering runs on C against the per-sequence reference, and race b128's CUDA compiles
+MUGEN_FUSE_SIBLINGS=1 "$M" lower --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu >"$T/sib.mu" 2>&1 &&
+    [ "$(grep -c '= kernel(' "$T/sib.mu")" = 6 ] && grep -q "^t[0-9]*, t[0-9]*, t[0-9]* = kernel(x, " "$T/sib.mu" &&
+    "$M" run --backend c --reps 1 --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu "$T/sib.mu" >"$T/out" 2>&1 &&
+    grep -q "^ok on C" "$T/out" && ok || bad "sibling products, cola b32: $(grep '= kernel(' "$T/sib.mu" | cut -c 1-120) $(tail -c 300 "$T/out")"
+MUGEN_FUSE_SIBLINGS=1 "$M" emit --compile --lengths len="$LD/race.txt" examples/ragged/encoder_b128.mu >"$T/out" 2>&1 &&
+    [ "$(grep -c '__global__' "$T/out")" = 6 ] && ok || bad "sibling products, race b128: NVRTC: $(tail -c 400 "$T/out")"
 # form MMROW (lower.c): the GPU's lowering of a LayerNorm after a product is one kernel; that
 # μGraph runs on C against the reference, verifies, and its CUDA compiles
 "$M" lower tests/lower/layernorm_product.mu >"$T/lnp.mu" 2>&1 && [ "$(grep -c '= kernel(' "$T/lnp.mu")" = 1 ] &&
