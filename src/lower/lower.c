@@ -430,14 +430,15 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
     int64_t bk = div_at_most(k, 64 >> t), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) lead *= o->d[d];
-    if (L->n_sib) { /* siblings: 64 columns each, their three accumulators within a thread's 128 */
-        if (!L->cpu && m % 128 == 0 && k >= 256 && 100 * lead * (m / 128) * (n / bn) >= (int64_t)sms * LW_MID_FILL) bm = 128;
-    } else if (big_product(L, o)) /* big tiles for big products */
+    /* siblings (find_siblings) keep 64 columns: their three accumulators within a thread's 128;
+     * mid-size products: 128-row tiles read each B tile for twice the rows */
+    int mid = !L->cpu && m % 128 == 0 && k >= 256;
+    if (!L->n_sib && big_product(L, o)) /* big tiles for big products */
         bm = bn = LW_BIG;
-    else if (!L->cpu && m % 128 == 0 && k >= 256) { /* mid-size: 128-row tiles read each B tile for twice the rows */
-        if (n % 128 == 0 && k / 64 > LW_MID_LONG && lead * (m / 128) * (n / 128) >= sms) bm = bn = 128;
-        else if (100 * lead * (m / 128) * (n / bn) >= (int64_t)sms * LW_MID_FILL) bm = 128;
-    }
+    else if (mid && !L->n_sib && n % 128 == 0 && k / 64 > LW_MID_LONG && lead * (m / 128) * (n / 128) >= sms)
+        bm = bn = 128;
+    else if (mid && 100 * lead * (m / 128) * (n / bn) >= (int64_t)sms * LW_MID_FILL)
+        bm = 128;
     int64_t blocks = lead * (m / bm) * (n / bn);
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;
     L->tile[r - 2] = bm, L->tile[r - 1] = bn;
