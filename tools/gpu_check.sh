@@ -41,18 +41,19 @@ for f in examples/*.mu; do
 done
 # ragged programs on the GPU over the real length files (carried by make gpu-carry into
 # .carry/lengths), checked against the reference (docs/ragged.md): the token-wise half and the
-# whole encoder layer (attention as seqattn)
+# whole encoder layer (attention as seqattn); ragged_run FILE PROGRAM [VAR=VALUE]
+ragged_run() {
+    echo "== $3 mugen run --backend gpu --lengths len=$1 examples/ragged/$2.mu" >>"$log"
+    if env $3 "$B/mugen" run --backend gpu --reps 20 --lengths len=.carry/lengths/$1.txt "examples/ragged/$2.mu" >>"$log" 2>&1; then
+        pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
+    printf 'ragged %-12s %-6s %-22s %-4s %10s us\n' "$2" "$1" "$3" "$r" "$t" | tee -a "$OUTD/summary.txt"
+}
 for f in cola mnli race squad; do
     [ -f .carry/lengths/$f.txt ] || continue
     for p in ffn encoder; do
-        for b in 32 128; do
-            echo "== mugen run --backend gpu --lengths len=$f examples/ragged/${p}_b$b.mu" >>"$log"
-            if "$B/mugen" run --backend gpu --reps 20 --lengths len=.carry/lengths/$f.txt "examples/ragged/${p}_b$b.mu" >>"$log" 2>&1; then
-                pass=$((pass + 1)); r=ok
-            else failn=$((failn + 1)); r=FAIL; fi
-            t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
-            printf 'ragged %-8s b%-4s %-6s %-4s %10s us\n' "$p" "$b" "$f" "$r" "$t" | tee -a "$OUTD/summary.txt"
-        done
+        for b in 32 128; do ragged_run $f ${p}_b$b; done
     done
 done
 # the opt-in forms not yet timed: Q, K and V as one kernel (MUGEN_FUSE_SIBLINGS=1) and seqattn
@@ -60,14 +61,7 @@ done
 for c in "cola 32" "race 128"; do
     set -- $c
     [ -f .carry/lengths/$1.txt ] || continue
-    for v in MUGEN_FUSE_SIBLINGS=1 MUGEN_SEQATTN_LONG=1; do
-        echo "== $v mugen run --backend gpu --lengths len=$1 examples/ragged/encoder_b$2.mu" >>"$log"
-        if env $v "$B/mugen" run --backend gpu --reps 20 --lengths len=.carry/lengths/$1.txt "examples/ragged/encoder_b$2.mu" >>"$log" 2>&1; then
-            pass=$((pass + 1)); r=ok
-        else failn=$((failn + 1)); r=FAIL; fi
-        t=$(tail -1 "$log" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p')
-        printf 'ragged encoder b%-4s %-6s %-24s %-4s %10s us\n' "$2" "$1" "$v" "$r" "$t" | tee -a "$OUTD/summary.txt"
-    done
+    for v in MUGEN_FUSE_SIBLINGS=1 MUGEN_SEQATTN_LONG=1; do ragged_run $1 encoder_b$2 $v; done
 done
 # seqattn whose K has another reader (stored f16), lengths with 0 and the maximum
 printf '17\n0\n40\n5\n' >"$OUTD/ra.txt"

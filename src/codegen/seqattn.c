@@ -5,7 +5,6 @@
  * clamp lengths to [0, tokens left], and write 0 to the rows past the last sequence. */
 #include <inttypes.h>
 #include <stdio.h>
-
 #include <stdlib.h>
 
 #include "cg_internal.h"

@@ -134,7 +134,7 @@ static int mm_operand_only(const ir_graph *g, int i) {
  * reader, a kernel, only adds to or subtracts from something (its iterators over it feed
  * additions only: a residual sum before a LayerNorm; not attention's scores, whose exponential
  * would turn a 16-bit rounding of a score of 10 into 0.5% of its probability)? */
-static int product_read_ew(const ir_graph *g, int i) {
+static int product_only_added(const ir_graph *g, int i) {
     const ir_node *k = &g->nodes[i];
     if (k->op != IR_OP_KERNEL || !k->body) return 0;
     const ir_graph *b = k->body;
@@ -205,7 +205,7 @@ void op_plan_buffers(op_plan *p, const int *uses, const int *user, int *scratch)
         /* so is a product's result of OP_TILE_ROWS rows or more that its readers only add, as
          * PyTorch stores it (the encoder's W2 result before its LayerNorm: written
          * and read in half the bytes; docs/notes/2026-11-28-s28.md) */
-        sixteen |= big && base_dtype_size(n->dtype) == 2 && product_read_ew(g, i);
+        sixteen |= big && base_dtype_size(n->dtype) == 2 && product_only_added(g, i);
         if (n->op != IR_OP_INPUT && !is_out && !sixteen) p->store[i] = MG_F32;
         buffer_layout(p, i, !is_out && n->op == IR_OP_KERNEL);
         p->view[i] = -1, p->voff[i] = 0;
