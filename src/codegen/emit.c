@@ -78,7 +78,7 @@ static const struct {
     {cg_cuda_task, CG_LIB_TASK, 0},
     {cg_cuda_queue, CG_LIB_QUEUE, CG_LIB_TASK},
     {cg_cuda_tma, CG_LIB_TMA, CG_LIB_WGMMA | CG_LIB_CHAIN | CG_LIB_MMA},
-    {cg_cuda_seqattn, CG_LIB_SEQATTN, CG_LIB_MMA | CG_LIB_COPY},
+    {cg_cuda_seqattn, CG_LIB_SEQATTN, CG_LIB_MMA | CG_LIB_COPY | CG_LIB_WGMMA | CG_LIB_CHAIN},
 };
 
 /* The text a program starts with: C, lib.h; CUDA, the pieces its kernels call (used, CG_LIB_*)

@@ -86,20 +86,28 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     const char *a[5] = {E->names[j], E->names[n->in[0]], E->names[n->in[1]], E->names[n->in[2]], E->names[n->in[3]]};
     snprintf(kname, sizeof kname, "k%d_%s", j, E->names[j] + 2);
     sb_printf(E->sb, "/* %s = seqattn (node %d): attention within each sequence */\n", lb, j);
-    /* strips a warp and query rows a block (seqattn.cuh): 128 rows where the sequences average
-     * MUGEN_SEQATTN_LONG tokens or more (T / B, the capacity over the batch; unset: 64 rows
-     * always, 128 not yet measured: docs/env.md) */
-    const char *lg = getenv("MUGEN_SEQATTN_LONG");
-    long long lmin = lg ? atoll(lg) : 0;
+    /* query rows a block (seqattn.cuh): 128 where the sequences average MUGEN_SEQATTN_LONG
+     * tokens or more (T / B, the capacity over the batch; default 128, 0: 64 rows always;
+     * docs/env.md). On sm_90a at head dims 32, 64, 128: mg_seqattn_wg, a warpgroup of 64 rows
+     * each (MUGEN_SEQATTN_WG=0: mma.sync); else mg_seqattn's warps of MT strips of 16 rows. */
+    const char *lg = getenv("MUGEN_SEQATTN_LONG"), *wv = getenv("MUGEN_SEQATTN_WG");
+    long long lmin = lg ? atoll(lg) : 128;
     int mt = D <= 64 ? 2 : 1, bm = lmin > 0 && T >= lmin * B ? 128 : 64;
-    int threads = E->tg == CG_CUDA ? bm / (16 * mt) * 32 : 1;
+    int wg = E->tg == CG_CUDA && p->sm90a && (D == 32 || D == 64 || D == 128) && !(wv && atoi(wv) == 0);
+    int threads = E->tg != CG_CUDA ? 1 : wg ? bm / 64 * 128 : bm / (16 * mt) * 32;
+    /* mg_seqattn_wg's three K and V stages (dynamic shared memory, 16 KB a stage at D = 64) */
+    int64_t dyn = wg ? (int64_t)3 * 2 * 64 * D * 2 : 0;
     cg_signature(E, kname, &ps, threads, E->names, 0);
     unsigned grid[3] = {1, 1, 1};
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);
-        sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
-                  bf ? "true" : "false", mt, bm, a[0], a[1], a[2], a[3], a[4], T, H, B);
+        if (wg)
+            sb_printf(E->sb, "    mg_seqattn_wg<%" PRId64 ", %s, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n",
+                      D, bf ? "true" : "false", bm, a[0], a[1], a[2], a[3], a[4], T, H, B);
+        else
+            sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
+                      bf ? "true" : "false", mt, bm, a[0], a[1], a[2], a[3], a[4], T, H, B);
         grid[0] = (unsigned)(((T + bm - 1) / bm + B + 1) * H);
     } else emit_c(E, a, ti, to, T, H, D, B);
-    cg_record_launch(E, out, kname, j, &ps, grid, threads, 0);
+    cg_record_launch(E, out, kname, j, &ps, grid, threads, dyn);
 }

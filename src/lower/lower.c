@@ -100,8 +100,8 @@ typedef struct lw {
     int *att_max;   /* att_max[o] = m + 1: its E is exp(A - m), m = max(B, keys) (attn_max) */
     int no_kernels; /* the program does not fit the device: every node stays kernel-level */
     int *to_f32;    /* node i reaches an f32 output: no tensor-core product may feed it */
-    /* sibling products (MUGEN_FUSE_SIBLINGS, find_siblings): roots sib[0..n_sib) built into the
-     * kernel of L->root, each a save of its own; done[j]: root j was built so */
+    /* sibling products (find_siblings; off with MUGEN_FUSE_SIBLINGS=0): roots sib[0..n_sib)
+     * built into the kernel of L->root, each a save of its own; done[j]: root j was built so */
     int siblings, n_sib, sib[MAX_SIB], *done;
 } lw;
 
@@ -1179,7 +1179,7 @@ static int sole_matmul(lw *L, int root, const int *avoid, int n_avoid, int befor
 /* Roots after i whose kernels would be MM kernels of one product with i's shape, depth and A
  * operand (a stored tensor), reading neither i nor each other: they become saves of i's kernel
  * (find at most MAX_SIB), which loads A's tile once a stage for all of them and launches once.
- * Opt-in (MUGEN_FUSE_SIBLINGS=1, docs/env.md) until timed; not for the C target. */
+ * On unless MUGEN_FUSE_SIBLINGS=0 (docs/env.md); not for the C target. */
 static int find_siblings(lw *L, int i, int *sib, int *stack) {
     if (!L->siblings || L->cpu || L->att[i] || L->to_f32[i]) return 0;
     int avoid[1 + MAX_SIB] = {i}, na = 1;
@@ -1288,7 +1288,7 @@ mg_status lw_lower(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, int cpu
     *out = NULL;
     const char *fs = getenv("MUGEN_FUSE_SIBLINGS");
     lw L = {.g = g, .ctx = ctx, .dev = dev, .cpu = cpu, .tl = tiling ? *tiling : lw_tilings[0], .n = g->n_nodes,
-            .siblings = fs && atoi(fs) > 0};
+            .siblings = !fs || atoi(fs) > 0};
     ir_graph *o = NULL;
     mg_status rc = setup(&L);
     if (!rc && !(L.done = base_calloc((size_t)g->n_nodes + 1, sizeof *L.done))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");

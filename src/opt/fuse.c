@@ -74,7 +74,7 @@ void op_fuse_epilogues(const ir_graph *b, op_kernel *k, const int *uses) {
  * with swizzled W: RMSNorm+Linear b=1 23.5 us at 256, 24.8 at 128; b=8 23.6 at 256, 24.7 at
  * 512; bench/micro/stream.cu alone: 19.8 at 256, 25.1 at 128). Only block graphs written
  * for whole warps change. */
-int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined) {
+int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined, int n_sm) {
     if (!on || b->threads % 32 || b->threads > 512) return b->threads;
     int64_t widest = 0, F = b->forloop;
     for (int i = 0; i < b->n_nodes && pipelined && F > 1 && b->threads <= 256; i++)
@@ -90,8 +90,13 @@ int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int 
         else if (F > 1 && cls[i] != IR_LOOP) el /= F;
         if (el > widest) widest = el;
     }
-    int t = 128;
-    while (t < 512 && widest >= (int64_t)t * 2 * 8) t *= 2;
+    /* 8 elements a thread; 16 in a grid of many waves without a product (ROW and EW kernels
+     * of 16 blocks an SM or more: half the threads, twice the blocks resident an SM, a
+     * 512-wide row's sums within one warp; the encoder's second LayerNorm, race b128, 67.9
+     * -> 50.5 us, docs/notes/2026-11-28-s29.md) */
+    int t = 128, ept = (int64_t)b->grid[0] * b->grid[1] * b->grid[2] >= 16LL * n_sm ? 16 : 8;
+    for (int i = 0; i < b->n_nodes; i++) ept = b->nodes[i].op == IR_OP_MATMUL ? 8 : ept;
+    while (t < 512 && widest >= (int64_t)t * 2 * ept) t *= 2;
     return t > b->threads ? t : b->threads;
 }
 

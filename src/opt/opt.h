@@ -218,6 +218,7 @@ typedef struct op_plan {
     int fused;         /* opts.persist applied: every launch is one of kernels[] (n_kernels >= 2),
                         * all with the same threads, and they run as one persistent launch */
     int n_sm;          /* the device's multiprocessors (the persistent launch's blocks) */
+    int sm90a;         /* the device takes sm_90a code (wgmma, TMA): codegen's seqattn form */
     /* opts.cluster applied (launch.c): kernels[0] launches in clusters of cluster[] blocks
      * (one dim > 1, at most 16), then each of its blocks, linear index i, runs block
      * cluster_map[i] (linear) of kernels[1]; both at kernels[0]'s threads. 0: not applied. */

@@ -49,8 +49,8 @@ void op_thread_graph(const ir_graph *b, op_kernel *k, const int *uses, const int
  * reduction or matmul alone, and of accumulators summing a reduction; those are then not
  * stored. */
 void op_fuse_epilogues(const ir_graph *b, op_kernel *k, const int *uses);
-/* Threads per block for b (the block graph's own when `on` is 0). */
-int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined);
+/* Threads per block for b (the block graph's own when `on` is 0) on a device of n_sm SMs. */
+int op_block_threads(const ir_graph *b, const op_kernel *k, const int *cls, int on, int pipelined, int n_sm);
 /* Register accumulation: sets fuse.regacc on the matmuls summed over the loop by an
  * accumulator, and on their accumulators; sets k->post_sync when any. */
 void op_register_accumulators(const ir_graph *b, op_kernel *k, const int *uses, const int *user);

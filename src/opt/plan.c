@@ -84,7 +84,7 @@ static mg_status plan_once(op_plan *p, mg_ctx *ctx, const mg_device *dev, int kn
     op_fuse_epilogues(b, k, uses);
     op_choose_layouts(p, knode, k);
     k->threads = threads > 0 ? threads
-                             : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline);
+                             : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline, dev->n_sm);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
     if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
     if (p->opts.tma && threads <= 0) op_find_tma(p, dev, knode, b, k);
@@ -144,7 +144,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
     arena_init(&p->mem);
-    p->g = g, p->opts = o ? *o : op_opts_default, p->n_sm = dev->n_sm;
+    p->g = g, p->opts = o ? *o : op_opts_default, p->n_sm = dev->n_sm, p->sm90a = !strcmp(dev->arch, "sm_90a");
     p->buf = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->inl = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);
     p->kern = arena_alloc(&p->mem, (size_t)n * sizeof(int) + 1);

@@ -34,7 +34,6 @@ enum { /* values from cuda.h (CUDA 13.0) */
     FUNC_ATTR_MAX_DYNAMIC_SMEM = 8,
     FUNC_ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14,
     CAPTURE_MODE_THREAD_LOCAL = 1,
-    DEFAULT_SMEM_LIMIT = 48 * 1024,
 };
 
 /* cuLaunchKernelEx's configuration (cuda.h, CUDA 12+; the layout of CUDA 13.0) */
@@ -464,7 +463,9 @@ mg_status rt_launch(rt_gpu *g, mg_ctx *ctx, rt_module *m, const char *name,
     kernel_fn *k = NULL;
     if ((rc = get_function(g, ctx, m, name, &k))) return rc;
     CUresult r;
-    if (smem > DEFAULT_SMEM_LIMIT && smem > k->smem_set) {
+    /* any dynamic size is declared: the 48 KB default counts the kernel's static shared memory
+     * too (seqattn's 5 KB beside 48 KB of stages failed to launch without it) */
+    if (smem > k->smem_set) {
         r = drv.func_set_attribute(k->f, FUNC_ATTR_MAX_DYNAMIC_SMEM, (int)smem);
         if (r) return fail(g, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", name, smem);
         k->smem_set = smem;
@@ -728,7 +729,7 @@ static mg_status ext_load(rt_ext *e, mg_ctx *ctx, CUcontext cu, rt_ext_mod **out
         const rt_kernel *k = &e->k[i];
         if ((r = drv.module_function(&m->fn[i], m->mod, k->name)))
             rc = fail(NULL, ctx, r, "cuModuleGetFunction(%s)", k->name);
-        else if (k->smem_limit > DEFAULT_SMEM_LIMIT &&
+        else if (k->smem_limit > 0 && /* as in the launch: static shared memory counts too */
                  (r = drv.func_set_attribute(m->fn[i], FUNC_ATTR_MAX_DYNAMIC_SMEM, (int)k->smem_limit)))
             rc = fail(NULL, ctx, r, "cuFuncSetAttribute(%s, max dynamic smem %zu)", k->name,
                       k->smem_limit);

@@ -137,7 +137,7 @@ done
 NVCC=${NVCC:-$(command -v nvcc || echo "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc")}
 L=src/codegen/cuda/lib
 if [ -x "$NVCC" ]; then
-    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task" "scalar task queue" "scalar mma chain wgmma tma"; do
+    for set in scalar "scalar mma" "scalar copy" "scalar mma chain" "scalar mma chain wgmma" "scalar task" "scalar task queue" "scalar mma chain wgmma tma" "scalar mma copy chain wgmma seqattn"; do
         { cat src/ir/scalar.h; for p in $set; do cat "$L/$p.cuh"; done; } >"$T/piece.cu"
         if "$NVCC" -c -arch=sm_90a -x cu -diag-suppress 177 -Werror all-warnings "$T/piece.cu" -o "$T/piece.o" >"$T/err" 2>&1; then ok
         else bad "$L/${set##* }.cuh after $set: nvcc: $(head -c 600 "$T/err")"; fi
@@ -202,23 +202,23 @@ for f in cola mnli; do
             grep -q "^ok on C" "$T/out"; then ok; else bad "ragged $p on $f: $(head -c 600 "$T/out")"; fi
     done
 done
-# (cola b32: 9 kernels; race b128: 8, the output projection and the first LayerNorm one MMROW
-# kernel; no kernel writes f32: the products' results that LayerNorms add are stored f16)
-for c in "cola 32 9" "race 128 8"; do
+# (cola b32: 7 kernels; race b128: 6: Q, K and V one kernel of three saves sharing x's tile
+# (lower.c find_siblings), the output projection and the first LayerNorm one MMROW kernel; no
+# kernel writes f32: the products' results that LayerNorms add are stored f16); with the
+# siblings off (MUGEN_FUSE_SIBLINGS=0) 9 and 8
+for c in "cola 32 7 1" "race 128 6 1" "cola 32 9 0" "race 128 8 0"; do
     set -- $c
-    "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 && grep -q "mg_seqattn<64" "$T/out" &&
-        [ "$(grep -c '__global__' "$T/out")" = "$3" ] && ! grep '__global__' "$T/out" | grep -q '(float \*__restrict__' &&
-        ok || bad "ragged encoder_b$2 on $1: NVRTC, $3 kernels, no f32 result: $(grep '__global__' "$T/out" | cut -c 1-160)"
+    MUGEN_FUSE_SIBLINGS=$4 "$M" emit --compile --lengths len="$LD/$1.txt" examples/ragged/encoder_b$2.mu >"$T/out" 2>&1 &&
+        grep -q "mg_seqattn_wg<64, false, " "$T/out" && [ "$(grep -c '__global__' "$T/out")" = "$3" ] &&
+        ! grep '__global__' "$T/out" | grep -q '(float \*__restrict__' && ok ||
+        bad "ragged encoder_b$2 on $1 (siblings $4): NVRTC, $3 kernels, no f32 result: $(grep '__global__' "$T/out" | cut -c 1-160)"
 done
-# sibling products (MUGEN_FUSE_SIBLINGS=1, lower.c find_siblings): the encoder's Q, K and V as
-# one kernel of three saves sharing x's tile (cola b32: 6 graph-defined kernels, not 8); that
-# GPU lowering runs on C against the per-sequence reference, and race b128's CUDA compiles
-MUGEN_FUSE_SIBLINGS=1 "$M" lower --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu >"$T/sib.mu" 2>&1 &&
+# the siblings' GPU lowering (cola b32: 6 graph-defined kernels, x's the A of one of them with
+# three results) runs on C against the per-sequence reference
+"$M" lower --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu >"$T/sib.mu" 2>&1 &&
     [ "$(grep -c '= kernel(' "$T/sib.mu")" = 6 ] && grep -q "^t[0-9]*, t[0-9]*, t[0-9]* = kernel(x, " "$T/sib.mu" &&
     "$M" run --backend c --reps 1 --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu "$T/sib.mu" >"$T/out" 2>&1 &&
     grep -q "^ok on C" "$T/out" && ok || bad "sibling products, cola b32: $(grep '= kernel(' "$T/sib.mu" | cut -c 1-120) $(tail -c 300 "$T/out")"
-MUGEN_FUSE_SIBLINGS=1 "$M" emit --compile --lengths len="$LD/race.txt" examples/ragged/encoder_b128.mu >"$T/out" 2>&1 &&
-    [ "$(grep -c '__global__' "$T/out")" = 6 ] && ok || bad "sibling products, race b128: NVRTC: $(tail -c 400 "$T/out")"
 # form MMROW (lower.c): the GPU's lowering of a LayerNorm after a product is one kernel; that
 # μGraph runs on C against the reference, verifies, and its CUDA compiles
 "$M" lower tests/lower/layernorm_product.mu >"$T/lnp.mu" 2>&1 && [ "$(grep -c '= kernel(' "$T/lnp.mu")" = 1 ] &&
@@ -290,13 +290,19 @@ printf '40\n40\n40\n40\n' >"$T/lv.txt"
 # k-steps): NVRTC, and C checked
 printf '150\n0\n1\n97\n' >"$T/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$T/l5.txt"
-for c in "d128 l4 128, false, 1," "d48 l5 48, true, 2,"; do
+# on sm_90a (the default device), head dim 128 takes the warpgroup form (mg_seqattn_wg, 3 K/V
+# stages), 48 the warps' (mg_seqattn, two strips a warp); MUGEN_SEQATTN_WG=0 the warps' always
+for c in "d128 l4 mg_seqattn_wg<128,@false,@R> 1" "d128 l4 mg_seqattn<128,@false,@1,@R> 0" \
+    "d48 l5 mg_seqattn<48,@true,@2,@R> 1"; do
     set -- $c
-    "$M" emit --compile --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
-        grep -q "mg_seqattn<$3 $4 $5 64>" "$T/out" && ok || bad "seqattn_$1.mu: NVRTC: $(tail -c 400 "$T/out")"
-    # 128 query rows a block (MUGEN_SEQATTN_LONG: sequences of 1+ tokens on average), 4 or 8 warps
-    MUGEN_SEQATTN_LONG=1 "$M" emit --compile --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
-        grep -q "mg_seqattn<$3 $4 $5 128>" "$T/out" && ok || bad "seqattn_$1.mu, 128 rows: NVRTC: $(tail -c 400 "$T/out")"
+    # 128 query rows a block (MUGEN_SEQATTN_LONG: sequences of 1+ tokens on average)
+    for r in 64 128; do
+        want=$(echo "$3" | sed "s/R/$r/; s/@/ /g")
+        MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_LONG=$([ $r = 128 ] && echo 1 || echo 0) "$M" emit --compile \
+            --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
+            grep -qF "$want" "$T/out" && ok || bad "seqattn_$1.mu, $want: NVRTC: $(grep -o 'mg_seqattn[_wg]*<[^>]*>' "$T/out" | tail -1) $(tail -c 400 "$T/out")"
+    done
+    [ $4 = 1 ] || continue
     if "$M" run --backend c --reps 1 --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
         grep -q "^ok on C" "$T/out"; then ok; else bad "seqattn_$1.mu on C: $(head -c 600 "$T/out")"; fi
 done

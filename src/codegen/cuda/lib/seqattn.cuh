@@ -34,6 +34,45 @@ template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
     if (mg_sa_same<BF, T>::v) return *(const uint4 *)p;
     return make_uint4(mg_sa_ld2<BF>(p), mg_sa_ld2<BF>(p + 2), mg_sa_ld2<BF>(p + 4), mg_sa_ld2<BF>(p + 6));
 }
+/* Block w's work item (h = its head): *off, *L its sequence's first row and length, *tile
+ * its BM-row query tile; false past the items, after writing 0 to this block's share of the
+ * rows past the last sequence (then nothing else to do). Every thread of the NT calls it; it
+ * waits for the previous kernel's results (q, k, v) once the lengths are read. */
+template <int BM, int NT, typename TO>
+MG_DI bool mg_sa_item(TO *__restrict__ out, const float *__restrict__ lens, int T, int H, int D, int B, int w, int h,
+                      int *off, int *L, int *tile) {
+    __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
+    const int tid = threadIdx.x;
+    if (tid == 0) s_b = -1, s_items = 0, s_sum = 0;
+    for (int b = tid; b < B; b += NT) {
+        const float Lf = lens[b];
+        sl[b] = Lf > 0.0f ? (Lf < (float)T ? (int)Lf : T) : 0;
+    }
+    __syncthreads();
+    for (int b = tid; b < B; b += NT) {
+        const int Lb = sl[b], nt = (Lb + BM - 1) / BM;
+        int start = 0, o = 0;
+        for (int c = 0; c < B; c++) {
+            const int Lc = sl[c], ntc = (Lc + BM - 1) / BM;
+            start += ntc > nt || (ntc == nt && c < b) ? ntc : 0;
+            o += c < b ? Lc : 0;
+        }
+        atomicAdd(&s_items, nt), atomicAdd(&s_sum, Lb);
+        if (w >= start && w < start + nt) s_b = b, s_tile = w - start, s_off = o, s_len = min(Lb, T - o);
+    }
+    __syncthreads();
+    mg_grid_wait(); /* the previous kernel's results: q, k, v */
+    if (s_b < 0) { /* past the items: the rows past the last sequence are 0 */
+        const int r0 = s_sum + (w - s_items) * BM, HD = H * D;
+        for (int e = tid; e < BM * D; e += NT) {
+            const int r = r0 + e / D;
+            if (w >= s_items && r >= s_sum && r < T) mg_put(&out[(long long)r * HD + h * D + e % D], 0.0f);
+        }
+        return false;
+    }
+    *off = s_off, *L = s_len, *tile = s_tile;
+    return true;
+}
 template <int D, bool BF, int MT, int BM, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                       const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
@@ -43,38 +82,12 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
     static_assert(D % 16 == 0 && D <= 128 && (MT == 1 || MT == 2) && (BM == 64 || BM == 128),
                   "head dim a multiple of 16, at most 128; 64 or 128 query rows a block");
     __shared__ __align__(16) unsigned short ks[S][BN * LD], vs[S][BN * LD];
-    __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
     const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
     const int lane = tid & 31, wi = tid >> 5, g = lane >> 2, t = lane & 3;
-    if (tid == 0) s_b = -1, s_items = 0, s_sum = 0;
-    for (int b = tid; b < B; b += NT) {
-        const float L = lens[b];
-        sl[b] = L > 0.0f ? (L < (float)T ? (int)L : T) : 0;
-    }
-    __syncthreads();
-    for (int b = tid; b < B; b += NT) {
-        const int L = sl[b], nt = (L + BM - 1) / BM;
-        int start = 0, off = 0;
-        for (int c = 0; c < B; c++) {
-            const int Lc = sl[c], ntc = (Lc + BM - 1) / BM;
-            start += ntc > nt || (ntc == nt && c < b) ? ntc : 0;
-            off += c < b ? Lc : 0;
-        }
-        atomicAdd(&s_items, nt), atomicAdd(&s_sum, L);
-        if (w >= start && w < start + nt) s_b = b, s_tile = w - start, s_off = off, s_len = min(L, T - off);
-    }
-    __syncthreads();
-    mg_grid_wait(); /* the previous kernel's results: q, k, v */
+    int off, L, tile;
+    if (!mg_sa_item<BM, NT>(out, lens, T, H, D, B, w, h, &off, &L, &tile)) return;
     const int HD = H * D;
-    if (s_b < 0) { /* past the items: the rows past the last sequence are 0 */
-        const int r0 = s_sum + (w - s_items) * BM;
-        for (int e = tid; e < BM * D; e += NT) {
-            const int r = r0 + e / D;
-            if (w >= s_items && r >= s_sum && r < T) mg_put(&out[(long long)r * HD + h * D + e % D], 0.0f);
-        }
-        return;
-    }
-    const int off = s_off, L = s_len, q0 = s_tile * BM + wi * 16 * MT;
+    const int q0 = tile * BM + wi * 16 * MT;
     const long long base = (long long)off * HD + h * D;
     /* this warp's MT strips of 16 query rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
     unsigned qf[MT][D / 16][4];
@@ -198,4 +211,117 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
                 if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[mt][j][r] / l[mt][r >> 1]);
             }
     }
+}
+/* mg_seqattn on sm_90a warpgroup products (wgmma.cuh): the same work items and online softmax,
+ * each warpgroup 64 query rows (BM / 64 warpgroups a block, sharing each K and V tile), the
+ * scores S = Q K^T with Q in registers and K read K-major from shared memory, O += P V with P
+ * in registers and V read MN-major; both tiles in the core-matrix layout (element (key, d) at
+ * key / 8 * 8D + d / 8 * 64 + key % 8 * 8 + d % 8), filled by cp.async in that order (each
+ * warp's writes contiguous) or by the threads when the types differ. Registers: 8 D / 16 + 16
+ * scores and accumulators a thread against mg_seqattn's 2 (D / 2 + 32) at two strips.
+ * D 32, 64 or 128. Each step: one barrier (tile kt landed; every warpgroup's P V of tile
+ * kt - 2 done), tile kt + 1 requested into that stage, S of tile kt issued, then the wait for
+ * it and for P V of tile kt - 1 (in flight meanwhile), the softmax and P V of tile kt issued.
+ * Three stages of K and V in the dynamic shared memory (3 * 2 * 64 * D * 2 bytes). */
+template <int D, bool BF, int BM, typename TQ, typename TK, typename TV, typename TO>
+MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
+                         const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
+    constexpr int BN = 64, CH = D / 8, NT = BM / 64 * 128, S = 3;
+    constexpr bool ASYNC = mg_sa_same<BF, TK>::v && mg_sa_same<BF, TV>::v;
+    static_assert((D == 32 || D == 64 || D == 128) && (BM == 64 || BM == 128), "head dim 32, 64 or 128; 64 or 128 rows");
+    extern __shared__ __align__(128) unsigned char mg_sa_dyn[];
+    unsigned short (*ks)[BN * D] = (unsigned short (*)[BN * D])mg_sa_dyn, (*vs)[BN * D] = ks + S;
+    const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
+    const int lane = tid & 31, g = lane >> 2, t = lane & 3;
+    int off, L, tile;
+    if (!mg_sa_item<BM, NT>(out, lens, T, H, D, B, w, h, &off, &L, &tile)) return;
+    const int HD = H * D, q0 = tile * BM + (tid >> 5) * 16; /* warp tid / 32's 16 rows */
+    const long long base = (long long)off * HD + h * D;
+    unsigned qf[D / 16][4]; /* this warp's rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = q0 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
+            qf[kk][r] = row < L ? mg_sa_ld2<BF>(&q[base + (long long)row * HD + col]) : 0u;
+        }
+    float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {};
+    const int ntiles = (L + BN - 1) / BN;
+    auto fetch = [&](int kt, int st) { /* key tile kt into stage st, chunk c at c * 8; rows past L are 0 */
+        for (int c = tid; c < BN * CH; c += NT) {
+            const int row = c / (8 * CH) * 8 + c % 8, col = c / 8 % CH * 8, key = kt * BN + row;
+            const long long a = base + (long long)key * HD + col;
+            unsigned short *kd = &ks[st][c * 8], *vd = &vs[st][c * 8];
+            if (key >= L) *(uint4 *)kd = *(uint4 *)vd = make_uint4(0, 0, 0, 0);
+            else if (ASYNC) mg_cp16(kd, &k[a]), mg_cp16(vd, &v[a]);
+            else *(uint4 *)kd = mg_sa_ld8<BF>(&k[a]), *(uint4 *)vd = mg_sa_ld8<BF>(&v[a]);
+        }
+        mg_cp_commit();
+    };
+    fetch(0, 0);
+    unsigned pa[BN / 16][4];
+    for (int kt = 0; kt < ntiles; kt++) {
+        const int st = kt % S;
+        mg_cp_wait<0>(); /* tile kt */
+        mg_fence_async(); /* the threads' writes, before the async proxy's reads */
+        __syncthreads();
+        if (kt + 1 < ntiles) fetch(kt + 1, (kt + 1) % S); /* tile kt - 2's stage */
+        float s[BN / 8][4];
+        mg_wg_fence();
+#pragma unroll
+        for (int kq = 0; kq < D / 16; kq++) mg_wg<BF, BN / 8, true>(&s[0][0], qf[kq], mg_wg_desca(&ks[st][kq * 128], D), kq);
+        mg_wg_commit();
+        mg_wg_wait<0>(); /* S, and P V of tile kt - 1 */
+        if (kt == ntiles - 1) /* the only tile with keys past L: they score -inf */
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+                    if (kt * BN + j * 8 + 2 * t + (r & 1) >= L) s[j][r] = MG_NEG_INF;
+        constexpr float LOG2E = 1.4426950408889634f;
+        float mx[2] = {m[0], m[1]}, alpha[2], ml[2];
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) mx[r >> 1] = fmaxf(mx[r >> 1], s[j][r]);
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 1));
+            mx[h2] = fmaxf(mx[h2], __shfl_xor_sync(0xffffffffu, mx[h2], 2));
+            alpha[h2] = mg_ex2((m[h2] - mx[h2]) * LOG2E), m[h2] = mx[h2], l[h2] *= alpha[h2];
+            ml[h2] = -mx[h2] * LOG2E;
+        }
+#pragma unroll
+        for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) s[j][r] = mg_ex2(fmaf(s[j][r], LOG2E, ml[r >> 1])), l[r >> 1] += s[j][r];
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+#pragma unroll
+            for (int r = 0; r < 4; r++) o[j][r] *= alpha[r >> 1];
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) {
+            pa[kk][0] = mg_pack<BF>(s[2 * kk][0], s[2 * kk][1]);
+            pa[kk][1] = mg_pack<BF>(s[2 * kk][2], s[2 * kk][3]);
+            pa[kk][2] = mg_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+            pa[kk][3] = mg_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        }
+        mg_wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[st][kk * 16 * D], D), 1);
+        mg_wg_commit();
+    }
+    mg_wg_wait<0>();
+#pragma unroll
+    for (int h2 = 0; h2 < 2; h2++) {
+        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 1);
+        l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 2);
+    }
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const int row = q0 + g + 8 * (r >> 1);
+            if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[j][r] / l[r >> 1]);
+        }
 }

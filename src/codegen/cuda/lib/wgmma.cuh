@@ -23,50 +23,51 @@ template <int N> MG_DI void mg_wg_wait() { asm volatile("wgmma.wait_group.sync.a
 #define MG_WGD16(i) MG_WGD8(i), MG_WGD8(i + 8)
 #define MG_WGD32(i) MG_WGD16(i), MG_WGD16(i + 16)
 /* one wgmma (m64nNk16, f32 += T x T): A fragments a[4] in registers, B at descriptor b */
-#define MG_WG32(T) \
+#define MG_WG32(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n32k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}" \
-        ", {%16, %17, %18, %19}, %20, p, 1, 1, 1;\n}\n" \
+        ", {%16, %17, %18, %19}, %20, p, 1, 1, " TB ";\n}\n" \
         : MG_WGD16(0) \
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add) \
         : "memory")
-#define MG_WG64(T) \
+#define MG_WG64(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
         " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}" \
-        ", {%32, %33, %34, %35}, %36, p, 1, 1, 1;\n}\n" \
+        ", {%32, %33, %34, %35}, %36, p, 1, 1, " TB ";\n}\n" \
         : MG_WGD32(0) \
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add) \
         : "memory")
-#define MG_WG128(T) \
+#define MG_WG128(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
         " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31," \
         " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47," \
         " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}" \
-        ", {%64, %65, %66, %67}, %68, p, 1, 1, 1;\n}\n" \
+        ", {%64, %65, %66, %67}, %68, p, 1, 1, " TB ";\n}\n" \
         : MG_WGD32(0), MG_WGD32(32) \
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(add) \
         : "memory")
 /* d = a b, or d += a b when add: the warpgroup's 64 x 16 A (this warp's 16 rows in registers,
- * mma.sync's A fragment) times the 16 x (8 NI) B at descriptor b; d this warp's rows in
- * mma.sync's C layout, d[4 j..] the n8 column group j (NI 4, 8 or 16) */
-template <bool BF, int NI> MG_DI void mg_wg(float *d, const unsigned (&a)[4], unsigned long long b, int add) {
-    if (NI == 4 && BF) MG_WG32("bf16");
-    if (NI == 4 && !BF) MG_WG32("f16");
-    if (NI == 8 && BF) MG_WG64("bf16");
-    if (NI == 8 && !BF) MG_WG64("f16");
-    if (NI == 16 && BF) MG_WG128("bf16");
-    if (NI == 16 && !BF) MG_WG128("f16");
+ * mma.sync's A fragment) times the 16 x (8 NI) B at descriptor b, read MN-major (KM false:
+ * mg_wg_desc) or K-major (KM: an [8 NI, 16] tile as mg_wg_desca describes one); d this warp's
+ * rows in mma.sync's C layout, d[4 j..] the n8 column group j (NI 4, 8 or 16) */
+template <bool BF, int NI, bool KM = false> MG_DI void mg_wg(float *d, const unsigned (&a)[4], unsigned long long b, int add) {
+    if (NI == 4 && BF) { if (KM) MG_WG32("bf16", "0"); else MG_WG32("bf16", "1"); }
+    if (NI == 4 && !BF) { if (KM) MG_WG32("f16", "0"); else MG_WG32("f16", "1"); }
+    if (NI == 8 && BF) { if (KM) MG_WG64("bf16", "0"); else MG_WG64("bf16", "1"); }
+    if (NI == 8 && !BF) { if (KM) MG_WG64("f16", "0"); else MG_WG64("f16", "1"); }
+    if (NI == 16 && BF) { if (KM) MG_WG128("bf16", "0"); else MG_WG128("bf16", "1"); }
+    if (NI == 16 && !BF) { if (KM) MG_WG128("f16", "0"); else MG_WG128("f16", "1"); }
 }
 #else
 MG_DI void mg_wg_fence() {}
 MG_DI void mg_wg_commit() {}
 template <int N> MG_DI void mg_wg_wait() {}
-template <bool BF, int NI> MG_DI void mg_wg(float *, const unsigned (&)[4], unsigned long long, int) {
+template <bool BF, int NI, bool KM = false> MG_DI void mg_wg(float *, const unsigned (&)[4], unsigned long long, int) {
     static_assert(BF && !BF, "wgmma needs sm_90a: plan without --wgmma");
 }
 #endif
