@@ -57,11 +57,12 @@ for f in cola mnli race squad; do
     done
 done
 # the default forms turned off: Q, K and V as three kernels (MUGEN_FUSE_SIBLINGS=0) and seqattn
-# blocks of 64 query rows (MUGEN_SEQATTN_LONG=0), on the encoder at both ends of the sizes
+# blocks of 64 query rows (MUGEN_SEQATTN_LONG=0), and the opt-in seqattn overlap
+# (MUGEN_SEQATTN_OVERLAP=1, not yet timed), on the encoder at both ends of the sizes
 for c in "cola 32" "race 128"; do
     set -- $c
     [ -f .carry/lengths/$1.txt ] || continue
-    for v in MUGEN_FUSE_SIBLINGS=0 MUGEN_SEQATTN_LONG=0; do ragged_run $1 encoder_b$2 $v; done
+    for v in MUGEN_FUSE_SIBLINGS=0 MUGEN_SEQATTN_LONG=0 MUGEN_SEQATTN_OVERLAP=1; do ragged_run $1 encoder_b$2 $v; done
 done
 # seqattn whose K has another reader (stored f16), lengths with 0 and the maximum
 printf '17\n0\n40\n5\n' >"$OUTD/ra.txt"
@@ -74,15 +75,17 @@ printf 'ragged attention, K read twice %s\n' "$r" | tee -a "$OUTD/summary.txt"
 printf '150\n0\n1\n97\n' >"$OUTD/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$OUTD/l5.txt"
 # (sm_90a: head dims 64 and 128 on warpgroups, mg_seqattn_wg; WG=0 the warps' mg_seqattn)
-for c in "d128 l4 0 1" "d48 l5 0 1" "d128 l4 1 1" "d48 l5 1 1" "ra ra 1 1" "d128 l4 1 0" "ra ra 0 0"; do
+for c in "d128 l4 0 1" "d48 l5 0 1" "d128 l4 1 1" "d48 l5 1 1" "ra ra 1 1" "d128 l4 1 0" "ra ra 0 0" "d128 l4 1 1 1" "ra ra 0 1 1"; do
     set -- $c # MUGEN_SEQATTN_LONG=1: 128 query rows a block
     f=tests/codegen/seqattn_$1.mu
     [ "$1" = ra ] && f=tests/codegen/ragged_attention.mu
-    echo "== MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 mugen run --backend gpu $f" >>"$log"
-    if MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/$2.txt" $f >>"$log" 2>&1; then
+    echo "== MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_OVERLAP=${5:-0} mugen run --backend gpu $f" >>"$log"
+    if MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_OVERLAP=${5:-0} "$B/mugen" run --backend gpu --reps 5 \
+        --lengths len="$OUTD/$2.txt" $f >>"$log" 2>&1; then
         pass=$((pass + 1)); r=ok
     else failn=$((failn + 1)); r=FAIL; fi
-    printf 'seqattn %-4s rows %-3s wg %s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$4" "$r" | tee -a "$OUTD/summary.txt"
+    printf 'seqattn %-4s rows %-3s wg %s overlap %s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$4" "${5:-0}" "$r" |
+        tee -a "$OUTD/summary.txt"
 done
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference

@@ -213,6 +213,17 @@ for c in "cola 32 7 1" "race 128 6 1" "cola 32 9 0" "race 128 8 0"; do
         ! grep '__global__' "$T/out" | grep -q '(float \*__restrict__' && ok ||
         bad "ragged encoder_b$2 on $1 (siblings $4): NVRTC, $3 kernels, no f32 result: $(grep '__global__' "$T/out" | cut -c 1-160)"
 done
+# the encoder's kernels through ptxas (nvcc, when present): no wgmma serialized (C7514: a
+# product's registers read between its issue and its wait, which NVRTC compiles silently into
+# one wgmma at a time), seqattn on warpgroups with and without the overlap within one
+if [ -x "$NVCC" ]; then
+    for ov in 0 1; do
+        MUGEN_SEQATTN_OVERLAP=$ov "$M" emit --lengths len="$LD/race.txt" examples/ragged/encoder_b128.mu >"$T/enc.cu" 2>&1 &&
+            grep -q "mg_seqattn_wg<64, false, 128, $([ $ov = 1 ] && echo true || echo false)>" "$T/enc.cu" &&
+            "$NVCC" -cubin -arch=sm_90a -Xptxas -v -diag-suppress 177 "$T/enc.cu" -o "$T/enc.cubin" >"$T/out" 2>&1 &&
+            ! grep -q "C7514" "$T/out" && ok || bad "encoder b128 (overlap $ov): ptxas: $(grep -E 'C7514|error' "$T/out" | head -c 600)"
+    done
+fi
 # the siblings' GPU lowering (cola b32: 6 graph-defined kernels, x's the A of one of them with
 # three results) runs on C against the per-sequence reference
 "$M" lower --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu >"$T/sib.mu" 2>&1 &&
@@ -292,7 +303,7 @@ printf '150\n0\n1\n97\n' >"$T/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$T/l5.txt"
 # on sm_90a (the default device), head dim 128 takes the warpgroup form (mg_seqattn_wg, 3 K/V
 # stages), 48 the warps' (mg_seqattn, two strips a warp); MUGEN_SEQATTN_WG=0 the warps' always
-for c in "d128 l4 mg_seqattn_wg<128,@false,@R> 1" "d128 l4 mg_seqattn<128,@false,@1,@R> 0" \
+for c in "d128 l4 mg_seqattn_wg<128,@false,@R,@false> 1" "d128 l4 mg_seqattn<128,@false,@1,@R> 0" \
     "d48 l5 mg_seqattn<48,@true,@2,@R> 1"; do
     set -- $c
     # 128 query rows a block (MUGEN_SEQATTN_LONG: sequences of 1+ tokens on average)

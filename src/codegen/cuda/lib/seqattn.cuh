@@ -222,8 +222,10 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
  * D 32, 64 or 128. Each step: one barrier (tile kt landed; every warpgroup's P V of tile
  * kt - 2 done), tile kt + 1 requested into that stage, S of tile kt issued, then the wait for
  * it and for P V of tile kt - 1 (in flight meanwhile), the softmax and P V of tile kt issued.
- * Three stages of K and V in the dynamic shared memory (3 * 2 * 64 * D * 2 bytes). */
-template <int D, bool BF, int BM, typename TQ, typename TK, typename TV, typename TO>
+ * OV (FlashAttention-3's overlap within a warpgroup): P V of tile kt - 1 is issued after S of
+ * tile kt instead, and runs during tile kt's softmax; the wait for it comes before O is
+ * rescaled. Three stages of K and V in the dynamic shared memory (3 * 2 * 64 * D * 2 bytes). */
+template <int D, bool BF, int BM, bool OV, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                          const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
     constexpr int BN = 64, CH = D / 8, NT = BM / 64 * 128, S = 3;
@@ -259,7 +261,7 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
         mg_cp_commit();
     };
     fetch(0, 0);
-    unsigned pa[BN / 16][4];
+    unsigned pa[BN / 16][4] = {};
     for (int kt = 0; kt < ntiles; kt++) {
         const int st = kt % S;
         mg_cp_wait<0>(); /* tile kt */
@@ -271,7 +273,14 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
 #pragma unroll
         for (int kq = 0; kq < D / 16; kq++) mg_wg<BF, BN / 8, true>(&s[0][0], qf[kq], mg_wg_desca(&ks[st][kq * 128], D), kq);
         mg_wg_commit();
-        mg_wg_wait<0>(); /* S, and P V of tile kt - 1 */
+        if (OV) { /* P V of tile kt - 1 behind S; at kt = 0, P = 0 times tile 0's V (one code
+                   * path: ptxas serializes every wgmma when the waits differ by branch) */
+            const int pv = kt > 0 ? (kt - 1) % S : 0;
+#pragma unroll
+            for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[pv][kk * 16 * D], D), 1);
+            mg_wg_commit();
+            mg_wg_wait<1>(); /* S only */
+        } else mg_wg_wait<0>(); /* S, and (not OV) P V of tile kt - 1 */
         if (kt == ntiles - 1) /* the only tile with keys past L: they score -inf */
 #pragma unroll
             for (int j = 0; j < BN / 8; j++)
@@ -295,10 +304,14 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int r = 0; r < 4; r++) s[j][r] = mg_ex2(fmaf(s[j][r], LOG2E, ml[r >> 1])), l[r >> 1] += s[j][r];
+        if (OV) mg_wg_wait<0>(); /* P V of tile kt - 1: O complete */
 #pragma unroll
         for (int j = 0; j < D / 8; j++)
 #pragma unroll
-            for (int r = 0; r < 4; r++) o[j][r] *= alpha[r >> 1];
+            for (int r = 0; r < 4; r++) {
+                asm volatile("" : "+f"(o[j][r])::"memory"); /* not moved above the wait */
+                o[j][r] *= alpha[r >> 1];
+            }
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) {
             pa[kk][0] = mg_pack<BF>(s[2 * kk][0], s[2 * kk][1]);
@@ -306,12 +319,23 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
             pa[kk][2] = mg_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
             pa[kk][3] = mg_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
         }
+        if (OV) continue;
         mg_wg_fence();
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[st][kk * 16 * D], D), 1);
         mg_wg_commit();
     }
+    if (OV) { /* P V of the last tile */
+        mg_wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[(ntiles - 1) % S][kk * 16 * D], D), 1);
+        mg_wg_commit();
+    }
     mg_wg_wait<0>();
+#pragma unroll
+    for (int j = 0; j < D / 8; j++)
+#pragma unroll
+        for (int r = 0; r < 4; r++) asm volatile("" : "+f"(o[j][r])::"memory");
 #pragma unroll
     for (int h2 = 0; h2 < 2; h2++) {
         l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 1);
