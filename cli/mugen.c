@@ -36,6 +36,7 @@ static const char *USAGE =
     "  run        generate code, compile, run on random inputs and check every output\n"
     "  emit       print the CUDA or C code mugen generates\n"
     "  lower      print the μGraph a program runs as when no search covered it\n"
+    "  space      print the schedule space of FILE's kernels and its device limits\n"
     "  search     find, verify and rank every μGraph within limits that computes FILE\n"
     "  optimize   search, then run the best μGraphs and keep the fastest correct one\n"
     "\n"
@@ -124,6 +125,16 @@ static const char *HELP_LOWER =
     "and elementwise trees each as a kernel with a default schedule (docs/lower.md); what no\n"
     "kernel form holds stays a kernel-level operator. The header says how many of each.\n"
     "A ragged program takes --lengths (as 'mugen run') and lowers in token form (docs/ragged.md).\n";
+static const char *HELP_SPACE =
+    "usage: mugen space [--samples N] [--seed S] [--lengths NAME=FILE ...] FILE\n"
+    "Prints the schedule space of FILE's kernels on the default device (docs/tuning.md): FILE's\n"
+    "μGraph, or the kernels FILE lowers to (as 'mugen lower'). Each parameter with its values,\n"
+    "the rules' choice in brackets: the optimizer's switches, and for each graph-defined kernel\n"
+    "kN a TMA loop or not, threads per block, pipeline stages and blocks an SM. Then each device\n"
+    "constraint (threads, stages, trip count, shared memory, registers, the plan itself) with\n"
+    "how many of N random points (default 1000, drawn with seed S, default 1; every point when\n"
+    "there are no more) it rejects, the count of valid points, and whether the rules' own point\n"
+    "is valid. A point is checked by planning it, nothing is compiled.\n";
 static const char *HELP_DOT =
     "usage: mugen dot [--tasks] FILE\n"
     "Prints FILE as a Graphviz digraph. --tasks: the task graph a persistent megakernel runs\n"
@@ -142,6 +153,7 @@ typedef struct opts {
     int json, f64, field, show, tasks;
     uint64_t seed;
     int seed_set, compile, reps;
+    int samples; /* space: random points (0: the default) */
     const char *backend, *target;
     mg_run_opts run;
     const char *in_name[64], *in_path[64];
@@ -209,7 +221,8 @@ static int parse_args(int argc, char **argv, opts *o) {
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
                  !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
-                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first")) {
+                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") ||
+                 !strcmp(a, "--samples")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--out")) o->out_dir = val;
@@ -239,6 +252,9 @@ static int parse_args(int argc, char **argv, opts *o) {
             else if (!strcmp(a, "--tests")) {
                 if (v < 1 || v > 1000) return usage_error("--tests takes 1 to 1000, got '%s'", val);
                 o->tests = (int)v;
+            } else if (!strcmp(a, "--samples")) {
+                if (v < 1 || v > 1000000) return usage_error("--samples takes 1 to 1000000, got '%s'", val);
+                o->samples = (int)v;
             } else o->show = (int)v;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
         else if (o->file && ((strcmp(o->cmd, "verify") && strcmp(o->cmd, "run")) || o->file2))
@@ -321,6 +337,16 @@ static int cmd_lower(mg_ctx *ctx, mg_program *p) {
     mg_status st = mg_program_lower(ctx, p, &u);
     if (!st) st = mg_program_format(ctx, u, MG_FMT_TEXT, &text);
     mg_program_free(u);
+    if (st) return fail(ctx, st);
+    fputs(text, stdout);
+    mg_free(text);
+    return 0;
+}
+
+static int cmd_space(mg_ctx *ctx, mg_program *p, const opts *o) {
+    mg_space_opts so = {.samples = o->samples, .seed = o->seed};
+    char *text = NULL;
+    mg_status st = mg_space(ctx, p, &so, &text);
     if (st) return fail(ctx, st);
     fputs(text, stdout);
     mg_free(text);
@@ -665,6 +691,7 @@ static const char *command_help(const char *cmd) {
            : !strcmp(cmd, "run")       ? HELP_RUN
            : !strcmp(cmd, "emit")      ? HELP_EMIT
            : !strcmp(cmd, "lower")     ? HELP_LOWER
+           : !strcmp(cmd, "space")     ? HELP_SPACE
                                        : NULL;
 }
 
@@ -675,7 +702,8 @@ static int check_opts(opts *o) {
     if ((o->json && strcmp(o->cmd, "check")) || (o->tasks && strcmp(o->cmd, "dot")) ||
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run") && strcmp(o->cmd, "emit") &&
-         strcmp(o->cmd, "lower")) ||
+         strcmp(o->cmd, "lower") && strcmp(o->cmd, "space")) ||
+        (o->samples && strcmp(o->cmd, "space")) ||
         ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
@@ -782,6 +810,7 @@ static int run_command(opts *o) {
     else if (!strcmp(o->cmd, "run")) r = cmd_run(ctx, p, o);
     else if (!strcmp(o->cmd, "emit")) r = cmd_emit(ctx, p, o);
     else if (!strcmp(o->cmd, "lower")) r = cmd_lower(ctx, p);
+    else if (!strcmp(o->cmd, "space")) r = cmd_space(ctx, p, o);
     else r = o->field ? eval_field(ctx, p, o) : eval_float(ctx, p, o);
     mg_program_free(p);
     mg_ctx_free(ctx);

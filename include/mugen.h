@@ -397,6 +397,18 @@ void mg_optimize_report_free(mg_optimize_report *rep);
  * MG_ERR_COMPILE and the log when that fails. */
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src);
+/* Options of mg_space; zero-initialised: 1,000 random points, seed 1. */
+typedef struct mg_space_opts {
+    int samples;   /* points drawn to count each constraint's rejections (every point when the
+                    * space has no more than this many) */
+    uint64_t seed; /* their draw (0: 1) */
+} mg_space_opts;
+/* The schedule space of prog's plan for the GPU (docs/tuning.md): prog's μGraph, or the kernels
+ * prog lowers to (a ragged prog: its token form for its bound lengths) as mg_emit plans them.
+ * Writes into *report (mg_free) each parameter with its domain and the rules' choice, each
+ * device constraint with the random points it rejects, the count of valid points and whether
+ * the rules' own point is valid. MG_OK, or the error of lowering or of the rules' plan. */
+mg_status mg_space(mg_ctx *ctx, const mg_program *prog, const mg_space_opts *o, char **report);
 
 /* ---- the library API: compile once, launch many (docs/runtime.md) ----
  * mg_compile turns a program (or a μGraph of it) into a handle; mg_launch runs the handle on

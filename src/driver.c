@@ -712,3 +712,21 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     ir_graph_free(tok);
     return rc;
 }
+
+mg_status mg_space(mg_ctx *ctx, const mg_program *prog, const mg_space_opts *o, char **report) {
+    if (!prog || !report) return ctx_err(ctx, MG_ERR_INVALID, "mg_space: NULL argument");
+    *report = NULL;
+    int samples = o && o->samples > 0 ? o->samples : 1000;
+    uint64_t seed = o && o->seed ? o->seed : 1;
+    ir_graph *tok = NULL, *lowered = NULL;
+    mg_status rc = mg_token_program(prog, NULL, ctx, "the schedule space", &tok);
+    const ir_graph *g = NULL;
+    if (!rc) rc = dr_lower(tok ? tok : prog->g, ctx, NULL, CG_CUDA, &lowered, &g);
+    strbuf sb = {0};
+    if (!rc) rc = op_space_report(g, ctx, mg_device_default(), &op_opts_default, samples, seed, &sb);
+    if (!rc && !(*report = sb_take(&sb))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    sb_free(&sb);
+    ir_graph_free(lowered);
+    ir_graph_free(tok);
+    return rc;
+}

@@ -70,7 +70,20 @@ typedef struct op_opts {
                    * the same while this one runs (codegen/cuda/launch.c). CUDA only; off by
                    * default (measured: decode step -1.4%, QKNorm b=1 +3.5%: docs/notes/
                    * 2026-11-27-s23.md); `mugen run --prefetch`. */
+    /* a schedule point's choices for kernels[0 .. n_force) (opt/space.c, docs/tuning.md), each
+     * 0 where the rules choose; not owned. The plan keeps what is forced even where it does not
+     * fit (space.c's constraints then reject the point; op_plan_new fails on shared memory). */
+    const struct op_force *force;
+    int n_force;
 } op_opts;
+
+/* One graph-defined kernel's forced schedule choices (op_opts.force; 0: the rules' choice). */
+typedef struct op_force {
+    int tma;     /* 1: no TMA loop (op_find_tma not tried) */
+    int threads; /* threads per block (a loop without TMA) */
+    int stages;  /* the pipeline depth of the loop's moving tiles (1: one copy each, not ahead) */
+    int pair;    /* a TMA loop's blocks an SM: 1 or 2 (op_kernel.min_blocks) */
+} op_force;
 extern const op_opts op_opts_default;
 
 /* Where one tensor of a block graph lives, and what each strategy planned for it: one member
@@ -295,5 +308,49 @@ int op_inlined(const ir_graph *b, int i, const int *uses, const int *user, int r
  * f16 values: stored f16, or f32 tiles of f16 program values (tc.f16); a bf16 or other
  * f32 tile needs bf16's range. (layout.c) */
 int op_mm_bf16(const op_tensor *a, const op_tensor *b);
+
+/* ---- space.c: the schedule space (docs/tuning.md) ---- */
+enum { OP_SPACE_MAX = 64, OP_SPACE_VALS = 8, OP_SPACE_KERNELS = 16 };
+typedef enum {
+    OP_P_REUSE, OP_P_DEPTH, OP_P_LAYOUT, OP_P_REGACC, OP_P_CHAIN, /* switches */
+    OP_P_TMA, OP_P_THREADS, OP_P_STAGES, OP_P_PAIR, OP_P_N         /* per kernel */
+} op_param_kind;
+enum { OP_C_THREADS, OP_C_STAGES, OP_C_TRIP, OP_C_SMEM, OP_C_REGS, OP_C_PLAN, OP_C_N };
+typedef struct op_space_name {
+    const char *name, *what;
+} op_space_name;
+extern const op_space_name op_params[OP_P_N], op_constraints[OP_C_N];
+/* One parameter: kernel's (-1: every kernel's) choice of kind among val[0 .. n); def indexes
+ * the value the rules choose. */
+typedef struct op_param {
+    op_param_kind kind;
+    int kernel, n, def;
+    int val[OP_SPACE_VALS];
+} op_param;
+typedef struct op_space {
+    op_param p[OP_SPACE_MAX];
+    int n, n_kernels;
+} op_space;
+/* The space of g's plans on dev around base (opts.force unset): plans g once by the rules and
+ * lists the switches that apply and, for each of its first OP_SPACE_KERNELS graph-defined
+ * kernels, TMA (where the rules take it), threads, stages (a loop) and blocks an SM (TMA).
+ * MG_OK, or the rules' plan's own error. */
+mg_status op_space_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *base, op_space *s);
+/* The constraints point x of s breaks (bit c: op_constraints[c]), 0 for a valid point, -1 out
+ * of memory. Checks each choice first, then plans the point (op_opts.force) and checks the
+ * plan's shared memory and registers against dev. */
+int op_space_check(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, const int *x);
+/* The op_opts of point x of s over base: its switches, and each kernel's choices in f[]
+ * (o.force), which must outlive the result. */
+op_opts op_space_opts(const op_space *s, const int *x, const op_opts *base, op_force f[OP_SPACE_KERNELS]);
+/* s's distinct points (a parameter that does not apply at a point, threads under TMA or blocks
+ * an SM without it, taken at the rules' value), or with valid != 0 those valid, counted
+ * exactly kernel by kernel (each kernel is planned on its own); -1 out of memory. */
+double op_space_count(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, int valid);
+/* Appends `mugen space`'s report to out: the parameters with their domains, each constraint's
+ * rejections among `samples` random points (seed; every point when there are no more), the
+ * count of valid points, and whether the rules' own point is valid. */
+mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *base, int samples,
+                          uint64_t seed, strbuf *out);
 
 #endif

@@ -99,9 +99,10 @@ void op_convert_tiles(const ir_graph *b, op_kernel *k, const int *ph, const int 
 /* pipe.elems of each iterator tile: its elements, one stage (from its bytes before staging). */
 void op_pipe_init(op_kernel *k);
 /* Memory planning for the schedule made (ph, level): pipeline stages, live ranges, offsets;
- * sets k->smem (-1: out of memory). */
+ * sets k->smem (-1: out of memory). stages > 0: exactly that depth (a forced schedule, even
+ * past the limit); 0: the deepest that fits. */
 void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o,
-                     int64_t limit);
+                     int64_t limit, int stages);
 /* Moves the pipelined iterators out of the steps into load[] and recounts the barriers. */
 void op_pipeline_steps(op_kernel *k);
 

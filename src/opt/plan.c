@@ -54,11 +54,11 @@ static void reset_strategies(op_kernel *k) {
  * change); tiles that do not move with the loop load once before it (hoist), unless that no
  * longer fits in dev's shared memory. */
 static void schedule_and_place(const op_plan *p, const mg_device *dev, op_kernel *k, const int *cls,
-                               const int *fixed, int *ph, int *depth, int *level) {
+                               const int *fixed, int *ph, int *depth, int *level, const op_force *f) {
     for (int hoist = 1; hoist >= 0; hoist--) {
         do op_schedule(k, cls, fixed, hoist, p->opts.depth, ph, depth, level);
         while (op_chains_split(k, level));
-        op_place_stages(k, ph, level, &p->opts, dev->smem_per_block);
+        op_place_stages(k, ph, level, &p->opts, dev->smem_per_block, f ? f->stages : 0);
         if (k->smem < 0 || k->smem <= dev->smem_per_block) break;
     }
 }
@@ -76,6 +76,9 @@ static mg_status plan_once(op_plan *p, mg_ctx *ctx, const mg_device *dev, int kn
     }
     int *cls = tmp, *uses = tmp + n, *user = tmp + 2 * n, *ph = tmp + 3 * n, *depth = tmp + 4 * n,
         *level = tmp + 5 * n, *fixed = tmp + 6 * n;
+    const long ki = k - p->kernels; /* a schedule point's forced choices for this kernel */
+    const op_force *f = ki >= 0 && ki < p->opts.n_force && p->opts.force ? &p->opts.force[ki] : NULL;
+    if (f && f->threads > 0 && threads <= 0) threads = f->threads;
     ir_block_classes(b, cls);
     op_fixed_values(b, fixed);
     op_count_uses(b, uses, user);
@@ -87,10 +90,11 @@ static mg_status plan_once(op_plan *p, mg_ctx *ctx, const mg_device *dev, int kn
                              : op_block_threads(b, k, cls, p->opts.threads, p->opts.pipeline, dev->n_sm);
     if (p->opts.regacc) op_register_accumulators(b, k, uses, user);
     if (p->opts.chain) op_find_chains(p, knode, b, k, uses, p->opts.threads && threads <= 0);
-    if (p->opts.tma && threads <= 0) op_find_tma(p, dev, knode, b, k);
+    if (p->opts.tma && threads <= 0 && !(f && f->tma == 1)) op_find_tma(p, dev, knode, b, k);
+    if (f && f->pair > 0 && k->tma) k->min_blocks = f->pair;
     if (p->opts.layout) op_pad_regacc(b, k);
     op_pipe_init(k);
-    schedule_and_place(p, dev, k, cls, fixed, ph, depth, level);
+    schedule_and_place(p, dev, k, cls, fixed, ph, depth, level, f);
     if (k->smem >= 0 && p->opts.layout) op_convert_tiles(b, k, ph, level);
     op_wg_check(b, k, uses);
     base_free(tmp);

@@ -317,6 +317,22 @@ for c in "d128 l4 mg_seqattn_wg<128,@false,@R,@false> 1" "d128 l4 mg_seqattn<128
     if "$M" run --backend c --reps 1 --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
         grep -q "^ok on C" "$T/out"; then ok; else bad "seqattn_$1.mu on C: $(head -c 600 "$T/out")"; fi
 done
+# mugen space (opt/space.c, docs/tuning.md): a μGraph's and a lowered program's spaces, the
+# rules' own point valid, every distinct point checked where there are few (rmsnorm_linear_b8)
+# and each constraint's count printed; a ragged program needs its lengths; bad options refused
+for f in examples/ugraphs/rmsnorm_linear_b8.mu bench/suite/bias_relu.mu; do
+    "$M" space --samples 300 --seed 5 $f >"$T/out" 2>&1 && grep -q "^the rules' point: valid" "$T/out" &&
+        grep -Eq "^points: [0-9]+, valid [0-9]+ " "$T/out" && [ "$(grep -Ec '^  (threads|stages|trip|smem|regs|plan) +[0-9]+  ' "$T/out")" = 6 ] &&
+        grep -q "k0.stages " "$T/out" && ok || bad "mugen space $f: $(head -c 600 "$T/out")"
+done
+"$M" space examples/ugraphs/rmsnorm_linear_b8.mu 2>&1 | grep -q "rejected of all " && ok ||
+    bad "mugen space: a small space not checked point by point"
+"$M" space --lengths len="$LD/cola.txt" examples/ragged/encoder_b32.mu >"$T/out" 2>&1 && grep -q "^the rules' point: valid" "$T/out" &&
+    "$M" space examples/ragged/encoder_b32.mu >"$T/out" 2>&1; [ $? -eq 1 ] && grep -q "lengths 'len' are not bound" "$T/out" && ok ||
+    bad "mugen space, ragged: $(head -c 400 "$T/out")"
+"$M" space --samples 0 examples/lora.mu >"$T/out" 2>&1; r1=$?
+"$M" emit --samples 5 examples/lora.mu >"$T/out" 2>&1; r2=$?
+[ $r1 = 2 ] && [ $r2 = 2 ] && ok || bad "mugen space: bad options exit $r1, $r2"
 # asking for the GPU where there is none
 if [ ! -e /dev/nvidia0 ]; then
     "$B/run-program" examples/lora.mu >"$T/out" 2>&1

@@ -21,6 +21,7 @@ void test_acc_scratch(void);
 void test_vector_reads(void);
 void test_tma_rows(void);
 void test_tma_pair(void);
+void test_space(void);
 void test_taskgraph(void);
 void test_task_protocol(void);
 
@@ -1280,4 +1281,98 @@ void test_task_protocol(void) {
     int dep2[1] = {1};
     proto_graph bad = {2, at2, dep2};
     CHECK(!proto_run(&bad, 1, 1, &r));
+}
+
+/* The schedule space (opt/space.c, docs/tuning.md). On μGraphs and a lowered program: the
+ * rules' own point is valid and plans exactly as the rules do (each kernel's threads, stages,
+ * shared memory, TMA and blocks an SM); the valid points counted kernel by kernel equal those
+ * found by checking every distinct point where the space is small; and each per-choice
+ * constraint rejects the point that breaks it: a TMA loop of one stage, more stages than
+ * iterations, two blocks an SM whose stages do not fit in half the shared memory. */
+void test_space(void) {
+    const char *files[] = {"gqa_b1", "rmsnorm_linear_b8", "lora", "examples/ugraphs/gated_mlp.mu", "bench/suite/bias_relu.mu",
+                           "bench/suite/bmm_scale_add.mu", "bench/suite/mlp_relu.mu"};
+    const mg_device *dev = mg_device_default();
+    int trip_seen = 0, smem_seen = 0, stages_seen = 0;
+    for (int fi = 0; fi < (int)(sizeof files / sizeof *files); fi++) {
+        mg_ctx ctx = {{0}};
+        ir_graph *g = load_ugraph(files[fi]), *u = NULL;
+        const ir_graph *h = g;
+        if (fi >= 4) { /* a program: its lowering */
+            CHECK_MSG(lw_lower(g, &ctx, dev, 0, NULL, &u, NULL) == MG_OK, "%s", ctx.msg);
+            h = u;
+        }
+        op_space *s = calloc(1, sizeof *s);
+        op_plan *p = NULL, *q = NULL;
+        CHECK_MSG(h && s && op_space_new(h, &ctx, dev, &op_opts_default, s) == MG_OK, "%s: %s", files[fi], ctx.msg);
+        CHECK(op_plan_new(h, &ctx, dev, &op_opts_default, &p) == MG_OK);
+        int x[OP_SPACE_MAX];
+        for (int i = 0; i < s->n; i++) x[i] = s->p[i].def;
+        CHECK_MSG(op_space_check(h, dev, &op_opts_default, s, x) == 0, "%s: the rules' point", files[fi]);
+        op_force f[OP_SPACE_KERNELS];
+        op_opts o = op_space_opts(s, x, &op_opts_default, f);
+        CHECK(op_plan_new(h, &ctx, dev, &o, &q) == MG_OK);
+        if (p && q) {
+            CHECK(p->n_kernels == q->n_kernels && p->n_kernels == s->n_kernels);
+            for (int k = 0; k < p->n_kernels && k < q->n_kernels; k++) {
+                const op_kernel *a = &p->kernels[k], *b = &q->kernels[k];
+                CHECK_MSG(a->threads == b->threads && a->stages == b->stages && a->smem == b->smem && a->tma == b->tma &&
+                              a->min_blocks == b->min_blocks && a->n_barriers == b->n_barriers,
+                          "%s kernel %d: rules %d threads %d stages %lld B tma %d x%d, forced %d %d %lld %d x%d", files[fi], k,
+                          a->threads, a->stages, (long long)a->smem, a->tma, a->min_blocks, b->threads, b->stages,
+                          (long long)b->smem, b->tma, b->min_blocks);
+            }
+        }
+        /* counted kernel by kernel against every distinct point checked whole */
+        double raw = 1;
+        for (int i = 0; i < s->n; i++) raw *= s->p[i].n;
+        if (raw <= 4096) {
+            double distinct = 0, valid = 0;
+            for (int t = 0; t < (int)raw; t++) {
+                int qd = t, dup = 0;
+                for (int i = 0; i < s->n; i++) x[i] = qd % s->p[i].n, qd /= s->p[i].n;
+                for (int i = 0; i < s->n; i++) { /* threads under TMA, blocks an SM without: moot */
+                    int tma = 0;
+                    for (int j = 0; j < s->n; j++)
+                        if (s->p[j].kind == OP_P_TMA && s->p[j].kernel == s->p[i].kernel) tma = s->p[j].val[x[j]];
+                    if ((s->p[i].kind == OP_P_THREADS && tma) || (s->p[i].kind == OP_P_PAIR && !tma)) dup |= x[i] != s->p[i].def;
+                }
+                if (dup) continue;
+                distinct++;
+                valid += op_space_check(h, dev, &op_opts_default, s, x) == 0;
+            }
+            CHECK_MSG(distinct == op_space_count(h, dev, &op_opts_default, s, 0) &&
+                          valid == op_space_count(h, dev, &op_opts_default, s, 1) && valid > 0 && valid <= distinct,
+                      "%s: %g of %g valid, counted %g of %g", files[fi], valid, distinct,
+                      op_space_count(h, dev, &op_opts_default, s, 1), op_space_count(h, dev, &op_opts_default, s, 0));
+        }
+        /* each kernel's choices pushed past a limit */
+        for (int i = 0; i < s->n; i++) {
+            for (int j = 0; j < s->n; j++) x[j] = s->p[j].def;
+            const op_param *pp = &s->p[i];
+            if (pp->kind != OP_P_STAGES || !p) continue;
+            const op_kernel *kk = &p->kernels[pp->kernel];
+            if (kk->body->forloop < 6) { /* 6 stages of a shorter loop */
+                x[i] = 5;
+                CHECK(op_space_check(h, dev, &op_opts_default, s, x) >> OP_C_TRIP & 1);
+                trip_seen++;
+            }
+            if (kk->tma) { /* a TMA loop of one stage */
+                x[i] = 0;
+                CHECK(op_space_check(h, dev, &op_opts_default, s, x) >> OP_C_STAGES & 1);
+                stages_seen++;
+                x[i] = pp->def;
+                for (int j = 0; j < s->n; j++) /* two blocks an SM with the stages of one */
+                    if (s->p[j].kind == OP_P_PAIR && s->p[j].kernel == pp->kernel && kk->min_blocks == 1 &&
+                        kk->smem > (dev->smem_per_block + 1024) / 2 - 1024) {
+                        x[j] = 1;
+                        CHECK(op_space_check(h, dev, &op_opts_default, s, x) >> OP_C_SMEM & 1);
+                        smem_seen++;
+                    }
+            }
+        }
+        op_plan_free(p), op_plan_free(q), free(s), ir_graph_free(u), ir_graph_free(g);
+    }
+    CHECK_MSG(trip_seen && stages_seen && smem_seen, "constraints exercised: trip %d, stages %d, smem %d", trip_seen,
+              stages_seen, smem_seen);
 }
