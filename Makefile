@@ -12,7 +12,7 @@ LDLIBS  := -lcjson -lm -ldl -lpthread
 B       ?= build
 
 LIB_SRC := $(wildcard src/base/*.c src/ir/*.c src/eval/*.c src/verify/*.c src/opt/*.c \
-           src/lower/*.c src/codegen/*.c src/codegen/cuda/*.c src/codegen/c/*.c src/runtime/*.c src/search/*.c src/*.c)
+           src/lower/*.c src/codegen/*.c src/codegen/cuda/*.c src/codegen/c/*.c src/runtime/*.c src/search/*.c src/tune/*.c src/*.c)
 # Device code embedded at build time (tools/embed.sh): the C target's lib.h and the CUDA
 # pieces in src/codegen/cuda/lib/, each an array cg_c_lib, cg_cuda_<piece> in $(B)/gen/.
 EMBED_CUH := $(wildcard src/codegen/cuda/lib/*.cuh)

@@ -37,6 +37,7 @@ static const char *USAGE =
     "  emit       print the CUDA or C code mugen generates\n"
     "  lower      print the μGraph a program runs as when no search covered it\n"
     "  space      print the schedule space of FILE's kernels and its device limits\n"
+    "  tune       run points of that space, timed and checked, and keep the fastest\n"
     "  search     find, verify and rank every μGraph within limits that computes FILE\n"
     "  optimize   search, then run the best μGraphs and keep the fastest correct one\n"
     "\n"
@@ -108,6 +109,9 @@ static const char *HELP_RUN =
     "                (opt-in: decode step 1.4% faster, attention up to 3.5% slower)\n"
     "  --specials    every third input element NaN, +inf, -inf, -0 or +0 in turn: each output\n"
     "                must hold the reference's NaN, infinities and signed zeros exactly\n"
+    "  --schedule P  GPU: plan at point P of the schedule space ('mugen space'), NAME=VALUE,...\n"
+    "                (k0.stages=3,k0.pair=2): those choices forced, the rest the rules'; a point\n"
+    "                the device's limits reject is refused, naming them (docs/tuning.md)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
 static const char *HELP_EMIT =
@@ -116,8 +120,8 @@ static const char *HELP_EMIT =
     "or portable C with OpenMP. --out DIR writes DIR/NAME.cu or DIR/NAME.c instead; --compile\n"
     "also compiles it (NVRTC for sm_90a, or the C compiler; no GPU needed) and fails with the\n"
     "compiler's log. A program is lowered first ('mugen lower'; --plain: not). The optimizer\n"
-    "switches of 'mugen run' apply. A ragged program takes --lengths (as 'mugen run'): its code\n"
-    "is its token form's for that batch (docs/ragged.md).\n";
+    "switches of 'mugen run' and --schedule apply. A ragged program takes --lengths (as 'mugen\n"
+    "run'): its code is its token form's for that batch (docs/ragged.md).\n";
 static const char *HELP_LOWER =
     "usage: mugen lower [--lengths NAME=FILE ...] FILE\n"
     "Prints FILE (a program without kernels) as the μGraph 'mugen run' executes when it is\n"
@@ -135,6 +139,16 @@ static const char *HELP_SPACE =
     "how many of N random points (default 1000, drawn with seed S, default 1; every point when\n"
     "there are no more) it rejects, the count of valid points, and whether the rules' own point\n"
     "is valid. A point is checked by planning it, nothing is compiled.\n";
+static const char *HELP_TUNE =
+    "usage: mugen tune [--samples N] [--seed S] [--dataset FILE] [--backend B] [--reps R]\n"
+    "                  [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
+    "Runs points of the schedule space of PROGRAM's kernels (UGRAPH's when given; 'mugen space'):\n"
+    "the rules' own, then N random valid ones (default 20, seed S), each as 'mugen run\n"
+    "--schedule POINT' does: compiled, timed (median of R runs) and every output checked. Prints\n"
+    "each point's time as it goes, then the fastest correct point against the rules'. --dataset\n"
+    "appends every measurement to FILE (JSON lines: docs/tuning.md) and skips the points FILE\n"
+    "already holds for this program and backend, so an interrupted tuning resumes. The schedule\n"
+    "is the GPU's: on the C backend every point runs the same code (a check of the machinery).\n";
 static const char *HELP_DOT =
     "usage: mugen dot [--tasks] FILE\n"
     "Prints FILE as a Graphviz digraph. --tasks: the task graph a persistent megakernel runs\n"
@@ -153,7 +167,8 @@ typedef struct opts {
     int json, f64, field, show, tasks;
     uint64_t seed;
     int seed_set, compile, reps;
-    int samples; /* space: random points (0: the default) */
+    int samples; /* space, tune: random points (0: the default) */
+    const char *dataset; /* tune */
     const char *backend, *target;
     mg_run_opts run;
     const char *in_name[64], *in_path[64];
@@ -213,11 +228,13 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--plain")) o->run.plain = 1;
         else if (!strcmp(a, "--specials")) o->run.specials = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
-        else if (!strcmp(a, "--backend") || !strcmp(a, "--target")) {
+        else if (!strcmp(a, "--backend") || !strcmp(a, "--target") || !strcmp(a, "--schedule") || !strcmp(a, "--dataset")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--backend")) o->backend = val;
-            else o->target = val;
+            else if (!strcmp(a, "--target")) o->target = val;
+            else if (!strcmp(a, "--dataset")) o->dataset = val;
+            else o->run.schedule = val;
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
                  !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
@@ -257,9 +274,8 @@ static int parse_args(int argc, char **argv, opts *o) {
                 o->samples = (int)v;
             } else o->show = (int)v;
         } else if (a[0] == '-' && a[1]) return usage_error("unknown option '%s'", a);
-        else if (o->file && ((strcmp(o->cmd, "verify") && strcmp(o->cmd, "run")) || o->file2))
-            return usage_error(strcmp(o->cmd, "verify") && strcmp(o->cmd, "run") ? "more than one FILE ('%s')"
-                                                        : "two files at most; extra '%s'", a);
+        else if (o->file && ((strcmp(o->cmd, "verify") && strcmp(o->cmd, "run") && strcmp(o->cmd, "tune")) || o->file2))
+            return usage_error(o->file2 ? "two files at most; extra '%s'" : "more than one FILE ('%s')", a);
         else if (o->file) o->file2 = a;
         else o->file = a;
     }
@@ -350,6 +366,33 @@ static int cmd_space(mg_ctx *ctx, mg_program *p, const opts *o) {
     if (st) return fail(ctx, st);
     fputs(text, stdout);
     mg_free(text);
+    return 0;
+}
+
+static void tune_progress(void *arg, int i, int n, const char *point, double us, int ok, const char *note) {
+    (void)arg;
+    printf("[%d/%d] %s%s: ", i, n, point, i ? "" : " (the rules')");
+    if (ok) printf("%.2f us", us);
+    else printf("failed");
+    printf("%s%s\n", note ? "; " : "", note ? note : "");
+    fflush(stdout);
+}
+
+static int cmd_tune(mg_ctx *ctx, mg_program *p, opts *o) {
+    mg_program *u = NULL;
+    mg_status st = o->file2 ? mg_program_load(ctx, o->file2, &u) : MG_OK;
+    if (st) return fail(ctx, st);
+    mg_tune_opts to = {.samples = o->samples, .seed = o->seed, .dataset = o->dataset, .run = o->run,
+                       .progress = tune_progress};
+    to.run.seed = o->seed, to.run.reps = o->reps;
+    mg_tune_report r;
+    st = mg_tune(ctx, p, u, &to, &r);
+    mg_program_free(u);
+    if (st) return fail(ctx, st);
+    printf("points: %d (%d run, %d from the dataset, %d failed)\n", r.points, r.measured, r.resumed, r.failed);
+    printf("fastest: %s: %.2f us", r.best, r.best_us);
+    if (r.rules_us > 0) printf(", the rules' %.2f us (%.3fx)", r.rules_us, r.rules_us / r.best_us);
+    printf("\n");
     return 0;
 }
 
@@ -692,6 +735,7 @@ static const char *command_help(const char *cmd) {
            : !strcmp(cmd, "emit")      ? HELP_EMIT
            : !strcmp(cmd, "lower")     ? HELP_LOWER
            : !strcmp(cmd, "space")     ? HELP_SPACE
+           : !strcmp(cmd, "tune")      ? HELP_TUNE
                                        : NULL;
 }
 
@@ -702,14 +746,15 @@ static int check_opts(opts *o) {
     if ((o->json && strcmp(o->cmd, "check")) || (o->tasks && strcmp(o->cmd, "dot")) ||
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run") && strcmp(o->cmd, "emit") &&
-         strcmp(o->cmd, "lower") && strcmp(o->cmd, "space")) ||
-        (o->samples && strcmp(o->cmd, "space")) ||
+         strcmp(o->cmd, "lower") && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) ||
+        (o->samples && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) || (o->dataset && strcmp(o->cmd, "tune")) ||
         ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
-        ((o->backend || o->reps || o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
+        ((o->backend || o->reps) && strcmp(o->cmd, "run") && strcmp(o->cmd, "tune")) ||
+        ((o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
-        ((o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain) && !gen))
+        ((o->run.schedule || o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
     if (o->backend) {
         if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;
@@ -811,6 +856,7 @@ static int run_command(opts *o) {
     else if (!strcmp(o->cmd, "emit")) r = cmd_emit(ctx, p, o);
     else if (!strcmp(o->cmd, "lower")) r = cmd_lower(ctx, p);
     else if (!strcmp(o->cmd, "space")) r = cmd_space(ctx, p, o);
+    else if (!strcmp(o->cmd, "tune")) r = cmd_tune(ctx, p, o);
     else r = o->field ? eval_field(ctx, p, o) : eval_float(ctx, p, o);
     mg_program_free(p);
     mg_ctx_free(ctx);

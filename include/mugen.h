@@ -321,6 +321,11 @@ typedef struct mg_run_opts {
                          * operator (the path before docs/lower.md), not lowered */
     int specials;       /* every third input element NaN, +inf, -inf, -0 or +0 in turn: outputs
                          * must then match the reference's NaN, infinities and signed zeros */
+    const char *schedule; /* GPU: a point of the schedule space (docs/tuning.md, `mugen space`),
+                         * "NAME=VALUE,...", e.g. "k0.stages=3,k0.pair=2,depth=0": those
+                         * choices forced, the rest the rules'; a name not in the space, a value
+                         * not in its domain or a point a constraint rejects is refused (NULL or
+                         * "": the rules' point) */
 } mg_run_opts;
 
 typedef struct mg_run_output {
@@ -397,6 +402,34 @@ void mg_optimize_report_free(mg_optimize_report *rep);
  * MG_ERR_COMPILE and the log when that fails. */
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src);
+/* Options of mg_tune; zero-initialised: 20 random points, seed 1, no dataset. */
+typedef struct mg_tune_opts {
+    int samples;         /* random valid points tried after the rules' own */
+    uint64_t seed;       /* their draw (0: 1) */
+    const char *dataset; /* JSON lines file each measurement is appended to (docs/tuning.md);
+                          * points it already holds for this program and backend are not run
+                          * again (an interrupted run resumes); NULL: none */
+    mg_run_opts run;     /* how each point runs (backend, reps, seed; schedule is set per point) */
+    /* called after each point (may be NULL): its index (0: the rules'), of n, its text, its
+     * median time, whether it ran and matched, and a note (an error, or "from the dataset") */
+    void (*progress)(void *arg, int i, int n, const char *point, double us, int ok, const char *note);
+    void *progress_arg;
+} mg_tune_opts;
+typedef struct mg_tune_report {
+    char best[1024];  /* the fastest point that matched the reference (mg_run_opts.schedule) */
+    double best_us;   /* its time */
+    double rules_us;  /* the rules' point's time (0: it failed) */
+    int points;       /* points taken: measured + resumed */
+    int measured;     /* run in this call */
+    int resumed;      /* found in the dataset */
+    int failed;       /* of those run, the ones that did not compile, run or match */
+} mg_tune_report;
+/* Tunes prog (or ugraph, a μGraph of it) over its schedule space (docs/tuning.md): the rules'
+ * point, then o->samples random valid points, each through mg_run (compiled, timed, checked).
+ * MG_OK with *rep filled; MG_ERR_NO_DEVICE when the GPU was asked for and there is none;
+ * MG_ERR_IO when the dataset cannot be written; MG_ERR_INVALID when no point ran correctly. */
+mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_tune_opts *o,
+                  mg_tune_report *rep);
 /* Options of mg_space; zero-initialised: 1,000 random points, seed 1. */
 typedef struct mg_space_opts {
     int samples;   /* points drawn to count each constraint's rejections (every point when the

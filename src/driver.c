@@ -82,6 +82,29 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
     return rc;
 }
 
+/* o's choices at the point of g's schedule space that spec names (op_space_parse), f[] the
+ * kernels' forced choices; MG_ERR_INVALID when spec names no point or a constraint rejects it
+ * (naming the constraints). */
+static mg_status schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const char *spec, op_opts *o,
+                                op_force f[OP_SPACE_KERNELS]) {
+    op_space *s = base_calloc(1, sizeof *s);
+    int x[OP_SPACE_MAX];
+    if (!s) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    mg_status rc = op_space_new(g, ctx, dev, o, s);
+    if (!rc) rc = op_space_parse(s, spec, ctx, x);
+    int bad = rc ? 0 : op_space_check(g, dev, o, s, x);
+    if (bad < 0) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    else if (bad) {
+        char names[128] = "";
+        for (int c = 0; c < OP_C_N; c++)
+            if (bad >> c & 1) snprintf(names + strlen(names), sizeof names - strlen(names), " %s", op_constraints[c].name);
+        rc = ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': the device's limits reject it:%s (docs/tuning.md)", spec, names);
+    }
+    if (!rc) *o = op_space_opts(s, x, o, f);
+    base_free(s);
+    return rc;
+}
+
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
                           op_plan **plan, cg_program *cg) {
     op_opts oo = opts_of(o);
@@ -90,7 +113,9 @@ mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_t
     /* C: tiles converted to f32 once, in their copy; no loads ahead (a copy on the CPU is
      * synchronous: the same six suite programs within 1% with and without the pipeline) */
     if (t == CG_C) oo.f32iter = 1, oo.pipeline = 0;
-    mg_status rc = op_plan_new(g, ctx, dev, &oo, plan);
+    op_force force[OP_SPACE_KERNELS];
+    mg_status rc = t == CG_CUDA && o && o->schedule && *o->schedule ? schedule_point(g, ctx, dev, o->schedule, &oo, force) : MG_OK;
+    if (!rc) rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
 }
@@ -718,15 +743,47 @@ mg_status mg_space(mg_ctx *ctx, const mg_program *prog, const mg_space_opts *o, 
     *report = NULL;
     int samples = o && o->samples > 0 ? o->samples : 1000;
     uint64_t seed = o && o->seed ? o->seed : 1;
-    ir_graph *tok = NULL, *lowered = NULL;
+    ir_graph *tok = NULL;
     mg_status rc = mg_token_program(prog, NULL, ctx, "the schedule space", &tok);
-    const ir_graph *g = NULL;
-    if (!rc) rc = dr_lower(tok ? tok : prog->g, ctx, NULL, CG_CUDA, &lowered, &g);
+    const ir_graph *g = tok ? tok : prog->g;
+    int has_kernels = 0;
+    for (int i = 0; i < g->n_nodes; i++) has_kernels |= g->nodes[i].op == IR_OP_KERNEL;
     strbuf sb = {0};
-    if (!rc) rc = op_space_report(g, ctx, mg_device_default(), &op_opts_default, samples, seed, &sb);
+    if (!rc && has_kernels) rc = op_space_report(g, ctx, mg_device_default(), &op_opts_default, samples, seed, &sb, NULL);
+    /* a program: a sketch a lowering (lw_tilings, the products' tiles; the same kernels once),
+     * each with its own space of the optimizer's choices */
+    char *seen[LW_TILINGS] = {0};
+    double all[2] = {0, 0};
+    int distinct = 0;
+    for (int t = 0; !rc && !has_kernels && t < LW_TILINGS; t++) {
+        ir_graph *low = NULL;
+        strbuf txt = {0};
+        rc = lw_lower(g, ctx, mg_device_default(), 0, &lw_tilings[t], &low, NULL);
+        if (!rc) ir_print_text(low, &txt);
+        int dup = -1;
+        for (int u = 0; !rc && u < t && dup < 0; u++)
+            if (seen[u] && txt.s && !strcmp(seen[u], txt.s)) dup = u;
+        if (!rc && txt.oom) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        if (!rc) {
+            sb_printf(&sb, "%ssketch %d: the lowering with products %d columns wide, the depth split while blocks "
+                      "fill less than %d%% of the SMs%s\n", t ? "\n" : "", t, lw_tilings[t].bn, lw_tilings[t].split_fill,
+                      t == 0 ? " (the default)" : "");
+            if (dup >= 0) sb_printf(&sb, "  the same kernels as sketch %d\n", dup);
+            else {
+                double c[2] = {0, 0};
+                rc = op_space_report(low, ctx, mg_device_default(), &op_opts_default, samples, seed, &sb, c);
+                all[0] += c[0], all[1] += c[1], distinct++;
+            }
+        }
+        seen[t] = rc ? NULL : sb_take(&txt);
+        sb_free(&txt);
+        ir_graph_free(low);
+    }
+    for (int t = 0; t < LW_TILINGS; t++) base_free(seen[t]);
+    if (!rc && !has_kernels)
+        sb_printf(&sb, "\nin all: %d sketches (%d distinct), %.0f points, %.0f valid\n", LW_TILINGS, distinct, all[0], all[1]);
     if (!rc && !(*report = sb_take(&sb))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     sb_free(&sb);
-    ir_graph_free(lowered);
     ir_graph_free(tok);
     return rc;
 }

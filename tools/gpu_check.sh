@@ -87,6 +87,15 @@ for c in "d128 l4 0 1" "d48 l5 0 1" "d128 l4 1 1" "d48 l5 1 1" "ra ra 1 1" "d128
     printf 'seqattn %-4s rows %-3s wg %s overlap %s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$4" "${5:-0}" "$r" |
         tee -a "$OUTD/summary.txt"
 done
+# a point of the schedule space (--schedule, docs/tuning.md): bias_relu's TMA loop at 3 stages,
+# two blocks an SM, and LoRA with depth scheduling and layouts off, each checked
+for c in "bench/suite/bias_relu.mu k0.stages=3,k0.pair=2" "examples/lora.mu depth=0,layout=0"; do
+    set -- $c
+    echo "== mugen run --backend gpu --schedule $2 $1" >>"$log"
+    if "$B/mugen" run --backend gpu --reps 5 --schedule "$2" $1 >>"$log" 2>&1; then pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    printf 'schedule %s %s %s\n' "$1" "$2" "$r" | tee -a "$OUTD/summary.txt"
+done
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \

@@ -426,7 +426,9 @@ static int mm_tiles(lw *L, const ir_shape *o, const group *G, int t, int *forloo
      * 3.74 -> 2.19 ms, mlp_relu 8.94 -> 7.83; docs/notes/2026-11-27-cpu.md) */
     int r = o->ndim, sms = L->cpu ? 1 : L->dev->n_sm;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2];
-    int64_t bn = div_at_most(n, L->tl.bn), bm = div_at_most(m, 64), lead = 1;
+    /* siblings keep 64 columns whatever the tiling asks (at 128, three 128 x 128 mma.sync
+     * accumulators were 192 floats a thread: `mugen space` found it, constraint regs) */
+    int64_t bn = div_at_most(n, L->n_sib ? 64 : L->tl.bn), bm = div_at_most(m, 64), lead = 1;
     int64_t bk = div_at_most(k, 64 >> t), f = k / bk;
     if (t > 2 || (t > 0 && bk == div_at_most(k, 64 >> (t - 1))) || f > IR_MAX_DIM) return -1;
     for (int d = 0; d < r - 2; d++) lead *= o->d[d];

@@ -72,7 +72,8 @@ typedef struct op_opts {
                    * 2026-11-27-s23.md); `mugen run --prefetch`. */
     /* a schedule point's choices for kernels[0 .. n_force) (opt/space.c, docs/tuning.md), each
      * 0 where the rules choose; not owned. The plan keeps what is forced even where it does not
-     * fit (space.c's constraints then reject the point; op_plan_new fails on shared memory). */
+     * fit (space.c's constraints then reject the point; op_plan_new fails on shared memory).
+     * Read while planning only: the plan's own copy has none. */
     const struct op_force *force;
     int n_force;
 } op_opts;
@@ -347,10 +348,21 @@ op_opts op_space_opts(const op_space *s, const int *x, const op_opts *base, op_f
  * an SM without it, taken at the rules' value), or with valid != 0 those valid, counted
  * exactly kernel by kernel (each kernel is planned on its own); -1 out of memory. */
 double op_space_count(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, int valid);
+/* Point x of s from spec "NAME=VALUE,..." (names as `mugen space` prints them; the others at
+ * the rules' values; spec NULL or "": the rules' point). MG_ERR_INVALID naming the part of spec
+ * that is no parameter of s or no value of its domain. */
+mg_status op_space_parse(const op_space *s, const char *spec, mg_ctx *ctx, int *x);
+/* Writes point x as op_space_parse reads it, every parameter that applies (NAME=VALUE,...),
+ * into buf (n bytes): its length, or -1 when it does not fit. */
+int op_space_format(const op_space *s, const int *x, char *buf, int n);
+/* Draws a valid point of s at random into x (up to 1,000 draws): 0, 1 when none of them was
+ * valid, -1 out of memory. */
+int op_space_draw(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, rng *r, int *x);
 /* Appends `mugen space`'s report to out: the parameters with their domains, each constraint's
  * rejections among `samples` random points (seed; every point when there are no more), the
- * count of valid points, and whether the rules' own point is valid. */
+ * count of valid points, and whether the rules' own point is valid; counts (may be NULL) gets
+ * the distinct points and the valid ones. */
 mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *base, int samples,
-                          uint64_t seed, strbuf *out);
+                          uint64_t seed, strbuf *out, double counts[2]);
 
 #endif

@@ -177,6 +177,7 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
         return rc;
     }
     check_plan(p);
+    p->opts.force = NULL, p->opts.n_force = 0; /* not owned: the plan does not keep it */
     *out = p;
     return MG_OK;
 }

@@ -5,6 +5,7 @@
  * point (op_opts.force) before anything is compiled. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "opt_internal.h"
@@ -220,7 +221,7 @@ static double count_points(const ir_graph *g, const mg_device *dev, const op_opt
 }
 
 mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *base, int samples,
-                          uint64_t seed, strbuf *out) {
+                          uint64_t seed, strbuf *out, double counts[2]) {
     op_space *s = base_calloc(1, sizeof *s);
     int *x = base_calloc(OP_SPACE_MAX, sizeof *x);
     if (!s || !x) return base_free(s), base_free(x), ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -280,7 +281,11 @@ mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, 
         for (int c = 0; c < OP_C_N; c++)
             sb_printf(out, "  %-8s %6d  %s\n", op_constraints[c].name, fails[c], op_constraints[c].what);
         sb_printf(out, "points: %.0f, valid %.0f (%.3g%%; counted kernel by kernel)\n", total, valid, 100 * valid / total);
-        sb_printf(out, "the rules' point: %s\n", at_rules ? "rejected (a bug: see op_space_check)" : "valid");
+        sb_printf(out, "the rules' point: %s", at_rules ? "rejected by" : "valid");
+        for (int c = 0; c < OP_C_N; c++)
+            if (at_rules >> c & 1) sb_printf(out, " %s", op_constraints[c].name);
+        sb_puts(out, "\n");
+        if (counts) counts[0] = total, counts[1] = valid;
     }
     base_free(s), base_free(x);
     return rc;
@@ -289,4 +294,62 @@ mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, 
 double op_space_count(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, int valid) {
     int x[OP_SPACE_MAX];
     return count_points(valid ? g : NULL, dev, base, s, x);
+}
+
+mg_status op_space_parse(const op_space *s, const char *spec, mg_ctx *ctx, int *x) {
+    for (int i = 0; i < s->n; i++) x[i] = s->p[i].def;
+    const char *c = spec ? spec : "";
+    while (*c) {
+        size_t len = strcspn(c, ","), eq = strcspn(c, "=");
+        char name[32];
+        if (eq >= len || eq == 0 || eq >= sizeof name)
+            return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': '%.*s' is not NAME=VALUE", spec, (int)len, c);
+        memcpy(name, c, eq), name[eq] = 0;
+        char *end = NULL;
+        long v = strtol(c + eq + 1, &end, 10);
+        if (end == c + eq + 1 || end != c + len)
+            return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': '%.*s' wants a whole number", spec, (int)len, c);
+        int found = -1;
+        for (int i = 0; i < s->n && found < 0; i++) {
+            char full[32];
+            if (s->p[i].kernel < 0) snprintf(full, sizeof full, "%s", op_params[s->p[i].kind].name);
+            else snprintf(full, sizeof full, "k%d.%s", s->p[i].kernel, op_params[s->p[i].kind].name);
+            if (!strcmp(full, name)) found = i;
+        }
+        if (found < 0)
+            return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': no parameter '%s' in this program's space (mugen space "
+                           "lists them)", spec, name);
+        int at = -1;
+        for (int q = 0; q < s->p[found].n; q++)
+            if (s->p[found].val[q] == v) at = q;
+        if (at < 0) return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': %s takes none of %ld", spec, name, v);
+        x[found] = at;
+        c += len + (c[len] == ',');
+    }
+    return MG_OK;
+}
+
+int op_space_format(const op_space *s, const int *x, char *buf, int n) {
+    int w = 0;
+    buf[0] = 0;
+    for (int i = 0; i < s->n && w < n; i++) {
+        if (moot(s, x, i)) continue;
+        const op_param *p = &s->p[i];
+        char name[32];
+        if (p->kernel < 0) snprintf(name, sizeof name, "%s", op_params[p->kind].name);
+        else snprintf(name, sizeof name, "k%d.%s", p->kernel, op_params[p->kind].name);
+        w += snprintf(buf + w, (size_t)(n - w), "%s%s=%d", w ? "," : "", name, p->val[x[i]]);
+    }
+    return w < n ? w : -1;
+}
+
+int op_space_draw(const ir_graph *g, const mg_device *dev, const op_opts *base, const op_space *s, rng *r, int *x) {
+    for (int t = 0; t < 1000; t++) {
+        for (int i = 0; i < s->n; i++) x[i] = (int)rng_below(r, (uint32_t)s->p[i].n);
+        for (int i = 0; i < s->n; i++)
+            if (moot(s, x, i)) x[i] = s->p[i].def;
+        int bad = op_space_check(g, dev, base, s, x);
+        if (bad <= 0) return bad;
+    }
+    return 1;
 }
