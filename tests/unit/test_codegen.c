@@ -1288,7 +1288,8 @@ void test_task_protocol(void) {
  * shared memory, TMA and blocks an SM); the valid points counted kernel by kernel equal those
  * found by checking every distinct point where the space is small; and each per-choice
  * constraint rejects the point that breaks it: a TMA loop of one stage, more stages than
- * iterations, two blocks an SM whose stages do not fit in half the shared memory. */
+ * iterations, two blocks an SM whose stages do not fit in half the shared memory; and a
+ * random valid point's text reads back as the same point. */
 void test_space(void) {
     const char *files[] = {"gqa_b1", "rmsnorm_linear_b8", "lora", "examples/ugraphs/gated_mlp.mu", "bench/suite/bias_relu.mu",
                            "bench/suite/bmm_scale_add.mu", "bench/suite/mlp_relu.mu"};
@@ -1345,6 +1346,17 @@ void test_space(void) {
                           valid == op_space_count(h, dev, &op_opts_default, s, 1) && valid > 0 && valid <= distinct,
                       "%s: %g of %g valid, counted %g of %g", files[fi], valid, distinct,
                       op_space_count(h, dev, &op_opts_default, s, 1), op_space_count(h, dev, &op_opts_default, s, 0));
+        }
+        /* random valid points: their text (op_space_format, the tuner's dataset) reads back
+         * as the same point (op_space_parse, --schedule) */
+        rng r = {(uint64_t)fi + 1};
+        for (int t = 0; t < 20; t++) {
+            int y[OP_SPACE_MAX], z[OP_SPACE_MAX];
+            char spec[1024];
+            if (op_space_draw(h, dev, &op_opts_default, s, &r, y)) continue;
+            CHECK(op_space_format(s, y, spec, sizeof spec) > 0);
+            CHECK_MSG(op_space_parse(s, spec, &ctx, z) == MG_OK && !memcmp(y, z, (size_t)s->n * sizeof *y) &&
+                          op_space_check(h, dev, &op_opts_default, s, z) == 0, "%s: '%s': %s", files[fi], spec, ctx.msg);
         }
         /* each kernel's choices pushed past a limit */
         for (int i = 0; i < s->n; i++) {
