@@ -404,7 +404,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
                   char **src);
 /* Options of mg_tune; zero-initialised: 20 random points, seed 1, no dataset. */
 typedef struct mg_tune_opts {
-    int samples;         /* random valid points tried after the rules' own */
+    int samples;         /* random valid points tried after the rules' own (at most 10,000) */
     uint64_t seed;       /* their draw (0: 1) */
     const char *dataset; /* JSON lines file each measurement is appended to (docs/tuning.md);
                           * points it already holds for this program and backend are not run

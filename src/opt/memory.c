@@ -113,7 +113,8 @@ static void set_stages(op_kernel *k, int st) {
 }
 
 /* Iterators whose tiles move get the deepest pipeline (up to MAX_STAGES, at most the trip
- * count; one stage with o->pipeline off) that fits in `limit` bytes, else one stage. */
+ * count; one stage with o->pipeline off) that fits in `limit` bytes, else one stage; `stages`
+ * > 0 (a forced schedule, opt/space.c) that depth as it is. */
 void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opts *o,
                      int64_t limit, int stages) {
     const ir_graph *b = k->body;
@@ -125,14 +126,14 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
                : !o->pipeline              ? 1
                : b->forloop < cap          ? (int)b->forloop
                                            : cap;
-    /* two blocks an SM (k->min_blocks): each gets half of it less the 1 KB the hardware keeps a
-     * block (an SM has the opt-in limit plus 1 KB), with at least 3 stages; else one block */
     if (stages > 0) { /* forced: that depth wherever it lands */
         set_stages(k, has_loop && b->forloop >= 2 ? stages : 0);
         live_ranges(k, ph, level, loop_first, loop_last);
         k->smem = place(k, o->reuse);
         return;
     }
+    /* two blocks an SM (k->min_blocks): each gets half of it less the 1 KB the hardware keeps a
+     * block (an SM has the opt-in limit plus 1 KB), with at least 3 stages; else one block */
     int64_t full = limit - (k->tma ? 8 * MAX_TMA_STAGES : 0); /* the stages' mbarriers, placed after (plan.c) */
     int64_t half = (limit + 1024) / 2 - 1024 - (k->tma ? 8 * MAX_TMA_STAGES : 0);
     for (int pair = k->min_blocks > 1; pair >= 0; pair--) {

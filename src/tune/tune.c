@@ -10,7 +10,6 @@
 
 #include "../api_internal.h"
 #include "../driver.h"
-#include "../lower/lower.h"
 #include "../opt/opt.h"
 
 enum { POINT_MAX = 1024 };
@@ -62,6 +61,7 @@ static void features(const ir_graph *g, const mg_device *dev, const op_space *s,
 mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_tune_opts *o,
                   mg_tune_report *rep) {
     if (!prog || !o || !rep) return ctx_err(ctx, MG_ERR_INVALID, "mg_tune: NULL argument");
+    if (o->samples > 10000) return ctx_err(ctx, MG_ERR_INVALID, "tuning: at most 10,000 points a call, not %d", o->samples);
     memset(rep, 0, sizeof *rep);
     const mg_device *dev = mg_device_default();
     ir_graph *tok = NULL, *lowered = NULL;
