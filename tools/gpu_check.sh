@@ -57,12 +57,11 @@ for f in cola mnli race squad; do
     done
 done
 # the default forms turned off: Q, K and V as three kernels (MUGEN_FUSE_SIBLINGS=0) and seqattn
-# blocks of 64 query rows (MUGEN_SEQATTN_LONG=0), and the opt-in seqattn overlap
-# (MUGEN_SEQATTN_OVERLAP=1, not yet timed), on the encoder at both ends of the sizes
+# blocks of 64 query rows (MUGEN_SEQATTN_LONG=0), on the encoder at both ends of the sizes
 for c in "cola 32" "race 128"; do
     set -- $c
     [ -f .carry/lengths/$1.txt ] || continue
-    for v in MUGEN_FUSE_SIBLINGS=0 MUGEN_SEQATTN_LONG=0 MUGEN_SEQATTN_OVERLAP=1; do ragged_run $1 encoder_b$2 $v; done
+    for v in MUGEN_FUSE_SIBLINGS=0 MUGEN_SEQATTN_LONG=0; do ragged_run $1 encoder_b$2 $v; done
 done
 # seqattn whose K has another reader (stored f16), lengths with 0 and the maximum
 printf '17\n0\n40\n5\n' >"$OUTD/ra.txt"
@@ -71,20 +70,22 @@ if "$B/mugen" run --backend gpu --reps 5 --lengths len="$OUTD/ra.txt" tests/code
     pass=$((pass + 1)); r=ok
 else failn=$((failn + 1)); r=FAIL; fi
 printf 'ragged attention, K read twice %s\n' "$r" | tee -a "$OUTD/summary.txt"
-# seqattn at head dims 128 (one strip a warp, one K/V stage) and 48 (bf16, odd k-steps)
+# seqattn at head dims 128 (one strip a warp, one K/V stage), 48 (bf16, odd k-steps) and 32
+# (bf16, an f32 result)
 printf '150\n0\n1\n97\n' >"$OUTD/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$OUTD/l5.txt"
+printf '200\n1\n0\n129\n64\n' >"$OUTD/l6.txt"
 # (sm_90a: head dims 64 and 128 on warpgroups, mg_seqattn_wg; WG=0 the warps' mg_seqattn)
-for c in "d128 l4 0 1" "d48 l5 0 1" "d128 l4 1 1" "d48 l5 1 1" "ra ra 1 1" "d128 l4 1 0" "ra ra 0 0" "d128 l4 1 1 1" "ra ra 0 1 1"; do
+for c in "d128 l4 0 1" "d48 l5 0 1" "d128 l4 1 1" "d48 l5 1 1" "ra ra 1 1" "d128 l4 1 0" "ra ra 0 0" "d32 l6 0 1" "d32 l6 1 1"; do
     set -- $c # MUGEN_SEQATTN_LONG=1: 128 query rows a block
     f=tests/codegen/seqattn_$1.mu
     [ "$1" = ra ] && f=tests/codegen/ragged_attention.mu
-    echo "== MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_OVERLAP=${5:-0} mugen run --backend gpu $f" >>"$log"
-    if MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_OVERLAP=${5:-0} "$B/mugen" run --backend gpu --reps 5 \
+    echo "== MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 mugen run --backend gpu $f" >>"$log"
+    if MUGEN_SEQATTN_LONG=$3 MUGEN_SEQATTN_WG=$4 "$B/mugen" run --backend gpu --reps 5 \
         --lengths len="$OUTD/$2.txt" $f >>"$log" 2>&1; then
         pass=$((pass + 1)); r=ok
     else failn=$((failn + 1)); r=FAIL; fi
-    printf 'seqattn %-4s rows %-3s wg %s overlap %s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$4" "${5:-0}" "$r" |
+    printf 'seqattn %-4s rows %-3s wg %s %s\n' "$1" "$([ "$3" = 1 ] && echo 128 || echo 64)" "$4" "$r" |
         tee -a "$OUTD/summary.txt"
 done
 # a point of the schedule space (--schedule, docs/tuning.md): bias_relu's TMA loop at 3 stages,

@@ -89,22 +89,22 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     /* query rows a block (seqattn.cuh): 128 where the sequences average MUGEN_SEQATTN_LONG
      * tokens or more (T / B, the capacity over the batch; default 128, 0: 64 rows always;
      * docs/env.md). On sm_90a at head dims 32, 64, 128: mg_seqattn_wg, a warpgroup of 64 rows
-     * each (MUGEN_SEQATTN_WG=0: mma.sync; MUGEN_SEQATTN_OVERLAP=1, not yet timed: P V of a
-     * tile during the next one's softmax); else mg_seqattn's warps of MT strips of 16 rows. */
-    const char *lg = getenv("MUGEN_SEQATTN_LONG"), *wv = getenv("MUGEN_SEQATTN_WG"), *ov = getenv("MUGEN_SEQATTN_OVERLAP");
+     * each (MUGEN_SEQATTN_WG=0: mma.sync); else mg_seqattn's warps of MT strips of 16 rows. */
+    const char *lg = getenv("MUGEN_SEQATTN_LONG"), *wv = getenv("MUGEN_SEQATTN_WG");
     long long lmin = lg ? atoll(lg) : 128;
     int mt = D <= 64 ? 2 : 1, bm = lmin > 0 && T >= lmin * B ? 128 : 64;
     int wg = E->tg == CG_CUDA && p->sm90a && (D == 32 || D == 64 || D == 128) && !(wv && atoi(wv) == 0);
     int threads = E->tg != CG_CUDA ? 1 : wg ? bm / 64 * 128 : bm / (16 * mt) * 32;
-    /* mg_seqattn_wg's three K and V stages (dynamic shared memory, 16 KB a stage at D = 64) */
-    int64_t dyn = wg ? (int64_t)3 * 2 * 64 * D * 2 : 0;
+    /* mg_seqattn_wg's three K and V stages (16 KB a stage at D = 64) and its bm query rows,
+     * in the dynamic shared memory */
+    int64_t dyn = wg ? (int64_t)(3 * 2 * 64 + bm) * D * 2 : 0;
     cg_signature(E, kname, &ps, threads, E->names, 0);
     unsigned grid[3] = {1, 1, 1};
     if (E->tg == CG_CUDA) {
         cg_uses(E, CG_LIB_SEQATTN);
         if (wg)
-            sb_printf(E->sb, "    mg_seqattn_wg<%" PRId64 ", %s, %d, %s>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n",
-                      D, bf ? "true" : "false", bm, ov && atoi(ov) > 0 ? "true" : "false", a[0], a[1], a[2], a[3], a[4], T, H, B);
+            sb_printf(E->sb, "    mg_seqattn_wg<%" PRId64 ", %s, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n",
+                      D, bf ? "true" : "false", bm, a[0], a[1], a[2], a[3], a[4], T, H, B);
         else
             sb_printf(E->sb, "    mg_seqattn<%" PRId64 ", %s, %d, %d>(%s, %s, %s, %s, %s, %" PRId64 ", %" PRId64 ", %" PRId64 ");\n}\n\n", D,
                       bf ? "true" : "false", mt, bm, a[0], a[1], a[2], a[3], a[4], T, H, B);

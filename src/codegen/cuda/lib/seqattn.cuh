@@ -41,25 +41,32 @@ template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
 template <int BM, int NT, typename TO>
 MG_DI bool mg_sa_item(TO *__restrict__ out, const float *__restrict__ lens, int T, int H, int D, int B, int w, int h,
                       int *off, int *L, int *tile) {
-    __shared__ int sl[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
+    __shared__ int sl[1024], sn[1024], s_b, s_tile, s_off, s_len, s_items, s_sum;
     const int tid = threadIdx.x;
     if (tid == 0) s_b = -1, s_items = 0, s_sum = 0;
     for (int b = tid; b < B; b += NT) {
         const float Lf = lens[b];
-        sl[b] = Lf > 0.0f ? (Lf < (float)T ? (int)Lf : T) : 0;
+        const int Lb = Lf > 0.0f ? (Lf < (float)T ? (int)Lf : T) : 0;
+        sl[b] = Lb, sn[b] = (Lb + BM - 1) / BM;
     }
     __syncthreads();
+    int items = 0, sum = 0; /* this thread's share of the totals */
     for (int b = tid; b < B; b += NT) {
-        const int Lb = sl[b], nt = (Lb + BM - 1) / BM;
-        int start = 0, o = 0;
-        for (int c = 0; c < B; c++) {
-            const int Lc = sl[c], ntc = (Lc + BM - 1) / BM;
-            start += ntc > nt || (ntc == nt && c < b) ? ntc : 0;
-            o += c < b ? Lc : 0;
+        const int Lb = sl[b], nt = sn[b];
+        int start = 0, o = 0; /* items before b's first: longer sequences', then equal ones' before b */
+        for (int c = 0; c < b; c++) {
+            const int n = sn[c];
+            start += n >= nt ? n : 0, o += sl[c];
         }
-        atomicAdd(&s_items, nt), atomicAdd(&s_sum, Lb);
+        for (int c = b + 1; c < B; c++) {
+            const int n = sn[c];
+            start += n > nt ? n : 0;
+        }
+        items += nt, sum += Lb;
         if (w >= start && w < start + nt) s_b = b, s_tile = w - start, s_off = o, s_len = min(Lb, T - o);
     }
+    items = __reduce_add_sync(0xffffffffu, items), sum = __reduce_add_sync(0xffffffffu, sum);
+    if ((tid & 31) == 0) atomicAdd(&s_items, items), atomicAdd(&s_sum, sum);
     __syncthreads();
     mg_grid_wait(); /* the previous kernel's results: q, k, v */
     if (s_b < 0) { /* past the items: the rows past the last sequence are 0 */
@@ -212,55 +219,56 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
             }
     }
 }
+/* 16-byte chunk c of a tile of rows r0.. (row r0 + c / D * 8 + c % 8, columns c / 8 % (D / 8) * 8..)
+ * of x (row stride HD from base) into the core-matrix layout at d + c * 8, by cp.async when x is
+ * stored in the products' type, else loaded and rounded; rows past L are 0 */
+/* two results packed as the output's 16-bit type */
+MG_DI unsigned mg_sa_pk(const mg_h *, float a, float b) { return mg_pack<false>(a, b); }
+MG_DI unsigned mg_sa_pk(const mg_bh *, float a, float b) { return mg_pack<true>(a, b); }
+template <bool BF, int D, typename T>
+MG_DI void mg_sa_chunk(const T *__restrict__ x, unsigned short *d, long long base, int HD, int r0, int L, int c) {
+    const int row = r0 + c / D * 8 + c % 8, col = c / 8 % (D / 8) * 8;
+    const long long a = base + (long long)row * HD + col;
+    if (row >= L) *(uint4 *)&d[c * 8] = make_uint4(0, 0, 0, 0);
+    else if (mg_sa_same<BF, T>::v) mg_cp16(&d[c * 8], &x[a]);
+    else *(uint4 *)&d[c * 8] = mg_sa_ld8<BF>(&x[a]);
+}
 /* mg_seqattn on sm_90a warpgroup products (wgmma.cuh): the same work items and online softmax,
  * each warpgroup 64 query rows (BM / 64 warpgroups a block, sharing each K and V tile), the
- * scores S = Q K^T with Q in registers and K read K-major from shared memory, O += P V with P
- * in registers and V read MN-major; both tiles in the core-matrix layout (element (key, d) at
- * key / 8 * 8D + d / 8 * 64 + key % 8 * 8 + d % 8), filled by cp.async in that order (each
- * warp's writes contiguous) or by the threads when the types differ. Registers: 8 D / 16 + 16
- * scores and accumulators a thread against mg_seqattn's 2 (D / 2 + 32) at two strips.
- * D 32, 64 or 128. Each step: one barrier (tile kt landed; every warpgroup's P V of tile
- * kt - 2 done), tile kt + 1 requested into that stage, S of tile kt issued, then the wait for
- * it and for P V of tile kt - 1 (in flight meanwhile), the softmax and P V of tile kt issued.
- * OV (FlashAttention-3's overlap within a warpgroup): P V of tile kt - 1 is issued after S of
- * tile kt instead, and runs during tile kt's softmax; the wait for it comes before O is
- * rescaled. Three stages of K and V in the dynamic shared memory (3 * 2 * 64 * D * 2 bytes). */
-template <int D, bool BF, int BM, bool OV, typename TQ, typename TK, typename TV, typename TO>
+ * scores S = Q K^T with Q and K read K-major from shared memory, O += P V with P in registers
+ * and V read MN-major; the tiles in the core-matrix layout (element (row, d) at row / 8 * 8D +
+ * d / 8 * 64 + row % 8 * 8 + d % 8), filled by cp.async in that order (each warp's writes
+ * contiguous) or by the threads when the types differ. D 32, 64 or 128. Each step: one barrier
+ * (tile kt landed; every warpgroup's P V of tile kt - 2 done), tile kt + 1 requested into that
+ * stage, S of tile kt issued, then P V of tile kt - 1 (FlashAttention-3's overlap within a
+ * warpgroup: it runs during tile kt's softmax, and is waited for before O is rescaled). O / l
+ * leaves through the Q rows' shared memory, 16 bytes a lane (16-bit results). Dynamic shared
+ * memory: three stages of K and V and the BM query rows ((6 * 64 + BM) * D * 2 bytes). */
+template <int D, bool BF, int BM, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                          const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
     constexpr int BN = 64, CH = D / 8, NT = BM / 64 * 128, S = 3;
-    constexpr bool ASYNC = mg_sa_same<BF, TK>::v && mg_sa_same<BF, TV>::v;
     static_assert((D == 32 || D == 64 || D == 128) && (BM == 64 || BM == 128), "head dim 32, 64 or 128; 64 or 128 rows");
     extern __shared__ __align__(128) unsigned char mg_sa_dyn[];
-    unsigned short (*ks)[BN * D] = (unsigned short (*)[BN * D])mg_sa_dyn, (*vs)[BN * D] = ks + S;
+    unsigned short (*ks)[BN * D] = (unsigned short (*)[BN * D])mg_sa_dyn, (*vs)[BN * D] = ks + S, *qsm = vs[S];
     const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
     const int lane = tid & 31, g = lane >> 2, t = lane & 3;
     int off, L, tile;
     if (!mg_sa_item<BM, NT>(out, lens, T, H, D, B, w, h, &off, &L, &tile)) return;
     const int HD = H * D, q0 = tile * BM + (tid >> 5) * 16; /* warp tid / 32's 16 rows */
     const long long base = (long long)off * HD + h * D;
-    unsigned qf[D / 16][4]; /* this warp's rows as A fragments (rows g, g + 8; columns 2t.., 2t + 8..) */
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++)
-#pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = q0 + g + 8 * (r & 1), col = kk * 16 + 2 * t + 8 * (r >> 1);
-            qf[kk][r] = row < L ? mg_sa_ld2<BF>(&q[base + (long long)row * HD + col]) : 0u;
-        }
+    /* the BM query rows, read by the products from shared memory (warpgroup i's 64 from
+     * qsm + 64 i D); after the loop each warp's 16 rows hold its results on their way out */
+    for (int c = tid; c < BM * CH; c += NT) mg_sa_chunk<BF, D>(q, qsm, base, HD, tile * BM, L, c);
+    const unsigned short *qa = qsm + (tid >> 7) * 64 * D;
+    unsigned short *qs = qsm + (tid >> 5) * 16 * D;
     float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {};
     const int ntiles = (L + BN - 1) / BN;
-    auto fetch = [&](int kt, int st) { /* key tile kt into stage st, chunk c at c * 8; rows past L are 0 */
-        for (int c = tid; c < BN * CH; c += NT) {
-            const int row = c / (8 * CH) * 8 + c % 8, col = c / 8 % CH * 8, key = kt * BN + row;
-            const long long a = base + (long long)key * HD + col;
-            unsigned short *kd = &ks[st][c * 8], *vd = &vs[st][c * 8];
-            if (key >= L) *(uint4 *)kd = *(uint4 *)vd = make_uint4(0, 0, 0, 0);
-            else if (ASYNC) mg_cp16(kd, &k[a]), mg_cp16(vd, &v[a]);
-            else *(uint4 *)kd = mg_sa_ld8<BF>(&k[a]), *(uint4 *)vd = mg_sa_ld8<BF>(&v[a]);
-        }
+    auto fetch = [&](int kt, int st) { /* key tile kt into stage st */
+        for (int c = tid; c < BN * CH; c += NT) mg_sa_chunk<BF, D>(k, ks[st], base, HD, kt * BN, L, c), mg_sa_chunk<BF, D>(v, vs[st], base, HD, kt * BN, L, c);
         mg_cp_commit();
     };
-    fetch(0, 0);
+    fetch(0, 0); /* with Q: one commit group */
     unsigned pa[BN / 16][4] = {};
     for (int kt = 0; kt < ntiles; kt++) {
         const int st = kt % S;
@@ -271,16 +279,16 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
         float s[BN / 8][4];
         mg_wg_fence();
 #pragma unroll
-        for (int kq = 0; kq < D / 16; kq++) mg_wg<BF, BN / 8, true>(&s[0][0], qf[kq], mg_wg_desca(&ks[st][kq * 128], D), kq);
+        for (int kq = 0; kq < D / 16; kq++)
+            mg_wgs<BF, BN / 8, true>(&s[0][0], mg_wg_desca(&qa[kq * 128], D), mg_wg_desca(&ks[st][kq * 128], D), kq);
         mg_wg_commit();
-        if (OV) { /* P V of tile kt - 1 behind S; at kt = 0, P = 0 times tile 0's V (one code
-                   * path: ptxas serializes every wgmma when the waits differ by branch) */
-            const int pv = kt > 0 ? (kt - 1) % S : 0;
+        /* P V of tile kt - 1 behind S; at kt = 0, P = 0 times tile 0's V (one code path:
+         * ptxas serializes every wgmma when the waits differ by branch) */
+        const int pv = kt > 0 ? (kt - 1) % S : 0;
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[pv][kk * 16 * D], D), 1);
-            mg_wg_commit();
-            mg_wg_wait<1>(); /* S only */
-        } else mg_wg_wait<0>(); /* S, and (not OV) P V of tile kt - 1 */
+        for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[pv][kk * 16 * D], D), 1);
+        mg_wg_commit();
+        mg_wg_wait<1>(); /* S only */
         if (kt == ntiles - 1) /* the only tile with keys past L: they score -inf */
 #pragma unroll
             for (int j = 0; j < BN / 8; j++)
@@ -304,7 +312,7 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
         for (int j = 0; j < BN / 8; j++)
 #pragma unroll
             for (int r = 0; r < 4; r++) s[j][r] = mg_ex2(fmaf(s[j][r], LOG2E, ml[r >> 1])), l[r >> 1] += s[j][r];
-        if (OV) mg_wg_wait<0>(); /* P V of tile kt - 1: O complete */
+        mg_wg_wait<0>(); /* P V of tile kt - 1: O complete */
 #pragma unroll
         for (int j = 0; j < D / 8; j++)
 #pragma unroll
@@ -319,18 +327,11 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
             pa[kk][2] = mg_pack<BF>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
             pa[kk][3] = mg_pack<BF>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
         }
-        if (OV) continue;
-        mg_wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[st][kk * 16 * D], D), 1);
-        mg_wg_commit();
     }
-    if (OV) { /* P V of the last tile */
-        mg_wg_fence();
+    mg_wg_fence(); /* P V of the last tile */
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[(ntiles - 1) % S][kk * 16 * D], D), 1);
-        mg_wg_commit();
-    }
+    for (int kk = 0; kk < BN / 16; kk++) mg_wg<BF, D / 8>(&o[0][0], pa[kk], mg_wg_desc(&vs[(ntiles - 1) % S][kk * 16 * D], D), 1);
+    mg_wg_commit();
     mg_wg_wait<0>();
 #pragma unroll
     for (int j = 0; j < D / 8; j++)
@@ -341,11 +342,33 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
         l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 1);
         l[h2] += __shfl_xor_sync(0xffffffffu, l[h2], 2);
     }
+    const float il[2] = {1.0f / l[0], 1.0f / l[1]};
+    if constexpr (sizeof(TO) == 4) { /* f32: two results a lane, 32 bytes a row of a store */
 #pragma unroll
-    for (int j = 0; j < D / 8; j++)
+        for (int j = 0; j < D / 8; j++)
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const int row = q0 + g + 8 * (r >> 1);
-            if (row < L) mg_put(&out[base + (long long)row * HD + j * 8 + 2 * t + (r & 1)], o[j][r] / l[r >> 1]);
+            for (int h2 = 0; h2 < 2; h2++) {
+                const int row = q0 + g + 8 * h2;
+                if (row < L) *(float2 *)&out[base + (long long)row * HD + j * 8 + 2 * t] =
+                    make_float2(o[j][2 * h2] * il[h2], o[j][2 * h2 + 1] * il[h2]);
+            }
+    } else {
+        /* 16-bit: O / l through this warp's Q rows (every warpgroup's products done: the barrier),
+         * each row's 16-byte chunks rotated by the row (conflict-free both ways), 16 bytes a lane */
+        __syncthreads();
+        constexpr int X = CH < 8 ? CH - 1 : 7;
+        unsigned *qw = (unsigned *)qs;
+#pragma unroll
+        for (int j = 0; j < D / 8; j++)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; h2++) {
+                const int r = g + 8 * h2;
+                qw[(r * D + (j ^ (r & X)) * 8 + 2 * t) / 2] = mg_sa_pk(out, o[j][2 * h2] * il[h2], o[j][2 * h2 + 1] * il[h2]);
+            }
+        __syncwarp();
+        for (int c = lane; c < 16 * CH; c += 32) {
+            const int r = c / CH, j = c % CH;
+            if (q0 + r < L) *(uint4 *)&out[base + (long long)(q0 + r) * HD + j * 8] = *(const uint4 *)&qs[r * D + (j ^ (r & X)) * 8];
         }
+    }
 }

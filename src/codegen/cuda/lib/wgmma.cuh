@@ -73,46 +73,47 @@ template <bool BF, int NI, bool KM = false> MG_DI void mg_wg(float *, const unsi
 #endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 /* one wgmma with A from shared memory too (descriptor a) */
-#define MG_WGS32(T) \
+#define MG_WGS32(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n32k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}" \
-        ", %16, %17, p, 1, 1, 0, 1;\n}\n" \
+        ", %16, %17, p, 1, 1, 0, " TB ";\n}\n" \
         : MG_WGD16(0) \
         : "l"(a), "l"(b), "r"(add) \
         : "memory")
-#define MG_WGS64(T) \
+#define MG_WGS64(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n64k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
         " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}" \
-        ", %32, %33, p, 1, 1, 0, 1;\n}\n" \
+        ", %32, %33, p, 1, 1, 0, " TB ";\n}\n" \
         : MG_WGD32(0) \
         : "l"(a), "l"(b), "r"(add) \
         : "memory")
-#define MG_WGS128(T) \
+#define MG_WGS128(T, TB) \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
         "wgmma.mma_async.sync.aligned.m64n128k16.f32." T "." T \
         " {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15," \
         " %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31," \
         " %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47," \
         " %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}" \
-        ", %64, %65, p, 1, 1, 0, 1;\n}\n" \
+        ", %64, %65, p, 1, 1, 0, " TB ";\n}\n" \
         : MG_WGD32(0), MG_WGD32(32) \
         : "l"(a), "l"(b), "r"(add) \
         : "memory")
 /* mg_wg with A read from shared memory too: descriptor a, K-major (a [64, K] tile in the
- * core-matrix layout: leading offset 128 bytes, stride offset 16K bytes) */
-template <bool BF, int NI> MG_DI void mg_wgs(float *d, unsigned long long a, unsigned long long b, int add) {
-    if (NI == 4 && BF) MG_WGS32("bf16");
-    if (NI == 4 && !BF) MG_WGS32("f16");
-    if (NI == 8 && BF) MG_WGS64("bf16");
-    if (NI == 8 && !BF) MG_WGS64("f16");
-    if (NI == 16 && BF) MG_WGS128("bf16");
-    if (NI == 16 && !BF) MG_WGS128("f16");
+ * core-matrix layout: leading offset 128 bytes, stride offset 16K bytes); B read MN-major, or
+ * K-major (KM) as in mg_wg */
+template <bool BF, int NI, bool KM = false> MG_DI void mg_wgs(float *d, unsigned long long a, unsigned long long b, int add) {
+    if (NI == 4 && BF) { if (KM) MG_WGS32("bf16", "0"); else MG_WGS32("bf16", "1"); }
+    if (NI == 4 && !BF) { if (KM) MG_WGS32("f16", "0"); else MG_WGS32("f16", "1"); }
+    if (NI == 8 && BF) { if (KM) MG_WGS64("bf16", "0"); else MG_WGS64("bf16", "1"); }
+    if (NI == 8 && !BF) { if (KM) MG_WGS64("f16", "0"); else MG_WGS64("f16", "1"); }
+    if (NI == 16 && BF) { if (KM) MG_WGS128("bf16", "0"); else MG_WGS128("bf16", "1"); }
+    if (NI == 16 && !BF) { if (KM) MG_WGS128("f16", "0"); else MG_WGS128("f16", "1"); }
 }
 #else
-template <bool BF, int NI> MG_DI void mg_wgs(float *, unsigned long long, unsigned long long, int) {
+template <bool BF, int NI, bool KM = false> MG_DI void mg_wgs(float *, unsigned long long, unsigned long long, int) {
     static_assert(BF && !BF, "wgmma needs sm_90a: plan without --wgmma");
 }
 #endif
