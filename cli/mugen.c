@@ -112,6 +112,8 @@ static const char *HELP_RUN =
     "  --schedule P  GPU: plan at point P of the schedule space ('mugen space'), NAME=VALUE,...\n"
     "                (k0.stages=3,k0.pair=2): those choices forced, the rest the rules'; a point\n"
     "                the device's limits reject is refused, naming them (docs/tuning.md)\n"
+    "  --untuned     GPU: plan by the rules even where 'mugen tune' left a point for this graph\n"
+    "                and device in the tuning cache (default: that point, named in the report)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
     "not compile, fails to launch or faults, no GPU with --backend gpu), 2 a bad command line.\n";
 static const char *HELP_EMIT =
@@ -142,13 +144,18 @@ static const char *HELP_SPACE =
 static const char *HELP_TUNE =
     "usage: mugen tune [--samples N] [--seed S] [--dataset FILE] [--backend B] [--reps R]\n"
     "                  [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
+    "       mugen tune --pin POINT [--device NAME] [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
     "Runs points of the schedule space of PROGRAM's kernels (UGRAPH's when given; 'mugen space'):\n"
     "the rules' own, then N random valid ones (default 20, seed S), each as 'mugen run\n"
     "--schedule POINT' does: compiled, timed (median of R runs) and every output checked. Prints\n"
     "each point's time as it goes, then the fastest correct point against the rules'. --dataset\n"
     "appends every measurement to FILE (JSON lines: docs/tuning.md) and skips the points FILE\n"
     "already holds for this program and backend, so an interrupted tuning resumes. The schedule\n"
-    "is the GPU's: on the C backend every point runs the same code (a check of the machinery).\n";
+    "is the GPU's: on the C backend every point runs the same code (a check of the machinery).\n"
+    "On the GPU the fastest point goes into the tuning cache (MUGEN_CACHE_DIR) for that device:\n"
+    "'mugen run', 'emit', 'optimize' and mg_compile then plan this graph at it (--untuned: not).\n"
+    "--pin stores POINT there without running anything (checked against the space and the\n"
+    "device's limits; --device h100|h200, default the default device).\n";
 static const char *HELP_DOT =
     "usage: mugen dot [--tasks] FILE\n"
     "Prints FILE as a Graphviz digraph. --tasks: the task graph a persistent megakernel runs\n"
@@ -169,6 +176,7 @@ typedef struct opts {
     int seed_set, compile, reps;
     int samples; /* space, tune: random points (0: the default) */
     const char *dataset; /* tune */
+    const char *pin, *device; /* tune: a point stored as the tuned one, and for which device */
     const char *backend, *target;
     mg_run_opts run;
     const char *in_name[64], *in_path[64];
@@ -227,13 +235,17 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--prefetch")) o->run.prefetch = 1;
         else if (!strcmp(a, "--plain")) o->run.plain = 1;
         else if (!strcmp(a, "--specials")) o->run.specials = 1;
+        else if (!strcmp(a, "--untuned")) o->run.untuned = 1;
         else if (!strcmp(a, "--compile")) o->compile = 1;
-        else if (!strcmp(a, "--backend") || !strcmp(a, "--target") || !strcmp(a, "--schedule") || !strcmp(a, "--dataset")) {
+        else if (!strcmp(a, "--backend") || !strcmp(a, "--target") || !strcmp(a, "--schedule") || !strcmp(a, "--dataset") ||
+                 !strcmp(a, "--pin") || !strcmp(a, "--device")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--backend")) o->backend = val;
             else if (!strcmp(a, "--target")) o->target = val;
             else if (!strcmp(a, "--dataset")) o->dataset = val;
+            else if (!strcmp(a, "--pin")) o->pin = val;
+            else if (!strcmp(a, "--device")) o->device = val;
             else o->run.schedule = val;
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
@@ -383,16 +395,22 @@ static int cmd_tune(mg_ctx *ctx, mg_program *p, opts *o) {
     mg_status st = o->file2 ? mg_program_load(ctx, o->file2, &u) : MG_OK;
     if (st) return fail(ctx, st);
     mg_tune_opts to = {.samples = o->samples, .seed = o->seed, .dataset = o->dataset, .run = o->run,
-                       .progress = tune_progress};
+                       .pin = o->pin, .device = o->device, .progress = tune_progress};
     to.run.seed = o->seed, to.run.reps = o->reps;
     mg_tune_report r;
     st = mg_tune(ctx, p, u, &to, &r);
     mg_program_free(u);
     if (st) return fail(ctx, st);
+    if (o->pin) {
+        printf("pinned: %s, the tuning cache's point for this graph on %s (docs/tuning.md)\n", r.best, o->device ? o->device : "the default device");
+        return 0;
+    }
     printf("points: %d (%d run, %d from the dataset, %d failed)\n", r.points, r.measured, r.resumed, r.failed);
     printf("fastest: %s: %.2f us", r.best, r.best_us);
     if (r.rules_us > 0) printf(", the rules' %.2f us (%.3fx)", r.rules_us, r.rules_us / r.best_us);
     printf("\n");
+    if (*r.cached) printf("kept in the tuning cache for %s: run, emit, optimize and mg_compile of this graph plan at it (--untuned: not)\n", r.cached);
+    else printf("not kept: the C backend runs every point alike (the tuning cache holds GPU points)\n");
     return 0;
 }
 
@@ -747,15 +765,18 @@ static int check_opts(opts *o) {
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run") && strcmp(o->cmd, "emit") &&
          strcmp(o->cmd, "lower") && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) ||
-        (o->samples && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) || (o->dataset && strcmp(o->cmd, "tune")) ||
+        (o->samples && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) || ((o->dataset || o->pin || o->device) && strcmp(o->cmd, "tune")) ||
+
         ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
         (o->tests && strcmp(o->cmd, "verify")) ||
         ((o->backend || o->reps) && strcmp(o->cmd, "run") && strcmp(o->cmd, "tune")) ||
         ((o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
-        ((o->run.schedule || o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain) && !gen))
+        ((o->run.schedule || o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain || o->run.untuned) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
+    if ((o->device && !o->pin) || (o->pin && (o->samples || o->dataset || o->backend || o->reps)))
+        return usage_error("%s", "--device goes with --pin, and --pin runs nothing: no --samples, --dataset, --backend or --reps");
     if (o->backend) {
         if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;
         else if (!strcmp(o->backend, "c")) o->run.backend = MG_BACKEND_C;

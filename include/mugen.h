@@ -325,7 +325,9 @@ typedef struct mg_run_opts {
                          * "NAME=VALUE,...", e.g. "k0.stages=3,k0.pair=2,depth=0": those
                          * choices forced, the rest the rules'; a name not in the space, a value
                          * not in its domain or a point a constraint rejects is refused (NULL or
-                         * "": the rules' point) */
+                         * "": the rules' point, or the tuning cache's below) */
+    int untuned;        /* GPU: plan by the rules even where the tuning cache (mugen tune,
+                         * docs/tuning.md) holds a point for this graph on this device */
 } mg_run_opts;
 
 typedef struct mg_run_output {
@@ -348,6 +350,8 @@ typedef struct mg_run_report {
     mg_run_output out[64]; /* the first 64 outputs (n_outputs); mg_run compares at most 64 */
     int ok;              /* every output within tolerance */
     int cached;          /* the compiled code came from the disk cache */
+    char tuned[1024];    /* GPU: the tuning cache's point its code was planned at (docs/tuning.md),
+                          * "" when none was (mg_run_opts.schedule, .untuned, no entry) */
     char text[4096];     /* the report in words */
 } mg_run_report;
 
@@ -410,6 +414,10 @@ typedef struct mg_tune_opts {
                           * points it already holds for this program and backend are not run
                           * again (an interrupted run resumes); NULL: none */
     mg_run_opts run;     /* how each point runs (backend, reps, seed; schedule is set per point) */
+    const char *pin;     /* not NULL: no point is run; this one (checked against the space) is
+                          * stored in the tuning cache as the graph's point on the device named
+                          * by device (NULL: the default row), untimed */
+    const char *device;
     /* called after each point (may be NULL): its index (0: the rules'), of n, its text, its
      * median time, whether it ran and matched, and a note (an error, or "from the dataset") */
     void (*progress)(void *arg, int i, int n, const char *point, double us, int ok, const char *note);
@@ -423,11 +431,17 @@ typedef struct mg_tune_report {
     int measured;     /* run in this call */
     int resumed;      /* found in the dataset */
     int failed;       /* of those run, the ones that did not compile, run or match */
+    char cached[32];  /* the device row whose tuning cache entry now holds best ("": none; the
+                       * C backend runs every point alike, so its timings are not stored) */
 } mg_tune_report;
 /* Tunes prog (or ugraph, a μGraph of it) over its schedule space (docs/tuning.md): the rules'
- * point, then o->samples random valid points, each through mg_run (compiled, timed, checked).
+ * point, then o->samples random valid points, each through mg_run (compiled, timed, checked);
+ * on the GPU the fastest is stored in the tuning cache, which later runs, compiles and emits
+ * of the same graph for that device plan at (mg_run_opts.untuned: not).
  * MG_OK with *rep filled; MG_ERR_NO_DEVICE when the GPU was asked for and there is none;
- * MG_ERR_IO when the dataset cannot be written; MG_ERR_INVALID when no point ran correctly. */
+ * MG_ERR_IO when the dataset cannot be written; MG_ERR_INVALID when no point ran correctly,
+ * or o->pin is not a point of the space or one its constraints reject (naming them), or
+ * o->device names no known device. */
 mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_tune_opts *o,
                   mg_tune_report *rep);
 /* Options of mg_space; zero-initialised: 1,000 random points, seed 1. */

@@ -182,7 +182,7 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
         rc = dr_lower(prog->g, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &ug);
     if (!rc) rc = vf_match_io(prog->g, ug, ctx, &io);
     if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
-                              &plan, &cg);
+                              &plan, &cg, NULL);
     if (!rc) rc = dr_plant(&cg, ctx); /* test hook (docs/env.md) */
     if (!rc) rc = copy_io(c, prog, ctx);
     if (!rc) rc = place_buffers(c, &cg, &io, ctx);

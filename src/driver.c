@@ -82,10 +82,7 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
     return rc;
 }
 
-/* o's choices at the point of g's schedule space that spec names (op_space_parse), f[] the
- * kernels' forced choices; MG_ERR_INVALID when spec names no point or a constraint rejects it
- * (naming the constraints). */
-static mg_status schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const char *spec, op_opts *o,
+mg_status dr_schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const char *spec, op_opts *o,
                                 op_force f[OP_SPACE_KERNELS]) {
     op_space *s = base_calloc(1, sizeof *s);
     int x[OP_SPACE_MAX];
@@ -105,8 +102,45 @@ static mg_status schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device 
     return rc;
 }
 
+uint64_t dr_graph_key(const ir_graph *g) {
+    strbuf txt = {0};
+    ir_print_text(g, &txt);
+    uint64_t h = 1469598103934665603ull;
+    for (const char *c = txt.oom ? "" : txt.s; c && *c; c++) h = (h ^ (unsigned char)*c) * 1099511628211ull;
+    int bad = txt.oom || !txt.s;
+    sb_free(&txt);
+    return bad ? 0 : h;
+}
+
+/* the cache entry's extension: "tune-" and the device's name */
+static void tuned_ext(const char *dev, char *ext, size_t n) { snprintf(ext, n, "tune-%s", dev ? dev : "none"); }
+
+int dr_tuned_get(const char *dev, uint64_t key, char *spec, double *us) {
+    char ext[64];
+    tuned_ext(dev, ext, sizeof ext);
+    void *data = NULL;
+    size_t n = 0;
+    if (!key || !rt_cache_get(key, ext, &data, &n)) return 0;
+    /* "point SPEC\ntime_us US\n...": the text as dr_tuned_put wrote it */
+    char *t = data, *nl = memchr(t, '\n', n);
+    int ok = n > 6 && !memcmp(t, "point ", 6) && nl && (size_t)(nl - t - 6) < DR_POINT_MAX;
+    if (ok) {
+        memcpy(spec, t + 6, (size_t)(nl - t - 6)), spec[nl - t - 6] = 0;
+        *us = (size_t)(nl + 1 - t) + 8 < n && !memcmp(nl + 1, "time_us ", 8) ? atof(nl + 9) : 0;
+    }
+    base_free(data);
+    return ok;
+}
+
+void dr_tuned_put(const char *dev, uint64_t key, const char *spec, double us, const char *model) {
+    char ext[64], text[DR_POINT_MAX + 512];
+    tuned_ext(dev, ext, sizeof ext);
+    int n = snprintf(text, sizeof text, "point %s\ntime_us %.3f\nmeasured_on %s\n", spec, us, model ? model : "");
+    if (key && n > 0 && (size_t)n < sizeof text) rt_cache_put(key, ext, text, (size_t)n);
+}
+
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
-                          op_plan **plan, cg_program *cg) {
+                          op_plan **plan, cg_program *cg, char *tuned) {
     op_opts oo = opts_of(o);
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0, oo.tma = 0; /* CUDA only (opt.h) */
     if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
@@ -114,7 +148,21 @@ mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_t
      * synchronous: the same six suite programs within 1% with and without the pipeline) */
     if (t == CG_C) oo.f32iter = 1, oo.pipeline = 0;
     op_force force[OP_SPACE_KERNELS];
-    mg_status rc = t == CG_CUDA && o && o->schedule && *o->schedule ? schedule_point(g, ctx, dev, o->schedule, &oo, force) : MG_OK;
+    mg_status rc = t == CG_CUDA && o && o->schedule && *o->schedule ? dr_schedule_point(g, ctx, dev, o->schedule, &oo, force) : MG_OK;
+    char spec[DR_POINT_MAX];
+    double us = 0;
+    if (tuned) *tuned = 0;
+    if (!rc && t == CG_CUDA && !(o && ((o->schedule && *o->schedule) || o->untuned)) &&
+        dr_tuned_get(dev->name, dr_graph_key(g), spec, &us)) {
+        /* the tuning cache's point; one the space no longer takes (another build's rules, a
+         * hand-edited entry) is passed over for the rules' */
+        mg_ctx tc = {{0}};
+        op_opts to = oo;
+        if (dr_schedule_point(g, &tc, dev, spec, &to, force) == MG_OK) {
+            oo = to;
+            if (tuned) snprintf(tuned, DR_POINT_MAX, "%s", spec);
+        }
+    }
     if (!rc) rc = op_plan_new(g, ctx, dev, &oo, plan);
     if (!rc) rc = cg_emit(*plan, ctx, t, cg);
     return rc;
@@ -605,14 +653,16 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
     if (pid == 0) {
         mg_ctx c = {{0}};
         rt_gpu *gpu = NULL;
+        char tuned[DR_POINT_MAX] = "";
         mg_status rc = rt_gpu_open(&c, &gpu);
         if (!rc) {
             const rt_gpu_info *in = rt_gpu_get_info(gpu);
             mg_device_detect(in->name, in->cc_major, in->cc_minor, in->n_sm, in->smem_optin, in->mem_bytes, &J->dev);
-            rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg);
+            rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg, tuned);
         }
         if (!rc) rc = dr_plant(&J->cg, &c);
         if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
+        snprintf(sh->r.tuned, sizeof sh->r.tuned, "%s", tuned);
         rt_gpu_free(gpu);
         memcpy(sh->msg, c.msg, sizeof sh->msg);
         sh->rc = rc;
@@ -649,6 +699,7 @@ static void report_text(const job *J, mg_run_report *r) {
         sb_printf(&sb, "  ragged   %lld sequences, %lld tokens in %lld rows (token form, docs/ragged.md); %d attention%s as seqattn\n",
                   (long long)J->n_seq, (long long)J->tokens, (long long)J->rows, n_sa, n_sa == 1 ? "" : "s");
     }
+    if (*r->tuned) sb_printf(&sb, "  schedule the tuning cache's point %s (docs/tuning.md; --untuned: the rules')\n", r->tuned);
     if (r->time_us > 0 && r->backend == MG_BACKEND_GPU)
         sb_printf(&sb, "  time     %.2f us (median of %d CUDA graph replays, rotating input sets)\n", r->time_us, J->reps);
     else if (r->time_us > 0)
@@ -692,7 +743,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
     }
     if (!rc && !on_gpu) {
-        rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg);
+        rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg, NULL);
         if (!rc) rc = dr_plant(&J.cg, ctx);
         if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
@@ -718,7 +769,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     ir_graph *lowered = NULL;
     const ir_graph *g = NULL;
     rc = dr_lower(tok ? tok : prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
-    if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg);
+    if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg, NULL);
     if (!rc) rc = dr_plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;

@@ -10,10 +10,27 @@
  * per-operator path. */
 mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, ir_graph **owned,
                    const ir_graph **use);
+/* o's choices at the point of g's schedule space (opt/space.c) that spec names
+ * (op_space_parse), f[] the kernels' forced choices; MG_ERR_INVALID when spec names no point
+ * or a constraint of dev rejects it (naming the constraints). */
+mg_status dr_schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const char *spec, op_opts *o,
+                            op_force f[OP_SPACE_KERNELS]);
+enum { DR_POINT_MAX = 1024 }; /* a schedule point's text (op_space_format), NUL included */
 /* Plans g for device dev with o's optimizer switches (opt/) and emits it for target t
- * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. */
+ * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. CUDA: at
+ * o->schedule's point of the schedule space, else at the tuning cache's point for g on dev
+ * (docs/tuning.md; not with o->untuned, and not where the space rejects it), else by the
+ * rules; tuned (DR_POINT_MAX bytes, may be NULL) gets the cache's point used, "" when none. */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
-                      const mg_device *dev, op_plan **plan, cg_program *cg);
+                      const mg_device *dev, op_plan **plan, cg_program *cg, char *tuned);
+/* The tuning key of g, the graph a run plans: FNV-1a of its printed form (0: out of memory). */
+uint64_t dr_graph_key(const ir_graph *g);
+/* The tuning cache's entry for key on the device named dev (docs/tuning.md): 1 with its point
+ * in spec (DR_POINT_MAX bytes) and the time it was measured at in *us (0: pinned, not timed),
+ * 0 when there is none (no cache folder, no entry, or a torn one). */
+int dr_tuned_get(const char *dev, uint64_t key, char *spec, double *us);
+/* Stores point spec (timed at us, 0 when pinned; on device model) as key's entry for dev. */
+void dr_tuned_put(const char *dev, uint64_t key, const char *spec, double us, const char *model);
 /* A persistent launch's watchdog record (cuda/lib/task.cuh: the task that gave up + 1, what it
  * waited for + 1 or 2^31 + a launch, the abort word): its byte offset in the sync buffer of a
  * launch of n_tasks tasks, and the MG_ERR_LAUNCH it makes, naming tasks by kernel and block

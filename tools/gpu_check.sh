@@ -97,6 +97,16 @@ for c in "bench/suite/bias_relu.mu k0.stages=3,k0.pair=2" "examples/lora.mu dept
     else failn=$((failn + 1)); r=FAIL; fi
     printf 'schedule %s %s %s\n' "$1" "$2" "$r" | tee -a "$OUTD/summary.txt"
 done
+# the tuner on the GPU (docs/tuning.md): bias_relu's rules' point and 3 random ones timed and
+# checked, the fastest kept in a fresh tuning cache; the next run plans at it and says so
+echo "== mugen tune --samples 3 bench/suite/bias_relu.mu, then mugen run" >>"$log"
+if MUGEN_CACHE_DIR="$OUTD/tunecache" "$B/mugen" tune --backend gpu --samples 3 --reps 20 bench/suite/bias_relu.mu >>"$log" 2>&1 &&
+    MUGEN_CACHE_DIR="$OUTD/tunecache" "$B/mugen" run --backend gpu --reps 20 bench/suite/bias_relu.mu >"$OUTD/tuned.txt" 2>&1 &&
+    grep -q "schedule the tuning cache's point" "$OUTD/tuned.txt"; then pass=$((pass + 1)); r=ok
+else failn=$((failn + 1)); r=FAIL; fi
+cat "$OUTD/tuned.txt" >>"$log" 2>/dev/null
+rm -rf "$OUTD/tunecache"
+printf 'tune bench/suite/bias_relu.mu, then run at the tuned point %s\n' "$r" | tee -a "$OUTD/summary.txt"
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \

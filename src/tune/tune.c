@@ -1,8 +1,9 @@
-/* tune: the tuner (docs/tuning.md, issue #29 item 2, first part). Runs the rules' point of a
- * program's schedule space and random valid points (opt/space.c) through mg_run, each
- * compiled, timed and checked, appends every measurement to a dataset file (JSON lines, the
- * format in docs/tuning.md) and skips the points the dataset already holds for the same
- * program and backend, so an interrupted run resumes. */
+/* tune: the tuner (docs/tuning.md, issue #29 item 2). Runs the rules' point of a program's
+ * schedule space and random valid points (opt/space.c) through mg_run, each compiled, timed
+ * and checked, appends every measurement to a dataset file (JSON lines, the format in
+ * docs/tuning.md) and skips the points the dataset already holds for the same program and
+ * backend, so an interrupted run resumes; on the GPU the fastest point goes into the tuning
+ * cache (driver.c, dr_tuned_put), where later plans of the same graph for that device find it. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,6 @@
 #include "../opt/opt.h"
 
 enum { POINT_MAX = 1024 };
-
-/* FNV-1a of text: the program's key in the dataset (the planned graph's printed form). */
-static uint64_t fnv(const char *s) {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 /* Is point `spec` of program `key` on `backend` among the dataset's lines (file may be NULL)? */
 static int measured(FILE *f, const char *key, const char *backend, const char *spec, double *us, int *ok) {
@@ -72,12 +66,25 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
     op_space *s = rc ? NULL : base_calloc(1, sizeof *s);
     if (!rc && !s) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     if (!rc) rc = op_space_new(g, ctx, dev, &op_opts_default, s);
-    strbuf txt = {0};
-    if (!rc) ir_print_text(g, &txt);
-    if (!rc && txt.oom) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    const uint64_t gkey = rc ? 0 : dr_graph_key(g);
+    if (!rc && !gkey) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     char key[24];
-    snprintf(key, sizeof key, "%016" PRIx64, rc ? 0 : fnv(txt.s));
-    sb_free(&txt);
+    snprintf(key, sizeof key, "%016" PRIx64, gkey);
+    if (!rc && o->pin) { /* a point stored as the tuned one, not run */
+        const mg_device *pd = mg_device_lookup(o->device, ctx);
+        rc = pd ? MG_OK : MG_ERR_INVALID;
+        op_opts po = op_opts_default;
+        op_force f[OP_SPACE_KERNELS];
+        if (!rc) rc = dr_schedule_point(g, ctx, pd, o->pin, &po, f);
+        if (!rc && strlen(o->pin) >= sizeof rep->best) rc = ctx_err(ctx, MG_ERR_INVALID, "pin: a point's text is at most %d bytes", (int)sizeof rep->best - 1);
+        if (!rc) {
+            dr_tuned_put(pd->name, gkey, o->pin, 0, "pinned");
+            snprintf(rep->best, sizeof rep->best, "%s", o->pin);
+        }
+        base_free(s);
+        ir_graph_free(lowered), ir_graph_free(tok);
+        return rc;
+    }
     FILE *ds = NULL;
     if (!rc && o->dataset && !(ds = fopen(o->dataset, "a+")))
         rc = ctx_err(ctx, MG_ERR_IO, "%s: cannot open the dataset for appending", o->dataset);
@@ -87,6 +94,7 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
     char (*done)[POINT_MAX] = rc ? NULL : base_calloc((size_t)n + 1, POINT_MAX);
     if (!rc && !done) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     rep->best_us = rep->rules_us = 0;
+    char gpu_name[256] = ""; /* the GPU the points ran on, when they did */
     for (int t = 0; !rc && t <= n; t++) {
         /* point 0: the rules'; then random valid points, each once */
         if (t == 0)
@@ -114,7 +122,7 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
         int ok = 0, again = measured(ds, key, backend, done[t], &us, &ok);
         if (!again) {
             mg_run_opts ro = o->run;
-            ro.schedule = done[t];
+            ro.schedule = done[t], ro.untuned = 1;
             mg_run_report run;
             mg_ctx rctx = {{0}};
             mg_status st = mg_run(&rctx, prog, ugraph, &ro, &run);
@@ -122,6 +130,7 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
             if (st == MG_ERR_NO_DEVICE) rc = ctx_err(ctx, st, "%s", rctx.msg);
             if (rc) break;
             ok = !st && run.ok, us = st ? 0 : run.time_us;
+            if (!st && run.backend == MG_BACKEND_GPU) snprintf(gpu_name, sizeof gpu_name, "%s", run.device);
             rep->measured++, rep->failed += !ok;
             if (ds) {
                 strbuf line = {0};
@@ -148,6 +157,12 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
         }
     }
     if (!rc && rep->best_us == 0) rc = ctx_err(ctx, MG_ERR_INVALID, "tuning: no point ran correctly and timed");
+    if (!rc && *gpu_name) { /* the fastest point, for the device the points ran on (docs/tuning.md) */
+        mg_device d;
+        mg_device_detect(gpu_name, 9, 0, 0, 0, 0, &d);
+        dr_tuned_put(d.name, gkey, rep->best, rep->best_us, gpu_name);
+        snprintf(rep->cached, sizeof rep->cached, "%s", d.name);
+    }
     if (ds) fclose(ds);
     base_free(done), base_free(s);
     ir_graph_free(lowered), ir_graph_free(tok);

@@ -366,6 +366,34 @@ rm -f "$T/ds.jsonl"
     bad "mugen tune: $(tail -c 500 "$T/out")"
 "$M" tune --backend c --samples 1 --dataset /nonexistent/ds.jsonl bench/suite/bias_relu.mu >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "cannot open the dataset" "$T/out" && ok || bad "mugen tune, unwritable dataset: $(head -c 300 "$T/out")"
+# the tuning cache (driver.c dr_tuned_*, docs/tuning.md): the C backend's tuning keeps nothing;
+# a pinned point plans emit's code exactly as --schedule does, --untuned the rules' code; an
+# entry torn on disk is passed over; pins outside the space or the limits, for an unknown
+# device, or with options that run points are refused
+TC=$T/tunecache
+MUGEN_CACHE_DIR=$TC "$M" tune --backend c --samples 1 --reps 1 bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
+    grep -q "^not kept: the C backend" "$T/out" && ! ls "$TC"/*.tune-* >/dev/null 2>&1 && ok || bad "tune on C kept a point: $(tail -c 300 "$T/out")"
+MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/rules.cu" 2>&1 &&
+    MUGEN_CACHE_DIR=$TC "$M" emit --schedule "k0.stages=3,k0.pair=2" bench/suite/bias_relu.mu >"$T/sched.cu" 2>&1 &&
+    MUGEN_CACHE_DIR=$TC "$M" tune --pin "k0.stages=3,k0.pair=2" bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
+    grep -q "^pinned: k0.stages=3,k0.pair=2" "$T/out" && MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/tuned.cu" 2>&1 &&
+    MUGEN_CACHE_DIR=$TC "$M" emit --untuned bench/suite/bias_relu.mu >"$T/untuned.cu" 2>&1 &&
+    cmp -s "$T/tuned.cu" "$T/sched.cu" && cmp -s "$T/untuned.cu" "$T/rules.cu" && ! cmp -s "$T/tuned.cu" "$T/rules.cu" &&
+    MUGEN_CACHE_DIR=$TC "$M" tune --pin "k0.stages=3" --device h200 bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
+    MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/tuned2.cu" 2>&1 && cmp -s "$T/tuned2.cu" "$T/sched.cu" &&
+    [ "$(ls "$TC"/*.tune-h100 "$TC"/*.tune-h200 | wc -l)" = 2 ] && ok || bad "tuning cache: a pinned point $(tail -c 300 "$T/out")"
+for f in "$TC"/*.tune-h100; do printf 'point k0.stages=1\n' >"$f"; done
+MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/torn.cu" 2>&1 && cmp -s "$T/torn.cu" "$T/rules.cu" && ok ||
+    bad "tuning cache: a torn entry was not passed over"
+for c in "--pin k9.stages=2@no parameter 'k9.stages'@1" "--pin k0.pair=2@reject it: smem@1" \
+    "--pin k0.stages=3 --device h999@unknown device 'h999'@1" "--device h200@--device goes with --pin@2" \
+    "--pin k0.stages=3 --samples 2@--pin runs nothing@2"; do
+    set -f
+    MUGEN_CACHE_DIR=$TC "$M" tune ${c%%@*} bench/suite/bias_relu.mu >"$T/out" 2>&1; r=$?
+    set +f
+    w=${c#*@}
+    [ $r = "${w#*@}" ] && grep -q -- "${w%@*}" "$T/out" && ok || bad "tune ${c%%@*}: exit $r, $(head -c 300 "$T/out")"
+done
 "$M" space --samples 0 examples/lora.mu >"$T/out" 2>&1; r1=$?
 "$M" emit --samples 5 examples/lora.mu >"$T/out" 2>&1; r2=$?
 [ $r1 = 2 ] && [ $r2 = 2 ] && ok || bad "mugen space: bad options exit $r1, $r2"
