@@ -142,13 +142,16 @@ static const char *HELP_SPACE =
     "there are no more) it rejects, the count of valid points, and whether the rules' own point\n"
     "is valid. A point is checked by planning it, nothing is compiled.\n";
 static const char *HELP_TUNE =
-    "usage: mugen tune [--samples N] [--seed S] [--dataset FILE] [--backend B] [--reps R]\n"
-    "                  [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
+    "usage: mugen tune [--samples N] [--guided G] [--jobs J] [--seed S] [--dataset FILE]\n"
+    "                  [--backend B] [--reps R] [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
     "       mugen tune --pin POINT [--device NAME] [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
     "Runs points of the schedule space of PROGRAM's kernels (UGRAPH's when given; 'mugen space'):\n"
     "the rules' own, then N random valid ones (default 20, seed S), each as 'mugen run\n"
     "--schedule POINT' does: compiled, timed (median of R runs) and every output checked. Prints\n"
-    "each point's time as it goes, then the fastest correct point against the rules'. --dataset\n"
+    "each point's time as it goes, then the fastest correct point against the rules'. --guided G\n"
+    "then runs G points a cost model picks: fitted to what was measured (k nearest neighbours of\n"
+    "log time), its fastest guesses among fresh random points, refitted every J points. --jobs J\n"
+    "compiles each batch of points in J processes before timing them one at a time. --dataset\n"
     "appends every measurement to FILE (JSON lines: docs/tuning.md) and skips the points FILE\n"
     "already holds for this program and backend, so an interrupted tuning resumes. The schedule\n"
     "is the GPU's: on the C backend every point runs the same code (a check of the machinery).\n"
@@ -177,6 +180,7 @@ typedef struct opts {
     int samples; /* space, tune: random points (0: the default) */
     const char *dataset; /* tune */
     const char *pin, *device; /* tune: a point stored as the tuned one, and for which device */
+    int guided, jobs;         /* tune: model-guided points; processes compiling ahead */
     const char *backend, *target;
     mg_run_opts run;
     const char *in_name[64], *in_path[64];
@@ -251,7 +255,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
                  !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
                  !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") ||
-                 !strcmp(a, "--samples")) {
+                 !strcmp(a, "--samples") || !strcmp(a, "--guided") || !strcmp(a, "--jobs")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
             if (!strcmp(a, "--out")) o->out_dir = val;
@@ -281,6 +285,10 @@ static int parse_args(int argc, char **argv, opts *o) {
             else if (!strcmp(a, "--tests")) {
                 if (v < 1 || v > 1000) return usage_error("--tests takes 1 to 1000, got '%s'", val);
                 o->tests = (int)v;
+            } else if (!strcmp(a, "--guided") || !strcmp(a, "--jobs")) {
+                if (v > (!strcmp(a, "--jobs") ? 64u : 10000u)) return usage_error("%s: too many, got '%s'", val);
+                if (!strcmp(a, "--jobs")) o->jobs = v ? (int)v : 1;
+                else o->guided = (int)v;
             } else if (!strcmp(a, "--samples")) {
                 if (v < 1 || v > 1000000) return usage_error("--samples takes 1 to 1000000, got '%s'", val);
                 o->samples = (int)v;
@@ -395,7 +403,8 @@ static int cmd_tune(mg_ctx *ctx, mg_program *p, opts *o) {
     mg_status st = o->file2 ? mg_program_load(ctx, o->file2, &u) : MG_OK;
     if (st) return fail(ctx, st);
     mg_tune_opts to = {.samples = o->samples, .seed = o->seed, .dataset = o->dataset, .run = o->run,
-                       .pin = o->pin, .device = o->device, .progress = tune_progress};
+                       .guided = o->guided, .jobs = o->jobs, .pin = o->pin, .device = o->device,
+                       .progress = tune_progress};
     to.run.seed = o->seed, to.run.reps = o->reps;
     mg_tune_report r;
     st = mg_tune(ctx, p, u, &to, &r);
@@ -406,6 +415,7 @@ static int cmd_tune(mg_ctx *ctx, mg_program *p, opts *o) {
         return 0;
     }
     printf("points: %d (%d run, %d from the dataset, %d failed)\n", r.points, r.measured, r.resumed, r.failed);
+    if (r.compiled_ahead) printf("compiled ahead: %d points in %d processes; %d timed runs found their code in the cache\n", r.compiled_ahead, o->jobs, r.cached_runs);
     printf("fastest: %s: %.2f us", r.best, r.best_us);
     if (r.rules_us > 0) printf(", the rules' %.2f us (%.3fx)", r.rules_us, r.rules_us / r.best_us);
     printf("\n");
@@ -765,7 +775,7 @@ static int check_opts(opts *o) {
         ((o->f64 || o->field || o->n_in) && strcmp(o->cmd, "eval")) ||
         ((o->n_len || o->batch || o->first) && strcmp(o->cmd, "eval") && strcmp(o->cmd, "run") && strcmp(o->cmd, "emit") &&
          strcmp(o->cmd, "lower") && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) ||
-        (o->samples && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) || ((o->dataset || o->pin || o->device) && strcmp(o->cmd, "tune")) ||
+        (o->samples && strcmp(o->cmd, "space") && strcmp(o->cmd, "tune")) || ((o->guided || o->jobs) && strcmp(o->cmd, "tune")) || ((o->dataset || o->pin || o->device) && strcmp(o->cmd, "tune")) ||
 
         ((o->batch || o->first) && !o->n_len) ||
         (o->out_dir && strcmp(o->cmd, "eval") && strcmp(o->cmd, "emit")) ||
@@ -775,8 +785,8 @@ static int check_opts(opts *o) {
         ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
         ((o->run.schedule || o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain || o->run.untuned) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
-    if ((o->device && !o->pin) || (o->pin && (o->samples || o->dataset || o->backend || o->reps)))
-        return usage_error("%s", "--device goes with --pin, and --pin runs nothing: no --samples, --dataset, --backend or --reps");
+    if ((o->device && !o->pin) || (o->pin && (o->samples || o->dataset || o->backend || o->reps || o->guided || o->jobs)))
+        return usage_error("%s", "--device goes with --pin, and --pin runs nothing: no --samples, --guided, --jobs, --dataset, --backend or --reps");
     if (o->backend) {
         if (!strcmp(o->backend, "gpu")) o->run.backend = MG_BACKEND_GPU;
         else if (!strcmp(o->backend, "c")) o->run.backend = MG_BACKEND_C;

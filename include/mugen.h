@@ -406,7 +406,8 @@ void mg_optimize_report_free(mg_optimize_report *rep);
  * MG_ERR_COMPILE and the log when that fails. */
 mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run_opts *o, int compile,
                   char **src);
-/* Options of mg_tune; zero-initialised: 20 random points, seed 1, no dataset. */
+/* Options of mg_tune; zero-initialised: 20 random points, none guided, seed 1, no dataset,
+ * one process. */
 typedef struct mg_tune_opts {
     int samples;         /* random valid points tried after the rules' own (at most 10,000) */
     uint64_t seed;       /* their draw (0: 1) */
@@ -414,6 +415,11 @@ typedef struct mg_tune_opts {
                           * points it already holds for this program and backend are not run
                           * again (an interrupted run resumes); NULL: none */
     mg_run_opts run;     /* how each point runs (backend, reps, seed; schedule is set per point) */
+    int guided;          /* then this many points the cost model picks (a k-nearest-neighbour
+                          * regression of log time on the points measured so far, refitted
+                          * before each batch): its fastest guesses among fresh random draws */
+    int jobs;            /* points compiled ahead in this many processes at once (0, 1: none;
+                          * their timing stays one at a time) */
     const char *pin;     /* not NULL: no point is run; this one (checked against the space) is
                           * stored in the tuning cache as the graph's point on the device named
                           * by device (NULL: the default row), untimed */
@@ -431,6 +437,8 @@ typedef struct mg_tune_report {
     int measured;     /* run in this call */
     int resumed;      /* found in the dataset */
     int failed;       /* of those run, the ones that did not compile, run or match */
+    int compiled_ahead; /* points handed to the parallel compiles (mg_tune_opts.jobs) */
+    int cached_runs;  /* timed runs whose code came from the compile cache */
     char cached[32];  /* the device row whose tuning cache entry now holds best ("": none; the
                        * C backend runs every point alike, so its timings are not stored) */
 } mg_tune_report;

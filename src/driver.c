@@ -285,7 +285,7 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
         base_free(bufs), base_free(sizes);
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    mg_status rc = rt_c_build(ctx, cg->src, &so, NULL);
+    mg_status rc = rt_c_build(ctx, cg->src, &so, &r->cached, NULL);
     if (!rc) rc = host_buffers(J, ctx, bufs);
     for (int b = 0; b < cg->n_bufs; b++) sizes[b] = (size_t)cg->buf_bytes[b];
     /* the default reps stop after C_BUDGET_S of timed runs: a plain program's scalar loops
@@ -778,7 +778,7 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
         base_free(img);
     } else if (!rc && compile) {
         char *so = NULL;
-        rc = rt_c_build(ctx, cg.src, &so, NULL);
+        rc = rt_c_build(ctx, cg.src, &so, NULL, NULL);
         base_free(so);
     }
     if (!rc) *src = cg.src, cg.src = NULL;

@@ -226,8 +226,8 @@ static mg_status build(mg_ctx *ctx, const char *src, int serial, char **so_path,
     return rc;
 }
 
-mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log) {
-    return build(ctx, src, 0, so_path, NULL, log);
+mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, int *cached, strbuf *log) {
+    return build(ctx, src, 0, so_path, cached, log);
 }
 
 mg_status rt_c_build_serial(mg_ctx *ctx, const char *src, char **so_path, int *cached,

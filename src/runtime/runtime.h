@@ -159,10 +159,10 @@ mg_status rt_ext_zero(mg_ctx *ctx, rt_dptr p, size_t bytes, void *stream);
  * -O3 -march=native -ffp-contract=off -fno-trapping-math -fno-math-errno -fopenmp -fPIC
  * -shared, MUGEN_CC's further words after them), cached like cubins: a cached object is
  * checked (length and checksum) before it is used, and a damaged one rebuilt with a note on
- * stderr. *so_path is base_alloc'd (caller frees).
- * MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
+ * stderr. *so_path is base_alloc'd (caller frees); *cached (may be NULL) = 1 when the object
+ * came from the cache. MG_ERR_COMPILE with the compiler's output in ctx (and appended to log when non-NULL);
  * MG_ERR_NO_DEVICE if no C compiler can be run. */
-mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, strbuf *log);
+mg_status rt_c_build(mg_ctx *ctx, const char *src, char **so_path, int *cached, strbuf *log);
 /* rt_c_build without OpenMP (its pragmas ignored): an object the caller's own process may
  * load and run in one thread. A process that used libgomp cannot use it again in a child it
  * forks (the child hangs), so in-process runs must not start OpenMP's threads. *cached (may be

@@ -364,6 +364,17 @@ rm -f "$T/ds.jsonl"
     grep -q "^points: 4 (1 run, 3 from the dataset, 0 failed)" "$T/out" && [ "$(wc -l <"$T/ds.jsonl")" = 4 ] &&
     python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]" "$T/ds.jsonl" && ok ||
     bad "mugen tune: $(tail -c 500 "$T/out")"
+# the cost model's points (--guided) and compiles ahead in two processes (--jobs): 2 random and
+# 2 guided points after the rules', all 5 distinct, each timed run finding its code compiled
+rm -f "$T/ds2.jsonl"
+MUGEN_CACHE_DIR=$T/tc2 "$M" tune --backend c --samples 2 --guided 2 --jobs 2 --reps 1 --dataset "$T/ds2.jsonl" \
+    bench/suite/bias_relu.mu >"$T/out" 2>&1 && grep -q "^points: 5 (5 run, 0 from the dataset, 0 failed)" "$T/out" &&
+    grep -q "^compiled ahead: 5 points in 2 processes; 5 timed runs found their code in the cache" "$T/out" &&
+    [ "$(grep -c '"how": "guided, predicted' "$T/ds2.jsonl")" = 2 ] && [ "$(grep -c '"how": "random"' "$T/ds2.jsonl")" = 2 ] &&
+    [ "$(grep -o '"point": "[^"]*"' "$T/ds2.jsonl" | sort -u | wc -l)" = 5 ] && ok || bad "mugen tune --guided --jobs: $(tail -c 500 "$T/out")"
+"$M" run --guided 2 bench/suite/bias_relu.mu >"$T/out" 2>&1; r1=$?
+"$M" tune --jobs 65 bench/suite/bias_relu.mu >"$T/out" 2>&1; r2=$?
+[ $r1 = 2 ] && [ $r2 = 2 ] && ok || bad "mugen tune: --guided on run exits $r1, --jobs 65 exits $r2"
 "$M" tune --backend c --samples 1 --dataset /nonexistent/ds.jsonl bench/suite/bias_relu.mu >"$T/out" 2>&1
 [ $? -eq 1 ] && grep -q "cannot open the dataset" "$T/out" && ok || bad "mugen tune, unwritable dataset: $(head -c 300 "$T/out")"
 # the tuning cache (driver.c dr_tuned_*, docs/tuning.md): the C backend's tuning keeps nothing;

@@ -197,17 +197,17 @@ void test_runtime_c_build_run(void) {
     env_saved saved = private_cache(dir, sizeof dir);
     mg_ctx ctx = {{0}};
     char *so = NULL, *so2 = NULL;
-    mg_status rc = rt_c_build(&ctx, ADD_SRC, &so, NULL);
+    mg_status rc = rt_c_build(&ctx, ADD_SRC, &so, NULL, NULL);
     CHECK_MSG(rc == MG_OK, "rt_c_build: %s", ctx.msg);
     if (rc == MG_OK) {
         CHECK(strncmp(so, dir, strlen(dir)) == 0 && strlen(so) == strlen(dir) + 1 + 16 + 3);
         check_add(so);
-        CHECK(rt_c_build(&ctx, ADD_SRC, &so2, NULL) == MG_OK); /* cache hit: same object */
+        CHECK(rt_c_build(&ctx, ADD_SRC, &so2, NULL, NULL) == MG_OK); /* cache hit: same object */
         CHECK(so2 && strcmp(so, so2) == 0);
     }
     base_free(so2), so2 = NULL;
     setenv("MUGEN_CACHE_DIR", "off", 1); /* no cache: a private temp folder */
-    rc = rt_c_build(&ctx, ADD_SRC, &so2, NULL);
+    rc = rt_c_build(&ctx, ADD_SRC, &so2, NULL, NULL);
     CHECK_MSG(rc == MG_OK, "rt_c_build (cache off): %s", ctx.msg);
     if (rc == MG_OK) {
         CHECK(so && strcmp(so, so2) != 0);
@@ -228,7 +228,7 @@ void test_runtime_c_compile_error(void) {
     mg_ctx ctx = {{0}};
     strbuf log = {0};
     char *so = NULL;
-    mg_status rc = rt_c_build(&ctx, "void f(void **b) { int x = ; }\n", &so, &log);
+    mg_status rc = rt_c_build(&ctx, "void f(void **b) { int x = ; }\n", &so, NULL, &log);
     CHECK_MSG(rc == MG_ERR_COMPILE, "status %d: %s", rc, ctx.msg);
     CHECK(so == NULL);
     CHECK_MSG(strstr(ctx.msg, "C compiler failed") && strstr(ctx.msg, "error"), "%s", ctx.msg);
@@ -236,7 +236,7 @@ void test_runtime_c_compile_error(void) {
               log.s ? log.s : "(empty)");
     sb_free(&log);
     env_saved cc = env_set("MUGEN_CC", "/nonexistent/mugen-cc -O1");
-    rc = rt_c_build(&ctx, ADD_SRC, &so, NULL);
+    rc = rt_c_build(&ctx, ADD_SRC, &so, NULL, NULL);
     CHECK_MSG(rc == MG_ERR_NO_DEVICE && strstr(ctx.msg, "/nonexistent/mugen-cc"), "%d: %s", rc,
               ctx.msg);
     env_restore(cc);
@@ -257,7 +257,7 @@ void test_runtime_c_budget(void) {
     env_saved saved = private_cache(dir, sizeof dir);
     mg_ctx ctx = {{0}};
     char *so = NULL;
-    mg_status rc = rt_c_build(&ctx, SLOW_SRC, &so, NULL);
+    mg_status rc = rt_c_build(&ctx, SLOW_SRC, &so, NULL, NULL);
     CHECK_MSG(rc == MG_OK, "rt_c_build: %s", ctx.msg);
     if (rc == MG_OK) {
         int v = 0;
@@ -293,7 +293,7 @@ void test_runtime_c_crash(void) {
     env_saved saved = private_cache(dir, sizeof dir);
     mg_ctx ctx = {{0}};
     char *so = NULL;
-    mg_status rc = rt_c_build(&ctx, BAD_SRC, &so, NULL);
+    mg_status rc = rt_c_build(&ctx, BAD_SRC, &so, NULL, NULL);
     CHECK_MSG(rc == MG_OK, "rt_c_build: %s", ctx.msg);
     if (rc == MG_OK) {
         int zero = 0;
