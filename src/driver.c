@@ -817,8 +817,8 @@ mg_status mg_space(mg_ctx *ctx, const mg_program *prog, const mg_space_opts *o, 
         if (!rc && txt.oom) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
         if (!rc) {
             sb_printf(&sb, "%ssketch %d: the lowering with products %d columns wide, the depth split while blocks "
-                      "fill less than %d%% of the SMs%s\n", t ? "\n" : "", t, lw_tilings[t].bn, lw_tilings[t].split_fill,
-                      t == 0 ? " (the default)" : "");
+                      "fill less than %d%% of the SMs%s%s\n", t ? "\n" : "", t, lw_tilings[t].bn, lw_tilings[t].split_fill,
+                      lw_tilings[t].row ? "" : ", no product with its row reductions (form MMROW)", t == 0 ? " (the default)" : "");
             if (dup >= 0) sb_printf(&sb, "  the same kernels as sketch %d\n", dup);
             else {
                 double c[2] = {0, 0};

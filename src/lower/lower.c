@@ -32,8 +32,11 @@ enum { SP_O, SP_A, SP_B, SP_E, SP_V };
                            * 27.1 -> 39.7 and the decode step b1 1,483 -> 1,787:
                            * bench/results/h100-2026-11-26-s15/div2; 150: docs/notes/2026-11-27-s19.md) */
 #endif
-/* the default, then 128-wide columns, fewer splits, more splits (docs/notes/2026-11-27-s22.md) */
-const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL}, {128, LW_SPLIT_FILL}, {LW_BN, 50}, {LW_BN, 300}};
+/* the default, then 128-wide columns, fewer splits, more splits (docs/notes/2026-11-27-s22.md),
+ * and no form MMROW (a LayerNorm after a product as its own kernel: 1-3% faster on the ragged
+ * encoder over race, H200, docs/notes/2026-11-28-s30.md) */
+const lw_tiling lw_tilings[LW_TILINGS] = {{LW_BN, LW_SPLIT_FILL, 1}, {128, LW_SPLIT_FILL, 1}, {LW_BN, 50, 1},
+                                          {LW_BN, 300, 1}, {LW_BN, LW_SPLIT_FILL, 0}};
 #ifndef LW_BIG
 #define LW_BIG 128 /* LW_BIG x LW_BIG output tiles when a product has LW_BIG_WAVES waves of them (0: never; H100,
                     * docs/notes/2026-11-28-s26.md: FFN over 46,720 tokens 902.9 -> 651.4 us, the encoder on race
@@ -478,7 +481,7 @@ static int mmrow_tiles(lw *L, const ir_shape *o, const group *G, int t, int *for
     int r = o->ndim;
     int64_t k = G->k, n = o->d[r - 1], m = o->d[r - 2], blocks = m / 64;
     for (int d = 0; d < r - 2; d++) blocks *= o->d[d];
-    if (t > 0 || L->cpu || r < 2 || n % 64 || n > LW_ROW_N || m % 64 || k % 64 || k / 64 > LW_ROW_ITERS ||
+    if (t > 0 || L->cpu || !L->tl.row || r < 2 || n % 64 || n > LW_ROW_N || m % 64 || k % 64 || k / 64 > LW_ROW_ITERS ||
         100 * blocks < (int64_t)L->dev->n_sm * LW_ROW_FILL)
         return -1;
     for (int d = 0; d < r - 2; d++) L->tile[d] = 1;

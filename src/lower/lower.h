@@ -26,13 +26,14 @@ typedef struct lw_stats {
 } lw_stats;
 
 /* Form MM's tiling (mm_tiles): bn output columns a block, and the depth split over more blocks
- * while they are fewer than split_fill % of the SMs. The default is what measured best across
- * the suites (docs/lower.md); the search adds the lowerings of the others as candidates
+ * while they are fewer than split_fill % of the SMs; row: form MMROW allowed (a product and
+ * the row reductions after it as one kernel). The default is what measured best across the
+ * suites (docs/lower.md); the search adds the lowerings of the others as candidates
  * (lw_tilings: which is fastest depends on the shapes, and `mugen optimize` times them). */
 typedef struct lw_tiling {
-    int bn, split_fill;
+    int bn, split_fill, row;
 } lw_tiling;
-enum { LW_TILINGS = 4 };
+enum { LW_TILINGS = 5 };
 extern const lw_tiling lw_tilings[LW_TILINGS]; /* [0] is the default */
 
 /* Lowers program g (a kernel graph; nodes that are already kernels are kept) for device dev

@@ -33,9 +33,9 @@ enum { SR_MAX_THREADS = 256 };
 /* Bumped whenever the generator changes what a task explores or what its results say (15:
  * verdicts reached at smaller instances; 16: operators over partial sums only where linear,
  * trailing-1 reshapes screened and verified at smaller instances; 17: the plain lowering's
- * μGraph among the results; 18: its tilings of products too): a checkpoint written by another version is
+ * μGraph among the results; 18: its tilings of products too; 19: and without form MMROW): a checkpoint written by another version is
  * refused rather than mixed in. */
-enum { SEARCH_VERSION = 18 };
+enum { SEARCH_VERSION = 19 };
 /* The deepest program the search takes (operators on its longest path): its abstract
  * expressions recurse once per level; 50,000 levels ran on the main thread's 8 MB stack. */
 enum { SR_MAX_DEPTH = 20000 };

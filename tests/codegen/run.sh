@@ -333,12 +333,12 @@ done
 # suite's programs and of the ragged encoder (a sibling kernel's 192 accumulator floats a
 # thread under the 128-column tiling was one, fixed in lower.c mm_tiles)
 for f in bench/suite/*.mu; do
-    "$M" space --samples 20 $f >"$T/out" 2>&1 && ! grep -q "rules' point: rejected" "$T/out" && grep -q "^in all: 4 sketches" "$T/out" ||
+    "$M" space --samples 20 $f >"$T/out" 2>&1 && ! grep -q "rules' point: rejected" "$T/out" && grep -q "^in all: 5 sketches" "$T/out" ||
         { bad "mugen space $f: $(grep -E "rules' point: rejected|mugen:" "$T/out" | head -c 400)"; continue; }
 done
 ok
 "$M" space --samples 20 --lengths len="$LD/race.txt" examples/ragged/encoder_b128.mu >"$T/out" 2>&1 &&
-    ! grep -q "rules' point: rejected" "$T/out" && grep -q "^in all: 4 sketches" "$T/out" && ok ||
+    ! grep -q "rules' point: rejected" "$T/out" && grep -q "^in all: 5 sketches" "$T/out" && ok ||
     bad "mugen space, encoder race b128: $(grep -E "rules' point|mugen:" "$T/out" | head -c 400)"
 # --schedule (mg_run_opts.schedule): a point of the space planned and compiled (bias_relu's
 # TMA loop at 3 stages, two blocks an SM: __launch_bounds__(128, 2), less shared memory than the
