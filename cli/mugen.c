@@ -111,7 +111,8 @@ static const char *HELP_RUN =
     "                must hold the reference's NaN, infinities and signed zeros exactly\n"
     "  --schedule P  GPU: plan at point P of the schedule space ('mugen space'), NAME=VALUE,...\n"
     "                (k0.stages=3,k0.pair=2): those choices forced, the rest the rules'; a point\n"
-    "                the device's limits reject is refused, naming them (docs/tuning.md)\n"
+    "                the device's limits reject is refused, naming them; sketch=N first: the\n"
+    "                program lowered as its sketch N (docs/tuning.md)\n"
     "  --untuned     GPU: plan by the rules even where 'mugen tune' left a point for this graph\n"
     "                and device in the tuning cache (default: that point, named in the report)\n"
     "Exit status: 0 every output within tolerance, 3 an output differs, 1 an error (does\n"
@@ -414,7 +415,8 @@ static int cmd_tune(mg_ctx *ctx, mg_program *p, opts *o) {
         printf("pinned: %s, the tuning cache's point for this graph on %s (docs/tuning.md)\n", r.best, o->device ? o->device : "the default device");
         return 0;
     }
-    printf("points: %d (%d run, %d from the dataset, %d failed)\n", r.points, r.measured, r.resumed, r.failed);
+    printf("points: %d (%d run, %d from the dataset, %d failed)%s\n", r.points, r.measured, r.resumed, r.failed,
+           r.sketches > 1 ? ", over the program's distinct lowerings (sketch=N)" : "");
     if (r.compiled_ahead) printf("compiled ahead: %d points in %d processes; %d timed runs found their code in the cache\n", r.compiled_ahead, o->jobs, r.cached_runs);
     printf("fastest: %s: %.2f us", r.best, r.best_us);
     if (r.rules_us > 0) printf(", the rules' %.2f us (%.3fx)", r.rules_us, r.rules_us / r.best_us);

@@ -439,6 +439,7 @@ typedef struct mg_tune_report {
     int failed;       /* of those run, the ones that did not compile, run or match */
     int compiled_ahead; /* points handed to the parallel compiles (mg_tune_opts.jobs) */
     int cached_runs;  /* timed runs whose code came from the compile cache */
+    int sketches;     /* distinct lowerings of the program tuned over (1 for a μGraph) */
     char cached[32];  /* the device row whose tuning cache entry now holds best ("": none; the
                        * C backend runs every point alike, so its timings are not stored) */
 } mg_tune_report;

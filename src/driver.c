@@ -71,13 +71,39 @@ static op_opts opts_of(const mg_run_opts *o) {
     return oo;
 }
 
+int dr_sketch(const char *spec, const char **rest) {
+    *rest = spec;
+    if (strncmp(spec, "sketch=", 7)) return 0;
+    char *end;
+    long v = strtol(spec + 7, &end, 10);
+    if (end == spec + 7 || (*end && *end != ',') || v < 0 || v >= LW_TILINGS) return -1;
+    *rest = *end ? end + 1 : end;
+    return (int)v;
+}
+
 mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, ir_graph **owned,
                    const ir_graph **use) {
     *use = g;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i].op == IR_OP_KERNEL) return MG_OK;
-    if (o && o->plain) return MG_OK;
-    mg_status rc = lw_lower(g, ctx, mg_device_default(), t == CG_C, NULL, owned, NULL);
+    int kernels = o && o->plain;
+    for (int i = 0; i < g->n_nodes && !kernels; i++) kernels = g->nodes[i].op == IR_OP_KERNEL;
+    if (kernels && o && o->schedule && !strncmp(o->schedule, "sketch=", 7))
+        return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': sketch= chooses how mugen lowers a program; %s", o->schedule,
+                       o->plain ? "--plain does not lower it" : "this one is a μGraph already");
+    if (kernels) return MG_OK;
+    /* the lowering's sketch (lw_tilings): the schedule's, else the tuning cache's for this
+     * program on the default device (the one lowering plans for), else the default */
+    const mg_device *dev = mg_device_default();
+    const char *rest;
+    char spec[DR_POINT_MAX];
+    double us;
+    int sk = 0;
+    if (o && o->schedule && *o->schedule) {
+        if ((sk = dr_sketch(o->schedule, &rest)) < 0)
+            return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': sketch= takes 0 to %d, the lowerings 'mugen space' lists",
+                           o->schedule, LW_TILINGS - 1);
+    } else if (t == CG_CUDA && !(o && o->untuned) && dr_tuned_get(dev->name, dr_graph_key(g), spec, &us))
+        sk = (sk = dr_sketch(spec, &rest)) > 0 ? sk : 0;
+    mg_status rc = lw_lower(g, ctx, dev, t == CG_C, &lw_tilings[sk], owned, NULL);
     if (!rc) *use = *owned;
     return rc;
 }
@@ -148,7 +174,9 @@ mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_t
      * synchronous: the same six suite programs within 1% with and without the pipeline) */
     if (t == CG_C) oo.f32iter = 1, oo.pipeline = 0;
     op_force force[OP_SPACE_KERNELS];
-    mg_status rc = t == CG_CUDA && o && o->schedule && *o->schedule ? dr_schedule_point(g, ctx, dev, o->schedule, &oo, force) : MG_OK;
+    const char *point = NULL; /* the schedule's choices for these kernels (its sketch= was the lowering's) */
+    if (t == CG_CUDA && o && o->schedule && *o->schedule && dr_sketch(o->schedule, &point) < 0) point = o->schedule;
+    mg_status rc = point && *point ? dr_schedule_point(g, ctx, dev, point, &oo, force) : MG_OK;
     char spec[DR_POINT_MAX];
     double us = 0;
     if (tuned) *tuned = 0;

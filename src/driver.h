@@ -7,7 +7,9 @@
 
 /* g lowered to μGraphs (lower/) for target t into *owned (the caller frees it), *use
  * pointing at what runs: g itself when it already holds kernels or o->plain asks for the
- * per-operator path. */
+ * per-operator path. The lowering's sketch (lw_tilings) is o->schedule's `sketch=N`, else
+ * (CUDA, not o->untuned) the tuning cache's for g on the default device, else the default;
+ * MG_ERR_INVALID for a sketch= that names none. */
 mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, ir_graph **owned,
                    const ir_graph **use);
 /* o's choices at the point of g's schedule space (opt/space.c) that spec names
@@ -15,7 +17,10 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
  * or a constraint of dev rejects it (naming the constraints). */
 mg_status dr_schedule_point(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const char *spec, op_opts *o,
                             op_force f[OP_SPACE_KERNELS]);
-enum { DR_POINT_MAX = 1024 }; /* a schedule point's text (op_space_format), NUL included */
+enum { DR_POINT_MAX = 1024 };
+/* A schedule's sketch: N when spec starts with "sketch=N" (then *rest is the text after that
+ * item), 0 when it names none (*rest = spec), -1 when N is not one of lw_tilings. */
+int dr_sketch(const char *spec, const char **rest); /* a schedule point's text (op_space_format), NUL included */
 /* Plans g for device dev with o's optimizer switches (opt/) and emits it for target t
  * (codegen/): *plan (op_plan_free) and *cg (cg_program_free) belong to the caller. CUDA: at
  * o->schedule's point of the schedule space, else at the tuning cache's point for g on dev

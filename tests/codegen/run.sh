@@ -392,7 +392,21 @@ MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/rules.cu" 2>&1 &&
     cmp -s "$T/tuned.cu" "$T/sched.cu" && cmp -s "$T/untuned.cu" "$T/rules.cu" && ! cmp -s "$T/tuned.cu" "$T/rules.cu" &&
     MUGEN_CACHE_DIR=$TC "$M" tune --pin "k0.stages=3" --device h200 bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
     MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/tuned2.cu" 2>&1 && cmp -s "$T/tuned2.cu" "$T/sched.cu" &&
-    [ "$(ls "$TC"/*.tune-h100 "$TC"/*.tune-h200 | wc -l)" = 2 ] && ok || bad "tuning cache: a pinned point $(tail -c 300 "$T/out")"
+    [ "$(ls "$TC"/*.tune-h200 | wc -l)" = 1 ] && ok || bad "tuning cache: a pinned point $(tail -c 300 "$T/out")"
+# a lowering's sketch (sketch=N, lw_tilings): layernorm_product's fifth lowering (no form MMROW)
+# pinned plans emit's code as --schedule sketch=4 does; --untuned the default lowering; a
+# sketch no lowering has, one that lowers as the default does, and a μGraph's are refused
+P=tests/lower/layernorm_product.mu
+MUGEN_CACHE_DIR=$T/tc3 "$M" emit $P >"$T/p0.cu" 2>&1 && MUGEN_CACHE_DIR=$T/tc3 "$M" emit --schedule sketch=4 $P >"$T/p4.cu" 2>&1 &&
+    ! cmp -s "$T/p0.cu" "$T/p4.cu" && MUGEN_CACHE_DIR=$T/tc3 "$M" tune --pin sketch=4 $P >"$T/out" 2>&1 &&
+    MUGEN_CACHE_DIR=$T/tc3 "$M" emit $P >"$T/pt.cu" 2>&1 && cmp -s "$T/pt.cu" "$T/p4.cu" &&
+    MUGEN_CACHE_DIR=$T/tc3 "$M" emit --untuned $P >"$T/pu.cu" 2>&1 && cmp -s "$T/pu.cu" "$T/p0.cu" && ok ||
+    bad "tuning cache: a pinned sketch $(tail -c 300 "$T/out")"
+for c in "emit --schedule sketch=9 $P@sketch= takes 0 to 4" "tune --pin sketch=1 $P@names none of this program's distinct lowerings" \
+    "emit --schedule sketch=1 examples/ugraphs/gated_mlp.mu@a μGraph already"; do
+    MUGEN_CACHE_DIR=$T/tc3 "$M" ${c%%@*} >"$T/out" 2>&1
+    [ $? = 1 ] && grep -q "${c#*@}" "$T/out" && ok || bad "${c%%@*}: $(head -c 300 "$T/out")"
+done
 for f in "$TC"/*.tune-h100; do printf 'point k0.stages=1\n' >"$f"; done
 MUGEN_CACHE_DIR=$TC "$M" emit bench/suite/bias_relu.mu >"$T/torn.cu" 2>&1 && cmp -s "$T/torn.cu" "$T/rules.cu" && ok ||
     bad "tuning cache: a torn entry was not passed over"
