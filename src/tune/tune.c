@@ -161,10 +161,12 @@ static int draw(tuner *tu, rng *r, int *k, int *x) {
 /* Compiles points [from, to) ahead of their timing, in up to jobs worker processes at once:
  * each worker runs its share untimed (mg_run with reps < 0: compiled, run once and checked),
  * which leaves their code in the compile cache, so that the timed runs after find it there.
- * Points the dataset holds are skipped. Returns how many were given to the workers. */
+ * Points the dataset holds are skipped, and past the first AHEAD_MAX the rest compile as they
+ * are timed. Returns how many were given to the workers. */
+enum { AHEAD_MAX = 1024 };
 static int compile_ahead(tuner *tu, int from, int to, int jobs) {
-    int want[POINT_MAX], nw = 0;
-    for (int t = from; t < to && nw < POINT_MAX; t++) {
+    int want[AHEAD_MAX], nw = 0;
+    for (int t = from; t < to && nw < AHEAD_MAX; t++) {
         double us;
         int ok;
         if (!measured(tu->ds, tu->key, tu->backend, tu->spec[t], &us, &ok)) want[nw++] = t;
