@@ -101,8 +101,9 @@ mg_status dr_lower(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_targ
         if ((sk = dr_sketch(o->schedule, &rest)) < 0)
             return ctx_err(ctx, MG_ERR_INVALID, "schedule '%s': sketch= takes 0 to %d, the lowerings 'mugen space' lists",
                            o->schedule, LW_TILINGS - 1);
-    } else if (t == CG_CUDA && !(o && o->untuned) && dr_tuned_get(dev->name, dr_graph_key(g), spec, &us))
-        sk = (sk = dr_sketch(spec, &rest)) > 0 ? sk : 0;
+    } else if (t == CG_CUDA && !(o && o->untuned) && dr_tuned_get(dev->name, dr_graph_key(g), spec, &us) &&
+               (sk = dr_sketch(spec, &rest)) < 0)
+        sk = 0; /* an entry naming no sketch: the default */
     mg_status rc = lw_lower(g, ctx, dev, t == CG_C, &lw_tilings[sk], owned, NULL);
     if (!rc) *use = *owned;
     return rc;

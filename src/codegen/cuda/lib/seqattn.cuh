@@ -219,12 +219,12 @@ MG_DI void mg_seqattn(TO *__restrict__ out, const TQ *__restrict__ q, const TK *
             }
     }
 }
-/* 16-byte chunk c of a tile of rows r0.. (row r0 + c / D * 8 + c % 8, columns c / 8 % (D / 8) * 8..)
- * of x (row stride HD from base) into the core-matrix layout at d + c * 8, by cp.async when x is
- * stored in the products' type, else loaded and rounded; rows past L are 0 */
 /* two results packed as the output's 16-bit type */
 MG_DI unsigned mg_sa_pk(const mg_h *, float a, float b) { return mg_pack<false>(a, b); }
 MG_DI unsigned mg_sa_pk(const mg_bh *, float a, float b) { return mg_pack<true>(a, b); }
+/* 16-byte chunk c of a tile of rows r0.. (row r0 + c / D * 8 + c % 8, columns c / 8 % (D / 8) * 8..)
+ * of x (row stride HD from base) into the core-matrix layout at d + c * 8, by cp.async when x is
+ * stored in the products' type, else loaded and rounded; rows past L are 0 */
 template <bool BF, int D, typename T>
 MG_DI void mg_sa_chunk(const T *__restrict__ x, unsigned short *d, long long base, int HD, int r0, int L, int c) {
     const int row = r0 + c / D * 8 + c % 8, col = c / 8 % (D / 8) * 8;
