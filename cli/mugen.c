@@ -147,7 +147,7 @@ static const char *HELP_TUNE =
     "                  [--backend B] [--reps R] [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
     "       mugen tune --pin POINT [--device NAME] [--lengths NAME=FILE ...] PROGRAM [UGRAPH]\n"
     "Runs points of the schedule space of PROGRAM's kernels (UGRAPH's when given; 'mugen space'):\n"
-    "the rules' own, then N random valid ones (default 20, seed S), each as 'mugen run\n"
+    "the rules' own (and each other lowering's), then N random valid ones (default 20, seed S), each as 'mugen run\n"
     "--schedule POINT' does: compiled, timed (median of R runs) and every output checked. Prints\n"
     "each point's time as it goes, then the fastest correct point against the rules'. --guided G\n"
     "then runs G points a cost model picks: fitted to what was measured (k nearest neighbours of\n"

@@ -444,7 +444,7 @@ typedef struct mg_tune_report {
                        * C backend runs every point alike, so its timings are not stored) */
 } mg_tune_report;
 /* Tunes prog (or ugraph, a μGraph of it) over its schedule space (docs/tuning.md): the rules'
- * point, then o->samples random valid points, each through mg_run (compiled, timed, checked);
+ * point and each other lowering's, then o->samples random valid points, each through mg_run (compiled, timed, checked);
  * on the GPU the fastest is stored in the tuning cache, which later runs, compiles and emits
  * of the same graph for that device plan at (mg_run_opts.untuned: not).
  * MG_OK with *rep filled; MG_ERR_NO_DEVICE when the GPU was asked for and there is none;

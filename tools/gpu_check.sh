@@ -97,7 +97,7 @@ for c in "bench/suite/bias_relu.mu k0.stages=3,k0.pair=2" "examples/lora.mu dept
     else failn=$((failn + 1)); r=FAIL; fi
     printf 'schedule %s %s %s\n' "$1" "$2" "$r" | tee -a "$OUTD/summary.txt"
 done
-# the tuner on the GPU (docs/tuning.md): bias_relu's rules' point, 3 random ones and 2 the cost
+# the tuner on the GPU (docs/tuning.md): bias_relu's rules' point, its other lowering's, 3 random ones and 2 the cost
 # model picks, compiled ahead in 3 processes, timed and checked, the fastest kept in a fresh
 # tuning cache; the next run plans at it and says so
 echo "== mugen tune --samples 3 --guided 2 --jobs 3 bench/suite/bias_relu.mu, then mugen run" >>"$log"

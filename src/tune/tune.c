@@ -301,7 +301,7 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
     snprintf(tu.key, sizeof tu.key, "%016" PRIx64, pkey);
     tu.backend = o->run.backend == MG_BACKEND_C ? "c" : o->run.backend == MG_BACKEND_GPU ? "gpu" : "auto";
     const int n = o->samples > 0 ? o->samples : 20;
-    const int jobs = o->jobs > 0 ? o->jobs : 1, total = n + o->guided;
+    const int jobs = o->jobs > 0 ? o->jobs : 1, total = n + o->guided + (tu.ns > 1 ? tu.ns - 1 : 0);
     tu.cap = total + 1;
     if (!rc && o->pin) { /* a point stored as the tuned one, not run */
         const mg_device *pd = mg_device_lookup(o->device, ctx);
@@ -332,10 +332,12 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
     if (!rc && tu.cap && (!tu.spec || !tu.x || !tu.us || !tu.ps)) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     rng r = {o->seed ? o->seed : 1};
     int x[OP_SPACE_MAX], k = 0;
-    /* the rules' point (sketch 0's), then n random valid points, each once (fewer where the
-     * space runs out) */
-    for (int i = 0; !rc && tu.cap && i < tu.sk[0].s->n; i++) x[i] = tu.sk[0].s->p[i].def;
-    if (!rc && tu.cap && add_point(&tu, 0, x) < 0) rc = ctx_err(ctx, MG_ERR_UNSUPPORTED, "tuning: a point's text is longer than %d bytes", POINT_MAX);
+    /* the rules' point of each sketch (sketch 0's is the rules' own: the default lowering), then
+     * n random valid points, each once (fewer where the space runs out) */
+    for (int q = 0; !rc && tu.cap && q < tu.ns; q++) {
+        for (int i = 0; i < tu.sk[q].s->n; i++) x[i] = tu.sk[q].s->p[i].def;
+        if (add_point(&tu, q, x) < 0) rc = ctx_err(ctx, MG_ERR_UNSUPPORTED, "tuning: a point's text is longer than %d bytes", POINT_MAX);
+    }
     for (int t = 1; !rc && tu.cap && t <= n; t++) {
         int d = draw(&tu, &r, &k, x);
         if (d < 0) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
@@ -343,7 +345,11 @@ mg_status mg_tune(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
         if (add_point(&tu, k, x) < 0) rc = ctx_err(ctx, MG_ERR_UNSUPPORTED, "tuning: a point's text is longer than %d bytes", POINT_MAX);
     }
     if (!rc && tu.cap) rep->compiled_ahead += compile_ahead(&tu, 0, tu.n, jobs);
-    for (int t = 0; !rc && t < tu.n; t++) rc = measure(&tu, t, total, t ? "random" : "the rules'");
+    for (int t = 0; !rc && t < tu.n; t++) {
+        char how[64];
+        snprintf(how, sizeof how, "%s", !t ? "the rules'" : t < tu.ns ? "the rules' of its sketch" : "random");
+        rc = measure(&tu, t, total, how);
+    }
     /* guided: batches of jobs points, each the model's fastest guesses among 256 fresh valid
      * draws, the model refitted on everything measured before each batch */
     for (int left = tu.cap ? o->guided : 0; !rc && left > 0;) {

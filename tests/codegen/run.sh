@@ -353,25 +353,25 @@ for c in "k0.stages=1@reject it: stages" "k0.pair=2@reject it: smem" "k9.stages=
     [ $? -eq 1 ] && grep -q "${c#*@}" "$T/out" && ok || bad "emit --schedule ${c%%@*}: $(head -c 300 "$T/out")"
 done
 # mugen tune (src/tune/tune.c) on the C backend (the schedule is the GPU's: the machinery):
-# the rules' point and 2 random ones run, checked and appended to the dataset as JSON lines;
-# again with 3, the first three come from the dataset and one more runs; a dataset that
-# cannot be written is refused
+# the rules' point, the rules' point of bias_relu's other lowering (sketch=1) and 2 random
+# ones run, checked and appended to the dataset as JSON lines; again with 3, the first four
+# come from the dataset and one more runs; a dataset that cannot be written is refused
 rm -f "$T/ds.jsonl"
 "$M" tune --backend c --samples 2 --reps 2 --dataset "$T/ds.jsonl" bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
-    grep -q "^points: 3 (3 run, 0 from the dataset, 0 failed)" "$T/out" && [ "$(wc -l <"$T/ds.jsonl")" = 3 ] &&
-    [ "$(grep -c '"rules": true' "$T/ds.jsonl")" = 1 ] && grep -q '"ok": true, "kernels": \[\[' "$T/ds.jsonl" &&
+    grep -q "^points: 4 (4 run, 0 from the dataset, 0 failed)" "$T/out" && [ "$(wc -l <"$T/ds.jsonl")" = 4 ] &&
+    [ "$(grep -c '"rules": true' "$T/ds.jsonl")" = 1 ] && grep -q "\"point\": \"sketch=1,[^\"]*\", \"rules\": false, \"how\": \"the rules' of its sketch\"" "$T/ds.jsonl" && grep -q '"ok": true, "kernels": \[\[' "$T/ds.jsonl" &&
     "$M" tune --backend c --samples 3 --reps 2 --dataset "$T/ds.jsonl" bench/suite/bias_relu.mu >"$T/out" 2>&1 &&
-    grep -q "^points: 4 (1 run, 3 from the dataset, 0 failed)" "$T/out" && [ "$(wc -l <"$T/ds.jsonl")" = 4 ] &&
+    grep -q "^points: 5 (1 run, 4 from the dataset, 0 failed)" "$T/out" && [ "$(wc -l <"$T/ds.jsonl")" = 5 ] &&
     python3 -c "import json,sys; [json.loads(l) for l in open(sys.argv[1])]" "$T/ds.jsonl" && ok ||
     bad "mugen tune: $(tail -c 500 "$T/out")"
 # the cost model's points (--guided) and compiles ahead in two processes (--jobs): 2 random and
-# 2 guided points after the rules', all 5 distinct, each timed run finding its code compiled
+# 2 guided points after the two sketches' rules' points, all 6 distinct, each timed run finding its code compiled
 rm -f "$T/ds2.jsonl"
 MUGEN_CACHE_DIR=$T/tc2 "$M" tune --backend c --samples 2 --guided 2 --jobs 2 --reps 1 --dataset "$T/ds2.jsonl" \
-    bench/suite/bias_relu.mu >"$T/out" 2>&1 && grep -q "^points: 5 (5 run, 0 from the dataset, 0 failed)" "$T/out" &&
-    grep -q "^compiled ahead: 5 points in 2 processes; 5 timed runs found their code in the cache" "$T/out" &&
+    bench/suite/bias_relu.mu >"$T/out" 2>&1 && grep -q "^points: 6 (6 run, 0 from the dataset, 0 failed)" "$T/out" &&
+    grep -q "^compiled ahead: 6 points in 2 processes; 6 timed runs found their code in the cache" "$T/out" &&
     [ "$(grep -c '"how": "guided, predicted' "$T/ds2.jsonl")" = 2 ] && [ "$(grep -c '"how": "random"' "$T/ds2.jsonl")" = 2 ] &&
-    [ "$(grep -o '"point": "[^"]*"' "$T/ds2.jsonl" | sort -u | wc -l)" = 5 ] && ok || bad "mugen tune --guided --jobs: $(tail -c 500 "$T/out")"
+    [ "$(grep -o '"point": "[^"]*"' "$T/ds2.jsonl" | sort -u | wc -l)" = 6 ] && ok || bad "mugen tune --guided --jobs: $(tail -c 500 "$T/out")"
 "$M" run --guided 2 bench/suite/bias_relu.mu >"$T/out" 2>&1; r1=$?
 "$M" tune --jobs 65 bench/suite/bias_relu.mu >"$T/out" 2>&1; r2=$?
 [ $r1 = 2 ] && [ $r2 = 2 ] && ok || bad "mugen tune: --guided on run exits $r1, --jobs 65 exits $r2"
