@@ -38,6 +38,7 @@ static const char *USAGE =
     "  lower      print the μGraph a program runs as when no search covered it\n"
     "  space      print the schedule space of FILE's kernels and its device limits\n"
     "  tune       run points of that space, timed and checked, and keep the fastest\n"
+    "  portfolio  compile every variant of a program of a symbolic dim ahead (dim B [1, 512])\n"
     "  search     find, verify and rank every μGraph within limits that computes FILE\n"
     "  optimize   search, then run the best μGraphs and keep the fastest correct one\n"
     "\n"
@@ -67,6 +68,8 @@ static const char *HELP_EVAL =
     "                   outputs are packed (--in files too)\n"
     "  --first L        skip the first L lines of each lengths file (default 0)\n"
     "  --batch N        the batch the program must declare (a check; default its own)\n"
+    "  --dim NAME=V     binds a symbolic dim (dim NAME [LO, HI]; default HI, docs/tuning.md);\n"
+    "                   every command takes it\n"
     "Random float inputs are uniform in [-1, 1), rounded to each input's dtype.\n";
 static const char *HELP_VERIFY =
     "usage: mugen verify [--tests N] [--seed S] PROGRAM UGRAPH\n"
@@ -83,6 +86,8 @@ static const char *HELP_RUN =
     "every output poisoned first, compares each output with PROGRAM's f32 reference evaluation\n"
     "(relative error ||out - ref|| / ||ref||; NaN never passes) and times it.\n"
     "  --backend B   gpu, c or auto (default: the GPU if there is one, else C)\n"
+    "  --dim NAME=V  a symbolic dim's size (dim NAME [LO, HI], default HI): runs the variant\n"
+    "                compiled for the smallest capacity holding it (docs/tuning.md)\n"
     "  --seed N      seed for the inputs (default: from the clock; printed)\n"
     "  --reps N      timed runs, median reported (default 50, on C up to 1 s of them; 0: no\n"
     "                timing)\n"
@@ -132,6 +137,13 @@ static const char *HELP_LOWER =
     "and elementwise trees each as a kernel with a default schedule (docs/lower.md); what no\n"
     "kernel form holds stays a kernel-level operator. The header says how many of each.\n"
     "A ragged program takes --lengths (as 'mugen run') and lowers in token form (docs/ragged.md).\n";
+static const char *HELP_PORTFOLIO =
+    "usage: mugen portfolio [--target cuda|c] FILE\n"
+    "For a program of one symbolic dim (dim NAME [LO, HI], docs/tuning.md): compiles the variant\n"
+    "of each capacity that covers the range (1, 2, 4, ..., 128, then multiples of 128, at most\n"
+    "HI) into the compile cache (MUGEN_CACHE_DIR), so that 'mugen run --dim NAME=V' and the\n"
+    "library compile nothing on the call path: each runs the smallest variant that holds V rows.\n"
+    "CUDA by NVRTC (no GPU needed), or C by the C compiler. Prints each variant and its time.\n";
 static const char *HELP_SPACE =
     "usage: mugen space [--samples N] [--seed S] [--lengths NAME=FILE ...] FILE\n"
     "Prints the schedule space of FILE's kernels on the default device (docs/tuning.md): FILE's\n"
@@ -188,6 +200,8 @@ typedef struct opts {
     int n_in;
     const char *len_arg[4]; /* --lengths NAME=FILE */
     int n_len;
+    const char *dim_arg[4]; /* --dim NAME=VALUE */
+    int n_dim;
     uint64_t batch, first;  /* --batch N (0: the program's), --first L */
 } opts;
 
@@ -255,7 +269,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
                  !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
-                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") ||
+                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") || !strcmp(a, "--dim") ||
                  !strcmp(a, "--samples") || !strcmp(a, "--guided") || !strcmp(a, "--jobs")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
@@ -265,6 +279,11 @@ static int parse_args(int argc, char **argv, opts *o) {
                 if (!eq || eq == val || !eq[1]) return usage_error("--lengths wants NAME=FILE, got '%s'", val);
                 if (o->n_len == 4) return usage_error("%s: at most 4 --lengths options", a);
                 o->len_arg[o->n_len++] = val;
+            } else if (!strcmp(a, "--dim")) {
+                const char *eq = strchr(val, '=');
+                if (!eq || eq == val || !eq[1]) return usage_error("--dim wants NAME=VALUE, got '%s'", val);
+                if (o->n_dim == 4) return usage_error("%s: at most 4 --dim options", a);
+                o->dim_arg[o->n_dim++] = val;
             } else if (!strcmp(a, "--batch") || !strcmp(a, "--first")) {
                 if (parse_u64(val, &v) || v > 2147483647u || (!v && !strcmp(a, "--batch")))
                     return usage_error("bad count '%s'", val);
@@ -755,6 +774,41 @@ static int eval_field(mg_ctx *ctx, mg_program *p, const opts *o) {
     return rc;
 }
 
+/* mugen portfolio: every variant of a program of a symbolic dim compiled ahead (docs/tuning.md). */
+static int cmd_portfolio(mg_ctx *ctx, mg_program *p, const opts *o) {
+    const char *dn;
+    char name[128];
+    int64_t lo, hi, val;
+    if (mg_program_n_dims(p) != 1 || mg_program_dim(p, 0, &dn, &lo, &hi, &val)) {
+        fprintf(stderr, "mugen: portfolio: %s declares %d symbolic dims; it takes a program of one (dim NAME [LO, HI])\n", o->file,
+                mg_program_n_dims(p));
+        return 1;
+    }
+    snprintf(name, sizeof name, "%s", dn); /* binding frees the graph that holds dn */
+    int c = o->target && !strcmp(o->target, "c"), n = 0;
+    double total = 0;
+    for (int64_t v = lo;; n++) {
+        const int64_t cap = mg_program_dim_capacity(p, 0, v);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        char *src = NULL;
+        mg_status st = mg_program_bind_dim(ctx, p, name, cap);
+        if (!st) st = mg_emit(ctx, p, c ? MG_TARGET_C : MG_TARGET_CUDA, &o->run, 1, &src);
+        mg_free(src);
+        if (st) return fail(ctx, st);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        const double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+        total += s;
+        printf("%s in [%lld, %lld]: the variant for %lld rows compiled (%.2f s)\n", name, (long long)v, (long long)cap, (long long)cap, s);
+        fflush(stdout);
+        if (cap >= hi) break;
+        v = cap + 1;
+    }
+    printf("portfolio: %d variants of %s in [%lld, %lld] for %s, %.1f s, in the compile cache; a call of %s rows runs the "
+           "smallest that holds them\n", n + 1, name, (long long)lo, (long long)hi, c ? "C" : "CUDA (NVRTC)", total, name);
+    return 0;
+}
+
 static const char *command_help(const char *cmd) {
     return !strcmp(cmd, "check")       ? HELP_CHECK
            : !strcmp(cmd, "eval")      ? HELP_EVAL
@@ -766,6 +820,7 @@ static const char *command_help(const char *cmd) {
            : !strcmp(cmd, "lower")     ? HELP_LOWER
            : !strcmp(cmd, "space")     ? HELP_SPACE
            : !strcmp(cmd, "tune")      ? HELP_TUNE
+           : !strcmp(cmd, "portfolio") ? HELP_PORTFOLIO
                                        : NULL;
 }
 
@@ -784,7 +839,7 @@ static int check_opts(opts *o) {
         (o->tests && strcmp(o->cmd, "verify")) ||
         ((o->backend || o->reps) && strcmp(o->cmd, "run") && strcmp(o->cmd, "tune")) ||
         ((o->run.no_pdl || o->run.specials) && strcmp(o->cmd, "run")) ||
-        ((o->target || o->compile) && strcmp(o->cmd, "emit")) ||
+        (o->target && strcmp(o->cmd, "emit") && strcmp(o->cmd, "portfolio")) || (o->compile && strcmp(o->cmd, "emit")) ||
         ((o->run.schedule || o->run.no_reuse || o->run.no_depth || o->run.no_layout || o->run.no_pipeline || o->run.no_regacc || o->run.no_blocksize || o->run.no_chain || o->run.no_tma || o->run.prefetch || o->run.persist || o->run.cluster || o->run.wgmma || o->run.plain || o->run.untuned) && !gen))
         return usage_error("option not valid for '%s'", o->cmd);
     if ((o->device && !o->pin) || (o->pin && (o->samples || o->dataset || o->backend || o->reps || o->guided || o->jobs)))
@@ -869,6 +924,24 @@ int cli_bind_lengths(mg_ctx *ctx, mg_program *p, const char *const *args, int n_
     return 0;
 }
 
+/* --dim NAME=VALUE (each of o->dim_arg): binds the program's symbolic dim NAME (docs/tuning.md);
+ * 0, or 1 after a message. */
+static int bind_dims(mg_ctx *ctx, mg_program *p, const opts *o) {
+    for (int i = 0; i < o->n_dim; i++) {
+        const char *arg = o->dim_arg[i], *eq = strchr(arg, '=');
+        char name[128];
+        uint64_t v;
+        snprintf(name, sizeof name, "%.*s", (int)(eq - arg) < 127 ? (int)(eq - arg) : 127, arg);
+        if (parse_u64(eq + 1, &v) || v > 2147483647u || !v) {
+            fprintf(stderr, "mugen: --dim %s: the value is a positive integer\n", arg);
+            return 1;
+        }
+        mg_status st = mg_program_bind_dim(ctx, p, name, (int64_t)v);
+        if (st) return fail(ctx, st);
+    }
+    return 0;
+}
+
 /* Loads the program and runs the command on it: the command's exit status. */
 static int run_command(opts *o) {
     mg_ctx *ctx = mg_ctx_new();
@@ -881,6 +954,7 @@ static int run_command(opts *o) {
     mg_status st = mg_program_load(ctx, o->file, &p);
     if (st) r = fail(ctx, st);
     else if (cli_bind_lengths(ctx, p, o->len_arg, o->n_len, o->batch, o->first)) r = 1;
+    else if (bind_dims(ctx, p, o)) r = 1;
     else if (!strcmp(o->cmd, "check")) r = cmd_check(ctx, p, o);
     else if (!strcmp(o->cmd, "dot")) r = cmd_render(ctx, p, o->tasks ? MG_FMT_TASKS : MG_FMT_DOT);
     else if (!strcmp(o->cmd, "partition")) r = cmd_render(ctx, p, MG_FMT_PARTITION);
@@ -890,6 +964,7 @@ static int run_command(opts *o) {
     else if (!strcmp(o->cmd, "lower")) r = cmd_lower(ctx, p);
     else if (!strcmp(o->cmd, "space")) r = cmd_space(ctx, p, o);
     else if (!strcmp(o->cmd, "tune")) r = cmd_tune(ctx, p, o);
+    else if (!strcmp(o->cmd, "portfolio")) r = cmd_portfolio(ctx, p, o);
     else r = o->field ? eval_field(ctx, p, o) : eval_float(ctx, p, o);
     mg_program_free(p);
     mg_ctx_free(ctx);

@@ -107,6 +107,21 @@ int mg_program_n_lengths(const mg_program *prog);
 mg_status mg_program_lengths(const mg_program *prog, int k, const char **name, int64_t *count, int64_t *max);
 mg_status mg_program_bind_lengths(mg_ctx *ctx, mg_program *prog, const char *name, const int64_t *len, int64_t n);
 
+/* Symbolic dims (`dim B [LO, HI]`, docs/tuning.md "Symbolic dims"): the number a program
+ * declares (0 for a static one); dim k's name, range and bound value (by default HI), NULL
+ * pointers skipped (MG_ERR_INVALID for a bad k). mg_program_bind_dim binds dim `name` to value
+ * (in its range, else MG_ERR_INVALID): the program becomes its instance there (its inputs and
+ * outputs have that many rows); mg_run, mg_emit, mg_compile and mg_tune then plan the variant
+ * compiled for the smallest capacity that holds it (1, 2, 4, ... 128, then multiples of 128,
+ * at most HI), the rows past value computed and ignored (mg_compile's handle takes buffers of
+ * the capacity's rows: mg_compiled_input). A dim must be a batch of independent rows (dim 0 of
+ * the tensors it reaches; checked when the program is parsed, sym.c). */
+int mg_program_n_dims(const mg_program *prog);
+mg_status mg_program_dim(const mg_program *prog, int k, const char **name, int64_t *lo, int64_t *hi, int64_t *val);
+mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, int64_t value);
+/* The capacity whose variant runs dim k at value v (v itself when dim k is not declared). */
+int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v);
+
 /* Renders the program as .mu text, JSON, Graphviz dot, its Lax partition (as .mu text, one
  * subprogram per part), or (MG_FMT_TASKS) the task graph a megakernel would run, as Graphviz
  * dot: the program lowered unless it is a μGraph, planned for the default device, cut into

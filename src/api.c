@@ -40,8 +40,14 @@ mg_status mg_program_parse(mg_ctx *ctx, const char *text, size_t len, const char
     if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = i < len && text[i] == '{' ? ir_parse_json(ctx, text, len, filename, &p->g)
                                              : ir_parse_text(ctx, text, len, filename, &p->g);
+    if (!rc && p->g->n_syms) { /* kept to be parsed again at each binding (mg_program_bind_dim) */
+        rc = ir_sym_check(ctx, text, len, filename, p->g);
+        p->src = rc ? NULL : base_alloc(len + 1), p->file = rc ? NULL : base_strdup(filename ? filename : "<input>");
+        if (!rc && (!p->src || !p->file)) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        if (!rc) memcpy(p->src, text, len), p->src[len] = 0, p->src_len = len;
+    }
     if (rc) {
-        base_free(p);
+        mg_program_free(p);
         return rc;
     }
     check_stage(p->g, "parse");
@@ -82,6 +88,7 @@ void mg_program_free(mg_program *prog) {
     if (!prog) return;
     for (int k = 0; k < IR_MAX_LENS; k++) base_free(prog->lens[k]);
     ir_graph_free(prog->g);
+    base_free(prog->src), base_free(prog->file);
     base_free(prog);
 }
 
@@ -119,8 +126,56 @@ mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx) {
     return MG_OK;
 }
 
+int mg_program_n_dims(const mg_program *prog) { return prog ? prog->g->n_syms : 0; }
+
+mg_status mg_program_dim(const mg_program *prog, int k, const char **name, int64_t *lo, int64_t *hi, int64_t *val) {
+    if (!prog || k < 0 || k >= prog->g->n_syms) return MG_ERR_INVALID;
+    const ir_sym *s = &prog->g->syms[k];
+    if (name) *name = s->name;
+    if (lo) *lo = s->lo;
+    if (hi) *hi = s->hi;
+    if (val) *val = s->val;
+    return MG_OK;
+}
+
+int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v) {
+    return prog && k >= 0 && k < prog->g->n_syms ? ir_sym_capacity(&prog->g->syms[k], v) : v;
+}
+
+/* prog's instance with symbolic dim k at v[k] (each in its range, or a capacity) into *out */
+static mg_status instance(const mg_program *prog, mg_ctx *ctx, const int64_t *v, ir_graph **out) {
+    return ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v, prog->g->n_syms, 0, out);
+}
+
+mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, int64_t value) {
+    if (!prog || !name) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_bind_dim: NULL argument");
+    int k = ir_find_sym(prog->g, name);
+    if (k < 0) return ctx_err(ctx, MG_ERR_INVALID, "the program declares no dim '%s'", name);
+    const ir_sym *s = &prog->g->syms[k];
+    if (value < s->lo || value > s->hi)
+        return ctx_err(ctx, MG_ERR_INVALID, "dim %s = %" PRId64 " is outside its range [%" PRId64 ", %" PRId64 "]", name, value, s->lo, s->hi);
+    int64_t v[IR_MAX_SYMS];
+    for (int j = 0; j < prog->g->n_syms; j++) v[j] = j == k ? value : prog->g->syms[j].val;
+    ir_graph *g = NULL;
+    mg_status rc = instance(prog, ctx, v, &g);
+    if (rc) return rc;
+    ir_graph_free(prog->g);
+    prog->g = g;
+    return MG_OK;
+}
+
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok) {
     *tok = NULL;
+    if (prog->g->n_syms) { /* the variant whose capacities hold the bound values (docs/tuning.md) */
+        if (ugraph) return ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s: a program of symbolic dims is lowered at each size; a μGraph is for one size", what);
+        int64_t v[IR_MAX_SYMS];
+        int same = 1;
+        for (int k = 0; k < prog->g->n_syms; k++) {
+            const ir_sym *s = &prog->g->syms[k];
+            v[k] = ir_sym_capacity(s, s->val), same &= v[k] == s->val;
+        }
+        return same ? MG_OK : instance(prog, ctx, v, tok);
+    }
     if (!prog->g->n_lens) return ugraph ? mg_ragged_refuse(ugraph->g, ctx, what) : MG_OK;
     if (ugraph && ugraph->g->n_lens) return mg_ragged_refuse(ugraph->g, ctx, "a given μGraph"); /* the token form's, static */
     mg_status rc = mg_lengths_bound(prog, ctx);

@@ -8,13 +8,16 @@
 struct mg_program {
     ir_graph *g;                  /* owned */
     int64_t *lens[IR_MAX_LENS];   /* bound lengths (mg_program_bind_lengths), owned; NULL: not bound */
+    char *src, *file;             /* a program of symbolic dims: its text, parsed again at each binding */
+    size_t src_len;
 };
 
 /* MG_ERR_UNSUPPORTED naming `what` when g is a ragged program that stage cannot take yet. */
 mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what);
 /* MG_ERR_INVALID naming prog's first lengths not bound (mg_program_bind_lengths), else MG_OK. */
 mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx);
-/* What mg_run and mg_compile (`what`) run: a ragged prog with bound lengths as its token form
+/* What mg_run and mg_compile (`what`) run: a prog of symbolic dims as its instance at the
+ * capacities that hold its bound values (ir_sym_capacity; NULL when they are the values); a ragged prog with bound lengths as its token form
  * over the batch's tokens rounded up to MG_TOKEN_ROWS (ir_token_form; rows past the tokens are
  * computed and ignored) in *tok, owned by the caller; NULL for a static one. With attention,
  * the token form's input 0 is the lengths (f32[B], named as the lengths declaration). A

@@ -5,6 +5,7 @@
  * The target GPU is detected when the code runs on one (ir/device.c); `mugen optimize`
  * (cli/search.c) runs the search first and then this for its best μGraphs. */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -777,6 +778,12 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
     if (!rc) report_text(&J, r);
+    for (int k = 0; !rc && k < prog->g->n_syms; k++) { /* the variant a symbolic dim ran in */
+        const ir_sym *s = &prog->g->syms[k];
+        size_t n = strlen(r->text);
+        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows (docs/tuning.md)\n",
+                 s->name, s->val, ir_sym_capacity(s, s->val));
+    }
     cg_program_free(&J.cg);
     op_plan_free(J.plan);
     ir_graph_free(J.lowered);

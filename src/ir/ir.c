@@ -132,6 +132,36 @@ int ir_add_lengths(ir_graph *g, mg_ctx *ctx, const char *name, int64_t count, in
     return g->n_lens++;
 }
 
+int ir_find_sym(const ir_graph *g, const char *name) {
+    for (int k = 0; k < g->n_syms; k++)
+        if (!strcmp(g->syms[k].name, name)) return k;
+    return -1;
+}
+
+int ir_add_sym(ir_graph *g, mg_ctx *ctx, const char *name, int64_t lo, int64_t hi, int64_t val, int probe, int line, int col) {
+    if (g->is_block) return -(int)ctx_err(ctx, MG_ERR_PARSE, "dims are declared in the program, not in a kernel");
+    if (ir_find(g, name) >= 0 || ir_find_lengths(g, name) >= 0 || ir_find_sym(g, name) >= 0)
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s'", name);
+    if (g->n_syms == IR_MAX_SYMS)
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "a program declares at most %d dims", IR_MAX_SYMS);
+    if (lo < 1 || hi < lo || hi > IR_MAX_DIM)
+        return -(int)ctx_err(ctx, MG_ERR_LIMIT, "dim %s [%" PRId64 ", %" PRId64 "]: the range must satisfy 1 <= LO <= HI <= %" PRId64,
+                             name, lo, hi, IR_MAX_DIM);
+    if (!probe && (val < lo || val > hi))
+        return -(int)ctx_err(ctx, MG_ERR_INVALID, "dim %s = %" PRId64 " is outside its range [%" PRId64 ", %" PRId64 "]", name, val, lo, hi);
+    char *s = arena_strdup(&g->mem, name);
+    if (!s) return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    g->syms[g->n_syms] = (ir_sym){s, lo, hi, val, line, col};
+    return g->n_syms++;
+}
+
+int64_t ir_sym_capacity(const ir_sym *s, int64_t v) {
+    int64_t c = 1;
+    while (c < v && c < 128) c *= 2;
+    if (c < v) c = (v + 127) / 128 * 128;
+    return c < s->hi ? c : s->hi;
+}
+
 /* Anonymous constants are labelled by their literal, so a message says '4096', not 'const #3'. */
 const char *ir_node_label(const ir_graph *g, int i, char *buf, size_t n) {
     const ir_node *nd = &g->nodes[i];
@@ -200,6 +230,8 @@ int ir_set_name(ir_graph *g, mg_ctx *ctx, int i, const char *name) {
     int prev = ir_find(g, name);
     if (prev < 0 && ir_find_lengths(g, name) >= 0)
         return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s' (the name of lengths)", name);
+    if (prev < 0 && ir_find_sym(g, name) >= 0)
+        return -(int)ctx_err(ctx, MG_ERR_PARSE, "duplicate name '%s' (the name of a dim)", name);
     if (prev >= 0) {
         const ir_node *p = &g->nodes[prev];
         if (p->line)

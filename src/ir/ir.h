@@ -92,6 +92,16 @@ typedef struct ir_lengths {
     int line, col;
 } ir_lengths;
 
+/* A `dim NAME [lo, hi]` declaration (docs/tuning.md, "Symbolic dims"): a size each call gives
+ * in [lo, hi], written as NAME (or NAME * K, K * NAME) in shapes. The graph is the program's
+ * instance at val (ir_parse_text_at's binding, by default hi): its shapes are static. */
+enum { IR_MAX_SYMS = 4 };
+typedef struct ir_sym {
+    const char *name; /* in the graph's arena */
+    int64_t lo, hi, val;
+    int line, col;
+} ir_sym;
+
 /* A node. Attributes by op:
  *   SUM: dim, group (elements reduced together along dim; == size of dim for a full sum)
  *   MAX, CONCAT: dim
@@ -149,6 +159,9 @@ typedef struct ir_graph {
     /* Kernel graphs: the lengths declarations ragged shapes refer to (rag codes k + 1). */
     ir_lengths lens[IR_MAX_LENS];
     int n_lens;
+    /* Kernel graphs: the symbolic dims (`dim` declarations) and the values they are bound to. */
+    ir_sym syms[IR_MAX_SYMS];
+    int n_syms;
     ir_shape kin_shape[IR_MAX_IN];
     mg_dtype kin_dtype[IR_MAX_IN];
     const char *kin_name[IR_MAX_IN];
@@ -192,6 +205,19 @@ int ir_find(const ir_graph *g, const char *name);
 int ir_add_lengths(ir_graph *g, mg_ctx *ctx, const char *name, int64_t count, int64_t max, int line, int col);
 /* Index of the lengths called name, or -1. */
 int ir_find_lengths(const ir_graph *g, const char *name);
+/* Declares the symbolic dim `name` in [lo, hi] (1 <= lo <= hi <= IR_MAX_DIM), bound to val
+ * (any value when probe: the two-prime check, sym.c). Returns its index or -rc with ctx set: a
+ * name taken, more than IR_MAX_SYMS, a kernel's block graph, a bad range or val outside it. */
+int ir_add_sym(ir_graph *g, mg_ctx *ctx, const char *name, int64_t lo, int64_t hi, int64_t val, int probe, int line, int col);
+/* Index of the symbolic dim called name, or -1. */
+int ir_find_sym(const ir_graph *g, const char *name);
+/* The sizes a program of symbolic dims is compiled for (docs/tuning.md, "Symbolic dims"): the
+ * smallest of 1, 2, 4, ..., 128, then the multiples of 128, that holds v, at most hi. */
+int64_t ir_sym_capacity(const ir_sym *s, int64_t v);
+/* Checks that each symbolic dim of g (parsed from text, len bytes, named file) is a batch of
+ * independent rows (sym.c): MG_ERR_SHAPE naming the operator that breaks it, MG_ERR_UNSUPPORTED
+ * for dims with lengths, kernels or ragged attention. */
+mg_status ir_sym_check(mg_ctx *ctx, const char *text, size_t len, const char *file, const ir_graph *g);
 /* Whether any dim of s is ragged or its dim 0 a batch. */
 int ir_shape_ragged(const ir_shape *s);
 /* Checks run-time lengths len[0..n) for lengths k of g: n must be its count, each length in
@@ -257,6 +283,11 @@ int ir_dtype_parse(const char *s, size_t n);
  * line and a caret in ctx; *out untouched. On success *out owns a new graph. */
 mg_status ir_parse_text(mg_ctx *ctx, const char *text, size_t len, const char *file,
                         ir_graph **out);
+/* ir_parse_text with the symbolic dims bound: the k-th `dim` declaration to val[k] for k <
+ * n_val where val[k] > 0, the others to their maximum; probe: any positive value, in range or
+ * not (sym.c's check of a program's rows). */
+mg_status ir_parse_text_at(mg_ctx *ctx, const char *text, size_t len, const char *file,
+                           const int64_t *val, int n_val, int probe, ir_graph **out);
 mg_status ir_parse_json(mg_ctx *ctx, const char *text, size_t len, const char *file,
                         ir_graph **out);
 /* Names for printing: a node's own name, its literal (anonymous constants, if

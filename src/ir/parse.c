@@ -47,8 +47,40 @@ static int lengths_ref(parser *p, const token *t) {
     char name[MAX_NAME + 1];
     memcpy(name, t->s, t->n), name[t->n] = 0;
     int k = ir_find_lengths(p->g, name);
-    if (k < 0) lex_fail(p, t, "'%s' is not declared lengths (lengths %s[COUNT] max=MAX)", name, name);
+    if (k < 0)
+        lex_fail(p, t, "'%s' is not declared (lengths %s[COUNT] max=MAX, or dim %s [LO, HI])", name, name, name);
     return k;
+}
+
+/* The symbolic dim the identifier t names (in the program, also inside a kernel), or -1. */
+static int sym_ref(parser *p, const token *t) {
+    char name[MAX_NAME + 1];
+    if (t->kind != T_IDENT || t->n > MAX_NAME) return -1;
+    memcpy(name, t->s, t->n), name[t->n] = 0;
+    return ir_find_sym(p->outer ? p->outer : p->g, name);
+}
+
+/* A size that names a symbolic dim: NAME, NAME * K or K * NAME (the current token NAME, or K
+ * already read as k with the current token '*'); its value at the binding. */
+static int64_t sym_size(parser *p, int64_t k) {
+    const ir_graph *g = p->outer ? p->outer : p->g;
+    if (k) lex_next(p); /* the '*' */
+    token t = p->tok;
+    int s = sym_ref(p, &t);
+    if (s < 0) {
+        char d[64];
+        lex_fail(p, &t, "expected a dim's name after '*' (dim NAME [LO, HI]), found %s", lex_desc(&t, d, sizeof d));
+    }
+    lex_next(p);
+    if (!k && is_punct(p, '*')) {
+        lex_next(p);
+        token kt = p->tok;
+        k = parse_int(p, "a dim's factor");
+        if (k < 1) lex_fail(p, &kt, "a dim's factor is a positive integer");
+    }
+    int64_t v = g->syms[s].val * (k ? k : 1);
+    if (v > IR_MAX_DIM) lex_fail(p, &t, "dim %s times %" PRId64 " is past %" PRId64, g->syms[s].name, k, IR_MAX_DIM);
+    return v;
 }
 
 /* '[' int, ... ']' into out; returns the count. out holds IR_MAX_DIMS entries and more is an
@@ -59,7 +91,9 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
     int n = 0;
     while (!is_punct(p, ']')) { /* a ',' must be followed by an entry: no trailing comma */
         if (n == IR_MAX_DIMS) lex_fail(p, &open, "%s: at most %d entries", what, IR_MAX_DIMS);
-        if (p->tok.kind == T_IDENT && !strcmp(what, "shape")) { /* a ragged dim: its lengths */
+        if (p->tok.kind == T_IDENT && !strcmp(what, "shape") && sym_ref(p, &p->tok) >= 0) {
+            out[n++] = sym_size(p, 0);
+        } else if (p->tok.kind == T_IDENT && !strcmp(what, "shape")) { /* a ragged dim: its lengths */
             out[n++] = -1 - lengths_ref(p, &p->tok);
             lex_next(p);
         } else {
@@ -67,6 +101,7 @@ static int parse_int_list(parser *p, int64_t *out, const char *what) {
             out[n++] = parse_int(p, what);
             if (out[n - 1] < 0 && !strcmp(what, "shape"))
                 lex_fail(p, &vt, "shape= sizes are positive (a ragged dim is written as its lengths' name)");
+            if (!strcmp(what, "shape") && is_punct(p, '*')) out[n - 1] = sym_size(p, out[n - 1]);
         }
         if (is_punct(p, ']')) break;
         lex_expect(p, ',', "between list entries");
@@ -479,6 +514,12 @@ static void parse_input(parser *p) {
     while (!is_punct(p, ']')) {
         if (s.ndim == IR_MAX_DIMS) lex_fail(p, &open, "tensors have at most %d dims", IR_MAX_DIMS);
         token dtok = p->tok;
+        if (dtok.kind == T_IDENT && sym_ref(p, &dtok) >= 0) { /* a symbolic dim, at its binding */
+            s.d[s.ndim++] = sym_size(p, 0);
+            if (is_punct(p, ']')) break;
+            lex_expect(p, ',', "between dimension sizes");
+            continue;
+        }
         if (dtok.kind == T_IDENT) { /* a ragged dim: lengths NAME's, up to its maximum */
             int k = lengths_ref(p, &dtok);
             s.rag[s.ndim] = (signed char)(k + 1), s.d[s.ndim++] = p->g->lens[k].max;
@@ -491,6 +532,7 @@ static void parse_input(parser *p) {
         if (v < 1 || v > IR_MAX_DIM)
             lex_fail(p, &dtok, "dimension size %" PRId64 " is out of range [1, %" PRId64 "]", v,
                      IR_MAX_DIM);
+        if (is_punct(p, '*')) v = sym_size(p, v);
         s.d[s.ndim++] = v;
         if (is_punct(p, ']')) break;
         lex_expect(p, ',', "between dimension sizes");
@@ -536,6 +578,26 @@ static void parse_lengths(parser *p) {
     int64_t max = parse_int(p, "the maximum length");
     int rc = ir_add_lengths(p->g, p->ctx, name, count, max, nt.line, nt.col);
     if (rc < 0) lex_fail_ctx(p, count < 1 || count > IR_MAX_DIM ? &ct : max < 1 || max > IR_MAX_DIM ? &mt : &nt, (mg_status)-rc);
+}
+
+/* dim NAME '[' LO ',' HI ']' (keyword consumed): a size each call gives, in [LO, HI]; bound to
+ * the parse's binding (ir_parse_text_at), else HI. */
+static void parse_dim(parser *p) {
+    char name[MAX_NAME + 1];
+    token nt = p->tok;
+    name_of(p, &nt, name);
+    lex_next(p);
+    lex_expect(p, '[', "after the dim's name (dim B [1, 512])");
+    token lt = p->tok;
+    int64_t lo = parse_int(p, "the smallest size");
+    lex_expect(p, ',', "between the smallest and the largest size");
+    token ht = p->tok;
+    int64_t hi = parse_int(p, "the largest size");
+    lex_expect(p, ']', "after the largest size");
+    int k = p->g->n_syms;
+    int64_t v = k < p->n_bind && p->bind[k] > 0 ? p->bind[k] : hi;
+    int rc = ir_add_sym(p->g, p->ctx, name, lo, hi, v, p->probe, nt.line, nt.col);
+    if (rc < 0) lex_fail_ctx(p, lo < 1 || lo > IR_MAX_DIM ? &lt : hi < lo || hi > IR_MAX_DIM ? &ht : &nt, (mg_status)-rc);
 }
 
 /* output NAME {',' NAME}: every name must be defined above; naming one twice is an error. */
@@ -755,9 +817,10 @@ static void parse_program(parser *p) {
             lex_fail(p, &t, "expected a statement (input, output or NAME = ...), found %s",
                      lex_desc(&t, d, sizeof d));
         lex_next(p);
-        int kw = is_word(&t, "input") || is_word(&t, "output") || is_word(&t, "lengths");
+        int kw = is_word(&t, "input") || is_word(&t, "output") || is_word(&t, "lengths") || is_word(&t, "dim");
         if (is_word(&t, "input") && p->tok.kind == T_IDENT) parse_input(p);
         else if (is_word(&t, "lengths") && p->tok.kind == T_IDENT && !p->outer) parse_lengths(p);
+        else if (is_word(&t, "dim") && p->tok.kind == T_IDENT && !p->outer) parse_dim(p);
         else if (is_word(&t, "output") && p->tok.kind == T_IDENT) parse_output(p);
         else if (is_punct(p, '=')) parse_assign(p, &t);
         else if (is_punct(p, ',')) { /* A, B = kernel(...) { ... } */
@@ -797,9 +860,15 @@ static void parse_program(parser *p) {
 
 mg_status ir_parse_text(mg_ctx *ctx, const char *text, size_t len, const char *file,
                         ir_graph **out) {
+    return ir_parse_text_at(ctx, text, len, file, NULL, 0, 0, out);
+}
+
+mg_status ir_parse_text_at(mg_ctx *ctx, const char *text, size_t len, const char *file,
+                           const int64_t *val, int n_val, int probe, ir_graph **out) {
     parser *p = base_calloc(1, sizeof *p); /* jmp_buf is large; keep it off the stack */
     if (!p) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     p->ctx = ctx, p->src = text, p->len = len, p->file = file ? file : "<input>";
+    p->bind = val, p->n_bind = val ? n_val : 0, p->probe = probe;
     p->line = 1;
     p->g = ir_graph_new();
     /* Ownership: on success the graph moves to *out and p->g becomes NULL, so the cleanup

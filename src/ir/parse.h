@@ -44,6 +44,8 @@ typedef struct parser {
     int depth;
     ir_graph *outer; /* inside a kernel { } block: the kernel graph; p->g is the block graph */
     const token *defining; /* the name being assigned, while its expression is parsed */
+    const int64_t *bind;   /* the symbolic dims' values by declaration order (ir_parse_text_at) */
+    int n_bind, probe;
     mg_status rc;
     jmp_buf jb;
 } parser;

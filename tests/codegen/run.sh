@@ -422,6 +422,33 @@ done
 "$M" space --samples 0 examples/lora.mu >"$T/out" 2>&1; r1=$?
 "$M" emit --samples 5 examples/lora.mu >"$T/out" 2>&1; r2=$?
 [ $r1 = 2 ] && [ $r2 = 2 ] && ok || bad "mugen space: bad options exit $r1, $r2"
+# symbolic dims (dim B [1, 64], docs/tuning.md): a call of B rows runs the variant of the
+# smallest capacity holding them (C backend, checked against the reference), at the range's
+# ends and between capacities; B = 37 and B = 64 emit the same code (one variant), B = 5
+# another; the portfolio compiles the 7 variants ahead; values outside the range, a dim the
+# program does not declare, and a μGraph with a program of dims are refused by name
+D=tests/programs/good/dims.mu
+for v in 1@1 37@64 64@64 3@4; do
+    "$M" run --backend c --reps 1 --dim "B=${v%@*}" $D >"$T/out" 2>&1 &&
+        grep -q "^ok on C" "$T/out" && grep -q "dim      B = ${v%@*} ran as the variant for ${v#*@} rows" "$T/out" && ok ||
+        bad "run --dim B=${v%@*}: $(tail -c 300 "$T/out")"
+done
+"$M" emit --dim B=37 $D >"$T/e37.cu" 2>&1 && "$M" emit --dim B=64 $D >"$T/e64.cu" 2>&1 && "$M" emit --dim B=5 $D >"$T/e5.cu" 2>&1 &&
+    cmp -s "$T/e37.cu" "$T/e64.cu" && ! cmp -s "$T/e37.cu" "$T/e5.cu" && ok || bad "emit --dim: one variant for B = 37 and 64, another for 5"
+"$M" eval --dim B=3 --show 100 $D >"$T/out" 2>&1 && grep -q "f32\[3, 512\]\|\[3, 512\]" "$T/out" && ok || bad "eval --dim B=3: $(head -c 300 "$T/out")"
+MUGEN_CACHE_DIR=$T/pc "$M" portfolio --target c $D >"$T/out" 2>&1 && [ "$(grep -c ': the variant for' "$T/out")" = 7 ] &&
+    grep -q "^B in \[33, 64\]: the variant for 64 rows" "$T/out" && grep -q "^portfolio: 7 variants of B in \[1, 64\]" "$T/out" && ok ||
+    bad "portfolio: $(tail -c 300 "$T/out")"
+for c in "run --dim B=0@the value is a positive integer@1" "run --dim B=65@dim B = 65 is outside its range [1, 64]@1" \
+    "run --dim C=3@the program declares no dim 'C'@1" "run --dim B@--dim wants NAME=VALUE@2"; do
+    w=${c#*@}
+    "$M" ${c%%@*} $D >"$T/out" 2>&1; r=$?
+    [ $r = "${w#*@}" ] && grep -qF -- "${w%@*}" "$T/out" && ok || bad "${c%%@*}: exit $r, $(head -c 300 "$T/out")"
+done
+"$M" run --dim B=2 $D examples/ugraphs/gated_mlp.mu >"$T/out" 2>&1
+[ $? = 1 ] && grep -q "a μGraph is for one size" "$T/out" && ok || bad "run --dim with a μGraph: $(head -c 300 "$T/out")"
+"$M" portfolio examples/lora.mu >"$T/out" 2>&1
+[ $? = 1 ] && grep -q "declares 0 symbolic dims" "$T/out" && ok || bad "portfolio of a static program: $(head -c 300 "$T/out")"
 # asking for the GPU where there is none
 if [ ! -e /dev/nvidia0 ]; then
     "$B/run-program" examples/lora.mu >"$T/out" 2>&1

@@ -106,7 +106,7 @@ void test_ragged_rules(void) {
     CHECK(g->nodes[g->outputs[1]].shape.rag[1] == 1 && g->nodes[g->outputs[1]].shape.d[2] == 2);
     ir_graph_free(g);
     unit_parse_fails("lengths len[4] max=9\ninput x : f16[8, len]\noutput x\n", MG_ERR_SHAPE, "batch as dim 0");
-    unit_parse_fails("lengths len[4] max=9\ninput x : f16[4, lem]\noutput x\n", MG_ERR_PARSE, "not declared lengths");
+    unit_parse_fails("lengths len[4] max=9\ninput x : f16[4, lem]\noutput x\n", MG_ERR_PARSE, "is not declared (lengths lem[COUNT] max=MAX, or dim lem");
     unit_parse_fails("lengths len[4] max=9\nlengths k2[5] max=9\ninput x : f16[4, len]\noutput x\n", MG_ERR_SHAPE, "share one batch");
     unit_parse_fails("lengths len[4] max=9\ninput len : f16[4]\noutput len\n", MG_ERR_PARSE, "duplicate name");
 }
