@@ -781,8 +781,8 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     for (int k = 0; !rc && k < prog->g->n_syms; k++) { /* the variant a symbolic dim ran in */
         const ir_sym *s = &prog->g->syms[k];
         size_t n = strlen(r->text);
-        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows (docs/tuning.md)\n",
-                 s->name, s->val, ir_sym_capacity(s, s->val));
+        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s (docs/tuning.md)\n",
+                 s->name, s->val, ir_sym_capacity(s, s->val), r->cached ? ", its code from the compile cache" : "");
     }
     cg_program_free(&J.cg);
     op_plan_free(J.plan);

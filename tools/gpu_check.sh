@@ -109,6 +109,21 @@ else failn=$((failn + 1)); r=FAIL; fi
 cat "$OUTD/tuned.txt" >>"$log" 2>/dev/null
 rm -rf "$OUTD/tunecache"
 printf 'tune bench/suite/bias_relu.mu, then run at the tuned point %s\n' "$r" | tee -a "$OUTD/summary.txt"
+# symbolic dims (docs/tuning.md): the portfolio of examples/dims/rmsnorm_linear.mu compiled
+# ahead into a fresh cache; calls of 1, 37 and 300 rows each run their capacity's variant,
+# checked, with its code from the cache
+DC="$OUTD/dimcache"
+echo "== mugen portfolio examples/dims/rmsnorm_linear.mu, then runs at B = 1, 37, 300" >>"$log"
+MUGEN_CACHE_DIR="$DC" "$B/mugen" portfolio examples/dims/rmsnorm_linear.mu >>"$log" 2>&1
+for v in 1@1 37@64 300@384; do
+    if MUGEN_CACHE_DIR="$DC" "$B/mugen" run --backend gpu --reps 20 --dim "B=${v%@*}" examples/dims/rmsnorm_linear.mu >"$OUTD/dim.txt" 2>&1 &&
+        grep -q "B = ${v%@*} ran as the variant for ${v#*@} rows, its code from the compile cache" "$OUTD/dim.txt"; then
+        pass=$((pass + 1)); r=ok
+    else failn=$((failn + 1)); r=FAIL; fi
+    cat "$OUTD/dim.txt" >>"$log"
+    printf 'dim B=%s of examples/dims/rmsnorm_linear.mu (the variant for %s rows, compiled ahead) %s\n' "${v%@*}" "${v#*@}" "$r" | tee -a "$OUTD/summary.txt"
+done
+rm -rf "$DC" "$OUTD/dim.txt"
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \
