@@ -22,7 +22,7 @@ HDRS    := $(wildcard include/*.h src/*/*.h src/ir/ops.def)
 TEST_SRC := $(wildcard tests/unit/*.c)
 
 .PHONY: all test test-unit test-programs test-gpu gpu-carry bench bench-cpu bench-search clean deps \
-        fuzz-build fuzz-short mpi
+        fuzz-build fuzz-short mpi pylib
 all: deps $(B)/mugen $(B)/unit $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
 
 $(B)/%.o: %.c $(HDRS)
@@ -49,6 +49,14 @@ $(B)/gen/%.o: $(B)/gen/%.c
 $(B)/libmugen.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
+
+# The shared library the Python package binds (python/, docs/python.md): built from
+# position-independent objects in their own folder, `make pylib` -> build/pic/libmugen.so.
+$(B)/libmugen.so: $(LIB_OBJ)
+	$(CC) -shared $(CFLAGS) $^ $(LDLIBS) -o $@
+
+pylib:
+	$(MAKE) B=build/pic OPT="$(OPT) -fPIC" build/pic/libmugen.so
 
 $(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@

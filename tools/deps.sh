@@ -1,6 +1,7 @@
 #!/bin/sh
 # Checks for what the build needs (a C compiler, make, libcjson-dev; libz3-dev, clang,
-# libclang-rt-dev (libFuzzer), libopenmpi-dev and openmpi-bin for the tests) and, on Debian or
+# libclang-rt-dev (libFuzzer), python3-numpy, python3-pytest, python3-torch, libopenmpi-dev and
+# openmpi-bin for the tests) and, on Debian or
 # Ubuntu, installs what is missing (as root, or through sudo). Prints what to install
 # otherwise. Quiet when everything is present.
 missing=""
@@ -19,6 +20,11 @@ if ! command -v clang >/dev/null 2>&1; then
 elif ! sh "$(dirname "$0")/../tests/fuzz/need_libfuzzer.sh" clang 2>/dev/null; then
     missing="$missing libclang-rt-dev"
 fi
+# tests/python (make test): the Python package against PyTorch on the CPU, under Debian's
+# Python with its numpy, pytest and torch (docs/python.md)
+for m in numpy:python3-numpy pytest:python3-pytest torch:python3-torch; do
+    /usr/bin/python3 -c "import ${m%%:*}" >/dev/null 2>&1 || missing="$missing ${m#*:}"
+done
 # NVRTC (CUDA toolkit) is loaded at run time, not linked: the build works without it, but the
 # tests compile every generated kernel with it. Say so clearly when it is missing.
 nvrtc_found() {

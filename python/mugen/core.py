@@ -1,0 +1,208 @@
+"""Programs and compiled kernels over libmugen (docs/python.md): parse a .mu program, compile
+it for the C backend (host arrays) or CUDA (device tensors), and call it on NumPy arrays or
+torch tensors, zero-copy: the kernels read the inputs' storage and write fresh outputs."""
+import ctypes
+import threading
+
+from . import _capi as C
+
+_DTYPES = {C.MG_F16: "float16", C.MG_BF16: "bfloat16", C.MG_F32: "float32"}
+
+
+class MugenError(RuntimeError):
+    """A failed library call: .status names the C status (parse, shape, compile, ...)."""
+
+    def __init__(self, status, message):
+        self.status = C.STATUS[status] if 0 <= status < len(C.STATUS) else str(status)
+        super().__init__(message or self.status)
+
+
+_tls = threading.local()
+
+
+def _ctx():
+    c = getattr(_tls, "ctx", None)
+    if c is None:
+        c = _tls.ctx = C.lib.mg_ctx_new()
+        if not c:
+            raise MemoryError("mugen: out of memory")
+    return c
+
+
+def _check(st):
+    if st != C.MG_OK:
+        raise MugenError(st, (C.lib.mg_ctx_error(_ctx()) or b"").decode(errors="replace"))
+
+
+class Tensor:
+    """An input or output: name, dtype ('float16', 'bfloat16', 'float32'), shape."""
+
+    def __init__(self, d):
+        self.name = d.name.decode()
+        self.dtype = _DTYPES[d.dtype]
+        self.shape = tuple(d.dims[k] for k in range(d.ndim))
+
+    def __repr__(self):
+        return f"{self.name}: {self.dtype}{list(self.shape)}"
+
+
+class Program:
+    """A parsed, shape-checked mugen program (.mu text or its JSON form)."""
+
+    def __init__(self, text, filename="<python>"):
+        self._p = ctypes.c_void_p()
+        raw = text.encode() if isinstance(text, str) else bytes(text)
+        _check(C.lib.mg_program_parse(_ctx(), raw, len(raw), filename.encode(), ctypes.byref(self._p)))
+
+    @classmethod
+    def load(cls, path):
+        with open(path, "rb") as f:
+            return cls(f.read(), str(path))
+
+    def __del__(self):
+        if getattr(self, "_p", None):
+            C.lib.mg_program_free(self._p)
+            self._p = None
+
+    def _descs(self, n, get):
+        out = []
+        for i in range(n(self._p)):
+            d = C.TensorDesc()
+            _check(get(self._p, i, ctypes.byref(d)))
+            out.append(Tensor(d))
+        return out
+
+    @property
+    def inputs(self):
+        return self._descs(C.lib.mg_program_n_inputs, C.lib.mg_program_input)
+
+    @property
+    def outputs(self):
+        return self._descs(C.lib.mg_program_n_outputs, C.lib.mg_program_output)
+
+    def format(self, fmt="text"):
+        """The program as .mu text, JSON or Graphviz dot."""
+        out = ctypes.c_void_p()
+        _check(C.lib.mg_program_format(_ctx(), self._p, {"text": C.MG_FMT_TEXT, "json": C.MG_FMT_JSON,
+                                                          "dot": C.MG_FMT_DOT}[fmt], ctypes.byref(out)))
+        try:
+            return ctypes.string_at(out).decode()
+        finally:
+            C.lib.mg_free(out)
+
+    def __str__(self):
+        return self.format()
+
+    def bind(self, name, value):
+        """Binds symbolic dim `name` (dim NAME [LO, HI]) to value: the program is then that instance."""
+        _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))
+        return self
+
+    def reference(self, *inputs):
+        """The f32 reference evaluation on NumPy inputs (any float dtype): NumPy float64 outputs."""
+        import numpy as np
+        ins = [np.ascontiguousarray(np.asarray(x, dtype=np.float64)) for x in inputs]
+        descs = self.inputs
+        if len(ins) != len(descs):
+            raise ValueError(f"mugen: the program takes {len(descs)} inputs, got {len(ins)}")
+        for x, d in zip(ins, descs):
+            if x.shape != d.shape:
+                raise ValueError(f"mugen: input {d.name} is {list(d.shape)}, got {list(x.shape)}")
+        outs = [np.empty(d.shape, dtype=np.float64) for d in self.outputs]
+        ip = (ctypes.c_void_p * len(ins))(*[x.ctypes.data for x in ins])
+        op = (ctypes.c_void_p * len(outs))(*[o.ctypes.data for o in outs])
+        _check(C.lib.mg_eval_float(_ctx(), self._p, 0, ip, op))
+        return outs
+
+
+class Kernel:
+    """A program compiled for one target ('c': host memory; 'cuda': device memory on a stream).
+    Calling it with inputs (NumPy arrays or torch tensors, in the program's input order) returns
+    fresh outputs of the same kind; `out=` takes preallocated ones."""
+
+    def __init__(self, program, target="c", device=None):
+        self.program = program
+        o = C.CompileOpts()
+        o.target = C.MG_TARGET_C if target == "c" else C.MG_TARGET_CUDA
+        o.device = device.encode() if device else None
+        self._c = ctypes.c_void_p()
+        _check(C.lib.mg_compile(_ctx(), program._p, None, ctypes.byref(o), ctypes.byref(self._c)))
+        self.target = target
+        info = C.CompiledInfo()
+        _check(C.lib.mg_compiled_get_info(self._c, ctypes.byref(info)))
+        self.info = {"launches": info.n_launches, "workspace_bytes": info.workspace_bytes,
+                     "cached": bool(info.cached), "device": info.device.decode()}
+        self.inputs = self._descs(info.n_inputs, C.lib.mg_compiled_input)
+        self.outputs = self._descs(info.n_outputs, C.lib.mg_compiled_output)
+        self._ws = None
+        self._ip = (ctypes.c_void_p * len(self.inputs))()
+        self._op = (ctypes.c_void_p * len(self.outputs))()
+
+    def _descs(self, n, get):
+        out = []
+        for i in range(n):
+            d = C.TensorDesc()
+            _check(get(self._c, i, ctypes.byref(d)))
+            out.append(Tensor(d))
+        return out
+
+    def __del__(self):
+        if getattr(self, "_c", None):
+            C.lib.mg_compiled_free(self._c)
+            self._c = None
+
+    def _check_in(self, i, x, shape, dtype):
+        d = self.inputs[i]
+        if tuple(shape) != d.shape or dtype != d.dtype:
+            raise ValueError(f"mugen: input {d.name} is {d.dtype}{list(d.shape)}, got {dtype}{list(shape)}")
+
+    def __call__(self, *inputs, out=None):
+        if len(inputs) != len(self.inputs):
+            raise ValueError(f"mugen: the kernel takes {len(self.inputs)} inputs, got {len(inputs)}")
+        if inputs and type(inputs[0]).__module__.startswith("torch"):
+            return self._call_torch(inputs, out)
+        return self._call_numpy(inputs, out)
+
+    def _call_numpy(self, inputs, out):
+        import numpy as np
+        if self.target != "c":
+            raise ValueError("mugen: NumPy arrays run on the C target (Kernel(program, target='c'))")
+        ins = []
+        for i, x in enumerate(inputs):
+            x = np.ascontiguousarray(x)
+            self._check_in(i, x, x.shape, str(x.dtype))
+            ins.append(x)
+        outs = out if out is not None else [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
+        self._launch([x.ctypes.data for x in ins], [o.ctypes.data for o in outs], None, np.empty)
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _call_torch(self, inputs, out):
+        import torch
+        dev = inputs[0].device
+        if (dev.type == "cuda") != (self.target == "cuda"):
+            raise ValueError(f"mugen: a {self.target} kernel takes {'CUDA' if self.target == 'cuda' else 'CPU'} tensors, got {dev}")
+        ins = []
+        for i, x in enumerate(inputs):
+            x = x.contiguous()
+            self._check_in(i, x, x.shape, str(x.dtype).replace("torch.", ""))
+            ins.append(x)
+        outs = out if out is not None else [torch.empty(d.shape, dtype=getattr(torch, d.dtype), device=dev)
+                                            for d in self.outputs]
+        stream = torch.cuda.current_stream(dev).cuda_stream if dev.type == "cuda" else None
+        self._launch([x.data_ptr() for x in ins], [o.data_ptr() for o in outs], stream,
+                     lambda n: torch.empty(n, dtype=torch.uint8, device=dev))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    def _launch(self, ins, outs, stream, alloc):
+        n = self.info["workspace_bytes"]
+        if n and (self._ws is None or len(self._ws) < n + 256):
+            self._ws = alloc(n + 256)  # aligned up to MG_LAUNCH_ALIGN below
+        wp = 0
+        if n:
+            base = self._ws.ctypes.data if hasattr(self._ws, "ctypes") else self._ws.data_ptr()
+            wp = (base + 255) // 256 * 256
+        for i, p in enumerate(ins):
+            self._ip[i] = p
+        for i, p in enumerate(outs):
+            self._op[i] = p
+        _check(C.lib.mg_launch(_ctx(), self._c, len(ins), self._ip, len(outs), self._op, wp or None, n, stream))

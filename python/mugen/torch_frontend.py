@@ -1,0 +1,301 @@
+"""PyTorch to mugen (docs/python.md): mugen.compile(fn_or_module, example_inputs) traces the
+function with torch.fx, propagates the example inputs' shapes and dtypes, writes the traced
+graph as a mugen program (inputs first, then the module's parameters and buffers as inputs,
+one statement per operator), compiles it (the C target for CPU tensors, CUDA for CUDA
+tensors) and returns a callable. A graph with an operator mugen does not have runs in PyTorch
+instead, whole; explain=True prints which operators mugen would run and which it cannot, and
+why (compiled.explain holds the same text). torch.compile(model, backend="mugen") takes the
+same path for each graph Dynamo hands it."""
+import operator
+
+from .core import Kernel, Program
+
+KEYWORDS = {"input", "output", "dim", "lengths", "kernel"}
+
+
+class Unsupported(Exception):
+    pass
+
+
+def _dtype(t):
+    import torch
+    m = {torch.float16: "f16", torch.bfloat16: "bf16", torch.float32: "f32"}
+    if t not in m:
+        raise Unsupported(f"dtype {t} (mugen: float16, bfloat16, float32)")
+    return m[t]
+
+
+class _Writer:
+    """The mugen program of a traced graph: statements, inputs, and what could not be written."""
+
+    def __init__(self, gm):
+        self.gm = gm
+        self.lines, self.inputs, self.params, self.names = [], [], [], {}
+        self.unsupported = []  # (node, why)
+        self.supported = []    # node names written
+
+    def name(self, node):
+        n = "".join(c if c.isalnum() or c == "_" else "_" for c in node.name)
+        if not n or n[0].isdigit() or n in KEYWORDS:
+            n = "t_" + n
+        while n in self.names.values() and self.names.get(node) != n:
+            n += "_"
+        self.names[node] = n
+        return n
+
+    def arg(self, a):
+        import torch.fx
+        if isinstance(a, torch.fx.Node):
+            if a not in self.names:
+                raise Unsupported(f"operand {a.name} was not translated")
+            return self.names[a]
+        if isinstance(a, bool) or not isinstance(a, (int, float)):
+            raise Unsupported(f"operand {a!r} (tensors and numbers only)")
+        v = float(a)
+        return repr(v) if v >= 0 else f"(0 - {repr(-v)})"
+
+    def shape(self, node):
+        tm = node.meta.get("tensor_meta")
+        if tm is None or not hasattr(tm, "shape"):
+            raise Unsupported("no single tensor result (shape propagation)")
+        return list(tm.shape), tm.dtype
+
+    def emit(self, node, expr):
+        self.lines.append(f"{self.name(node)} = {expr}")
+
+
+def _dims(d, rank):
+    ds = d if isinstance(d, (list, tuple)) else [d]
+    return sorted((x + rank) % rank for x in ds)
+
+
+def _reduce(w, node, op, x, dims, keepdim, rank, out_shape):
+    expr = x
+    for d in dims:
+        expr = f"{op}({expr}, dim={d})"
+    if not keepdim:
+        expr = f"reshape({expr}, shape=[{', '.join(str(s) for s in out_shape)}])" if out_shape else None
+        if expr is None:
+            raise Unsupported("a reduction to a scalar")
+    w.emit(node, expr)
+
+
+def _translate(w, node):
+    """One call node into w (raises Unsupported)."""
+    import torch
+    import torch.nn.functional as F
+    t = node.target
+    args, kw = node.args, node.kwargs
+    out_shape, _ = w.shape(node)
+    a = lambda i: w.arg(args[i])  # noqa: E731
+    if node.op == "call_module":
+        m = w.gm.get_submodule(t)
+        if isinstance(m, torch.nn.Linear):
+            wn, bn = _param(w, node, t + ".weight", m.weight), (_param(w, node, t + ".bias", m.bias) if m.bias is not None else None)
+            expr = f"matmul({a(0)}, transpose({wn}, perm=[1, 0]))"
+            return w.emit(node, f"{expr} + {bn}" if bn else expr)
+        if isinstance(m, torch.nn.ReLU):
+            return w.emit(node, f"relu({a(0)})")
+        if isinstance(m, torch.nn.SiLU):
+            return w.emit(node, f"silu({a(0)})")
+        raise Unsupported(f"module {type(m).__name__}")
+    name = t if isinstance(t, str) else getattr(t, "__name__", str(t))
+    binary = {operator.add: "+", torch.add: "+", "add": "+", operator.sub: "-", torch.sub: "-", "sub": "-",
+              operator.mul: "*", torch.mul: "*", "mul": "*", operator.truediv: "/", torch.div: "/", "div": "/"}
+    if t in binary:
+        if kw.get("alpha", 1) != 1 or kw.get("rounding_mode") is not None:
+            raise Unsupported(f"{name} with alpha or rounding_mode")
+        return w.emit(node, f"({a(0)} {binary[t]} {a(1)})")
+    if t in (operator.matmul, torch.matmul, torch.mm, torch.bmm, "matmul", "mm", "bmm"):
+        return w.emit(node, f"matmul({a(0)}, {a(1)})")
+    unary = {torch.exp: "exp", "exp": "exp", torch.sqrt: "sqrt", "sqrt": "sqrt", torch.rsqrt: "rsqrt",
+             "rsqrt": "rsqrt", torch.relu: "relu", F.relu: "relu", "relu": "relu", F.silu: "silu",
+             torch.square: "sqr", "square": "sqr"}
+    if t in unary:
+        if t is F.relu and (kw.get("inplace") or (len(args) > 1 and args[1])):
+            raise Unsupported("relu(inplace=True)")
+        return w.emit(node, f"{unary[t]}({a(0)})")
+    if t in (operator.pow, torch.pow, "pow") and len(args) == 2 and args[1] == 2:
+        return w.emit(node, f"sqr({a(0)})")
+    if t in (torch.sigmoid, "sigmoid"):
+        return w.emit(node, f"(1.0 / (1.0 + exp(0 - {a(0)})))")
+    if t in (operator.neg, torch.neg, "neg"):
+        return w.emit(node, f"(0 - {a(0)})")
+    rank = len(w.shape(args[0])[0]) if hasattr(args[0], "meta") else 0
+    if t in (torch.sum, "sum", torch.mean, "mean", torch.amax, "amax"):
+        d = kw.get("dim", args[1] if len(args) > 1 else None)
+        if d is None:
+            raise Unsupported(f"{name} over every dim")
+        keep = kw.get("keepdim", args[2] if len(args) > 2 else False)
+        op = {"sum": "sum", "mean": "mean", "amax": "max"}[name]
+        return _reduce(w, node, op, a(0), _dims(d, rank), keep, rank, out_shape)
+    if t in (torch.softmax, F.softmax, "softmax"):
+        d = kw.get("dim", args[1] if len(args) > 1 else None)
+        if d is None or kw.get("dtype") is not None:
+            raise Unsupported("softmax without dim, or with dtype")
+        d = _dims(d, rank)[0]
+        x = a(0)
+        return w.emit(node, f"exp({x} - max({x}, dim={d})) / sum(exp({x} - max({x}, dim={d})), dim={d})")
+    if t is F.linear:
+        x, wt = a(0), a(1)
+        b = kw.get("bias", args[2] if len(args) > 2 else None)
+        expr = f"matmul({x}, transpose({wt}, perm=[1, 0]))"
+        return w.emit(node, f"{expr} + {w.arg(b)}" if b is not None else expr)
+    if t in ("view", "reshape", torch.reshape, "flatten", torch.flatten, "unsqueeze", torch.unsqueeze,
+             "squeeze", torch.squeeze):
+        return w.emit(node, f"reshape({a(0)}, shape=[{', '.join(str(s) for s in out_shape)}])")
+    if t in ("transpose", torch.transpose, "t", torch.t, "permute", torch.permute):
+        if name in ("t",):
+            perm = [1, 0]
+        elif name == "permute":
+            perm = list(args[1:]) if not isinstance(args[1], (list, tuple)) else list(args[1])
+            perm = [(p + rank) % rank for p in perm]
+        else:
+            d0, d1 = (args[1] + rank) % rank, (args[2] + rank) % rank
+            perm = list(range(rank))
+            perm[d0], perm[d1] = perm[d1], perm[d0]
+        return w.emit(node, f"transpose({a(0)}, perm=[{', '.join(map(str, perm))}])")
+    if t in ("contiguous",):
+        return w.emit(node, f"reshape({a(0)}, shape=[{', '.join(str(s) for s in out_shape)}])")
+    raise Unsupported(f"operator {name}")
+
+
+def _param(w, node, qual, tensor):
+    """A parameter or buffer as a program input (its current value is passed at each call)."""
+    for q, n, _ in w.params:
+        if q == qual:
+            return n
+    n = "p_" + "".join(c if c.isalnum() else "_" for c in qual)
+    w.params.append((qual, n, tensor))
+    w.inputs.append(f"input {n} : {_dtype(tensor.dtype)}[{', '.join(str(s) for s in tensor.shape)}]")
+    return n
+
+
+def translate(gm, example_inputs):
+    """(program text, parameter qualified names, unsupported [(node, why)], supported [names])."""
+    import copy
+
+    import torch
+    from torch.fx.passes.shape_prop import ShapeProp
+    try:  # shapes and dtypes only: on the meta device, nothing computed (CPU lacks some f16 ops)
+        meta = copy.deepcopy(gm).to("meta")
+        ShapeProp(meta).propagate(*[x.to("meta") for x in example_inputs])
+        for a, b in zip(gm.graph.nodes, meta.graph.nodes):
+            a.meta["tensor_meta"] = b.meta.get("tensor_meta")
+    except Exception:
+        ShapeProp(gm).propagate(*example_inputs)
+    w = _Writer(gm)
+    outputs = []
+    for node in gm.graph.nodes:
+        try:
+            if node.op == "placeholder":
+                shape, dt = w.shape(node)
+                w.inputs.append(f"input {w.name(node)} : {_dtype(dt)}[{', '.join(str(s) for s in shape)}]")
+            elif node.op == "get_attr":
+                val = gm
+                for part in node.target.split("."):
+                    val = getattr(val, part)
+                if not isinstance(val, torch.Tensor):
+                    raise Unsupported(f"attribute {node.target} is not a tensor")
+                w.names[node] = _param(w, node, node.target, val)
+            elif node.op == "output":
+                outs = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+                if w.unsupported:  # already left to PyTorch
+                    continue
+                for o in outs:
+                    if not isinstance(o, torch.fx.Node) or o not in w.names:
+                        raise Unsupported("an output that is not a translated tensor")
+                    outputs.append(w.names[o])
+                if len(set(outputs)) != len(outputs) or any(n.startswith("p_") for n in outputs):
+                    raise Unsupported("an output given twice, or a parameter as an output")
+            else:
+                _translate(w, node)
+                w.supported.append(node.name)
+        except Unsupported as e:
+            w.unsupported.append((node, str(e)))
+    text = "\n".join(w.inputs + w.lines + ([f"output {', '.join(outputs)}"] if outputs else [])) + "\n"
+    return text, w, outputs
+
+
+class Compiled:
+    """What mugen.compile returns: calls mugen's kernel when the whole graph translated, else
+    the original function. .program (None on the fallback), .explain (the split), .kernel."""
+
+    def __init__(self, fn, kernel, program, params, explain, n_out, fallback):
+        self.fn, self.kernel, self.program, self._params = fn, kernel, program, params
+        self.explain, self._n_out, self.fallback = explain, n_out, fallback
+
+    def __call__(self, *args):
+        if self.fallback:
+            return self.fn(*args)
+        outs = self.kernel(*args, *[p for _, _, p in self._params])
+        return outs
+
+    def _repr_html_(self):  # a notebook shows the program and the split
+        import html
+        return f"<pre>{html.escape(self.explain)}</pre>"
+
+
+def compile(fn, example_inputs, explain=False, target=None, device=None):  # noqa: A001
+    """Traces fn (a function or nn.Module) on example_inputs and compiles what mugen can run."""
+    import torch
+    import torch.fx
+    ex = list(example_inputs)
+    gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
+    text, w, outputs = translate(gm, ex)
+    lines = [f"mugen: {len(w.supported)} operators translated, {len(w.unsupported)} not"]
+    lines += [f"  runs in PyTorch: {n.name} ({n.op} {getattr(n.target, '__name__', n.target)}): {why}" for n, why in w.unsupported]
+    kernel = program = None
+    if not w.unsupported:
+        try:
+            program = Program(text, "<torch.fx>")
+            if [str(getattr(torch, d.dtype)) for d in program.outputs] != \
+               [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
+                raise Unsupported("an output's dtype differs from PyTorch's")
+            tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
+            kernel = Kernel(program, target=tgt, device=device)
+            lines.append(f"mugen runs the whole graph ({kernel.info['launches']} kernels, {kernel.info['device']}):")
+            lines.append(program.format())
+        except (Unsupported, Exception) as e:  # a program mugen refuses: PyTorch runs it
+            lines.append(f"  runs in PyTorch: the whole graph: {e}")
+            kernel = program = None
+    else:
+        lines.append("the whole graph runs in PyTorch (mugen runs a graph only whole, so far)")
+    report = "\n".join(lines)
+    if explain:
+        print(report)
+    return Compiled(gm, kernel, program, w.params, report, len(outputs), kernel is None)
+
+
+def _out_nodes(gm):
+    import torch.fx
+    for node in gm.graph.nodes:
+        if node.op == "output":
+            outs = node.args[0] if isinstance(node.args[0], (list, tuple)) else [node.args[0]]
+            return [o for o in outs if isinstance(o, torch.fx.Node)]
+    return []
+
+
+def backend(gm, example_inputs):
+    """torch.compile(model, backend="mugen"): each graph Dynamo captures, compiled as above;
+    a graph mugen cannot run whole runs as Dynamo gave it."""
+    c = compile(gm, example_inputs)
+    if c.fallback:
+        return gm.forward
+    n = c._n_out
+
+    def run(*args):
+        out = c(*args)
+        return (out,) if n == 1 and not isinstance(out, tuple) else out
+    return run
+
+
+def _register():
+    try:
+        from torch._dynamo import register_backend
+    except Exception:  # PyTorch before 2.0: no torch.compile
+        return
+    try:
+        register_backend(name="mugen")(backend)
+    except Exception:
+        pass
