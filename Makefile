@@ -7,7 +7,7 @@ WARN    := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-proto
 ifeq ($(WERROR),1)
 WARN    += -Werror
 endif
-CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude
+CFLAGS  := -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -Iinclude -fPIC
 LDLIBS  := -lcjson -lm -ldl -lpthread
 B       ?= build
 
@@ -50,13 +50,12 @@ $(B)/libmugen.a: $(LIB_OBJ)
 	rm -f $@
 	ar rcs $@ $^
 
-# The shared library the Python package binds (python/, docs/python.md): built from
-# position-independent objects in their own folder, `make pylib` -> build/pic/libmugen.so.
+# The shared library the Python package binds (python/, docs/python.md): `make pylib`
+# -> build/libmugen.so, from the same (position-independent) objects as libmugen.a.
 $(B)/libmugen.so: $(LIB_OBJ)
 	$(CC) -shared $(CFLAGS) $^ $(LDLIBS) -o $@
 
-pylib:
-	$(MAKE) B=build/pic OPT="$(OPT) -fPIC" build/pic/libmugen.so
+pylib: $(B)/libmugen.so
 
 $(B)/mugen: $(B)/cli/mugen.o $(B)/cli/search.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
@@ -116,6 +115,7 @@ SAN := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize
 test: deps
 	$(MAKE) $(B)/mugen $(B)/unit $(B)/run-faults $(B)/run-random $(B)/run-program
 	$(MAKE) B=build/asan OPT="$(SAN)" build/asan/mugen build/asan/unit
+	$(MAKE) $(B)/libmugen.so
 	-$(MAKE) fuzz-build
 	-$(MAKE) mpi
 	sh tests/run_all.sh $(B) build/asan

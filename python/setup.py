@@ -22,7 +22,7 @@ class BuildWithLib(build_py):
             else:
                 raise RuntimeError("mugen: building libmugen needs libcjson (Debian: apt-get install libcjson-dev)")
         subprocess.check_call(["make", "-j%d" % (os.cpu_count() or 1), "pylib"], cwd=REPO)
-        shutil.copy(os.path.join(REPO, "build", "pic", "libmugen.so"), os.path.join(HERE, "mugen", "libmugen.so"))
+        shutil.copy(os.path.join(REPO, "build", "libmugen.so"), os.path.join(HERE, "mugen", "libmugen.so"))
         super().run()
 
 

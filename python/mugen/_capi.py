@@ -36,11 +36,11 @@ class CompiledInfo(ctypes.Structure):
 def _find():
     here = os.path.dirname(os.path.abspath(__file__))
     for p in (os.environ.get("MUGEN_LIB"), os.path.join(here, "libmugen.so"),
-              os.path.join(here, "..", "..", "build", "pic", "libmugen.so")):
+              os.path.join(here, "..", "..", "build", "libmugen.so")):
         if p and os.path.exists(p):
             return p
     raise ImportError("mugen: libmugen.so not found (pip install the package from the repository's python/ "
-                      "folder, or build it with `make pylib` and set MUGEN_LIB to build/pic/libmugen.so)")
+                      "folder, or build it with `make pylib` and set MUGEN_LIB to build/libmugen.so)")
 
 
 lib = ctypes.CDLL(_find())

@@ -4,5 +4,5 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "python"))
-os.environ.setdefault("MUGEN_LIB", os.path.join(ROOT, "build", "pic", "libmugen.so"))
+os.environ.setdefault("MUGEN_LIB", os.path.join(ROOT, "build", "libmugen.so"))
 os.environ.setdefault("MUGEN_SEARCH_CACHE", "off")
