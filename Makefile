@@ -98,8 +98,8 @@ $(B)/run-program: $(B)/examples/c/run_program.o $(B)/libmugen.a
 
 # GPU checks: run through the device tool (docs/codegen.md); the binaries are built here and
 # carried with libcjson in .carry/lib. `make gpu-carry` prepares that folder.
-gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program
-	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program .carry/bin/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
+gpu-carry: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program $(B)/libmugen.so
+	mkdir -p .carry/lib .carry/bin && cp $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program .carry/bin/ && cp $(B)/libmugen.so .carry/lib/ && cp -L $$(ldconfig -p | sed -n 's/.*libcjson.so.1 .*=> //p' | head -1) .carry/lib/
 	if [ -d ../shared/data/lengths ]; then mkdir -p .carry/lengths && cp ../shared/data/lengths/*.txt .carry/lengths/; fi
 
 test-gpu: $(B)/mugen $(B)/rt-faults $(B)/run-faults $(B)/run-random $(B)/run-program

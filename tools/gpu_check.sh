@@ -124,6 +124,22 @@ for v in 1@1 37@64 300@384; do
     printf 'dim B=%s of examples/dims/rmsnorm_linear.mu (the variant for %s rows, compiled ahead) %s\n' "${v%@*}" "${v#*@}" "$r" | tee -a "$OUTD/summary.txt"
 done
 rm -rf "$DC" "$OUTD/dim.txt"
+# the Python package on CUDA tensors (tests/python/gpu_check.py): mugen.compile against
+# PyTorch, the host cost a call, a CUDA graph around it, torch.compile(backend="mugen")
+LIBSO=$(dirname "$B")/lib/libmugen.so
+[ -f "$LIBSO" ] || LIBSO=$B/libmugen.so
+if python3 -c "import torch" >/dev/null 2>&1 && [ -f "$LIBSO" ]; then
+    echo "== python3 tests/python/gpu_check.py" >>"$log"
+    MUGEN_LIB=$LIBSO MUGEN_CACHE_DIR="$OUTD/pycache" python3 tests/python/gpu_check.py >"$OUTD/python.txt" 2>&1
+    cat "$OUTD/python.txt" >>"$log"
+    pp=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$OUTD/python.txt")
+    pf=$(sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$OUTD/python.txt")
+    pass=$((pass + ${pp:-0})) failn=$((failn + ${pf:-1}))
+    grep -E '^(ok|FAIL) |^     ' "$OUTD/python.txt" | tee -a "$OUTD/summary.txt"
+    rm -rf "$OUTD/pycache"
+else
+    echo "python: no torch or no libmugen.so ($LIBSO): the package's GPU checks skipped" | tee -a "$OUTD/summary.txt"
+fi
 # the library API through its example program: each run compiles (a second run of the same
 # program must hit the compile cache), launches 100 times on a stream, compares with the reference
 for args in "examples/lora.mu" "examples/lora.mu examples/ugraphs/lora.mu" \

@@ -134,7 +134,7 @@ class Kernel:
                      "cached": bool(info.cached), "device": info.device.decode()}
         self.inputs = self._descs(info.n_inputs, C.lib.mg_compiled_input)
         self.outputs = self._descs(info.n_outputs, C.lib.mg_compiled_output)
-        self._ws = None
+        self._ws, self._torch_meta = None, None
         self._ip = (ctypes.c_void_p * len(self.inputs))()
         self._op = (ctypes.c_void_p * len(self.outputs))()
 
@@ -178,19 +178,29 @@ class Kernel:
 
     def _call_torch(self, inputs, out):
         import torch
+        meta = self._torch_meta
+        if meta is None:  # each input's shape and dtype as torch compares them, once
+            meta = self._torch_meta = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.inputs + self.outputs]
         dev = inputs[0].device
         if (dev.type == "cuda") != (self.target == "cuda"):
             raise ValueError(f"mugen: a {self.target} kernel takes {'CUDA' if self.target == 'cuda' else 'CPU'} tensors, got {dev}")
-        ins = []
+        ip, keep = self._ip, None
         for i, x in enumerate(inputs):
-            x = x.contiguous()
-            self._check_in(i, x, x.shape, str(x.dtype).replace("torch.", ""))
-            ins.append(x)
-        outs = out if out is not None else [torch.empty(d.shape, dtype=getattr(torch, d.dtype), device=dev)
-                                            for d in self.outputs]
+            shape, dt = meta[i]
+            if x.shape != shape or x.dtype != dt:
+                self._check_in(i, x, x.shape, str(x.dtype).replace("torch.", ""))
+            if not x.is_contiguous():
+                x = x.contiguous()
+                keep = (keep or []) + [x]  # alive until the launch is queued
+            ip[i] = x.data_ptr()
+        n = len(inputs)
+        outs = out if out is not None else [torch.empty(meta[n + k][0], dtype=meta[n + k][1], device=dev)
+                                            for k in range(len(self.outputs))]
+        for k, o in enumerate(outs):
+            self._op[k] = o.data_ptr()
         stream = torch.cuda.current_stream(dev).cuda_stream if dev.type == "cuda" else None
-        self._launch([x.data_ptr() for x in ins], [o.data_ptr() for o in outs], stream,
-                     lambda n: torch.empty(n, dtype=torch.uint8, device=dev))
+        self._launch(None, None, stream, lambda nb: torch.empty(nb, dtype=torch.uint8, device=dev))
+        del keep
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _launch(self, ins, outs, stream, alloc):
@@ -201,8 +211,8 @@ class Kernel:
         if n:
             base = self._ws.ctypes.data if hasattr(self._ws, "ctypes") else self._ws.data_ptr()
             wp = (base + 255) // 256 * 256
-        for i, p in enumerate(ins):
+        for i, p in enumerate(ins or ()):
             self._ip[i] = p
-        for i, p in enumerate(outs):
+        for i, p in enumerate(outs or ()):
             self._op[i] = p
-        _check(C.lib.mg_launch(_ctx(), self._c, len(ins), self._ip, len(outs), self._op, wp or None, n, stream))
+        _check(C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op, wp or None, n, stream))

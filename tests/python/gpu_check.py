@@ -1,0 +1,130 @@
+"""The Python package on the GPU (docs/python.md; device: sh tools/gpu_check.sh runs it, or
+python3 tests/python/gpu_check.py with MUGEN_LIB=build/libmugen.so and python/ on the path).
+Each check prints "ok" or "FAIL" and a line of figures; the last line is "N passed, N failed".
+- mugen.compile of three functions on CUDA f16 tensors against PyTorch in f32;
+- the per-call cost on the host: Kernel.__call__ against torch's own launch of the same work,
+  N calls queued without synchronising (host time per call), and the GPU time per call;
+- a CUDA graph captured around the call, replayed on new inputs, checked;
+- torch.compile(model, backend="mugen") against the eager model."""
+import os
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+os.environ.setdefault("MUGEN_LIB", os.path.join(ROOT, "build", "libmugen.so"))
+import torch  # noqa: E402
+
+import mugen  # noqa: E402
+
+passed = failed = 0
+
+
+def check(name, ok, figures=""):
+    global passed, failed
+    passed, failed = passed + ok, failed + (not ok)
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: {figures}", flush=True)
+
+
+def rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+def gated(x, w1, w2):
+    return torch.nn.functional.silu(x @ w1) * (x @ w2)
+
+
+def rmsnorm_linear(x, w):
+    return (x / torch.sqrt(torch.mean(x * x, dim=-1, keepdim=True))) @ w
+
+
+def attention(q, k, v):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+
+g = torch.Generator(device="cuda").manual_seed(1)
+cases = [(gated, [(8, 4096), (4096, 4096), (4096, 4096)], [1, 1 / 64, 1 / 64]),
+         (rmsnorm_linear, [(16, 4096), (4096, 6144)], [1, 1 / 64]),
+         (attention, [(2, 64, 64), (2, 512, 64), (2, 512, 64)], [1, 1, 1])]
+for fn, shapes, scale in cases:
+    xs = [((torch.rand(s, device="cuda", generator=g) * 2 - 1) * c).half() for s, c in zip(shapes, scale)]
+    try:
+        f = mugen.compile(fn, xs)
+        y = f(*xs)
+        torch.cuda.synchronize()
+        e = rel(y, fn(*[x.float() for x in xs]))
+        ok = not f.fallback and e < 1e-2
+        # per call, without CUDA graphs: host time (20 calls queued, no wait), end to end (200
+        # calls, then a synchronisation); against the same work replayed as a CUDA graph below
+        fig = {}
+        for impl, name in [(lambda: f(*xs), "mugen"), (lambda: fn(*xs), "torch")]:
+            impl()
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            for _ in range(20):
+                impl()
+            t1 = time.perf_counter()
+            torch.cuda.synchronize()
+            t2 = time.perf_counter()
+            for _ in range(200):
+                impl()
+            torch.cuda.synchronize()
+            t3 = time.perf_counter()
+            fig[name] = ((t1 - t0) / 20 * 1e6, (t3 - t2) / 200 * 1e6)
+        check(f"mugen.compile {fn.__name__} (CUDA f16)", ok, f"rel err {e:.2e}; {f.kernel.info['launches'] if f.kernel else 0} kernels")
+        # the host time of the C launches alone: preallocated outputs, then mg_launch's share
+        outs = [torch.empty(d.shape, dtype=getattr(torch, d.dtype), device="cuda") for d in f.kernel.outputs]
+        allin = [*xs, *[p for _, _, p in f._params]]
+        ptr_in, ptr_out = [x.data_ptr() for x in allin], [o.data_ptr() for o in outs]
+        stream = torch.cuda.current_stream().cuda_stream
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(20):
+            f.kernel(*allin, out=outs)
+        t1 = time.perf_counter()
+        for _ in range(20):
+            f.kernel._launch(ptr_in, ptr_out, stream, None)
+        t2 = time.perf_counter()
+        torch.cuda.synchronize()
+        fig["out"], fig["c"] = (t1 - t0) / 20 * 1e6, (t2 - t1) / 20 * 1e6
+        # a CUDA graph around the call: replayed on new inputs written into the captured ones
+        st = torch.cuda.Stream()
+        st.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(st):
+            f(*xs)
+        torch.cuda.current_stream().wait_stream(st)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            yg = f(*xs)
+        for x in xs:
+            x.copy_(x.flip(0))
+        yg.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        e2 = rel(yg, fn(*[x.float() for x in xs]))
+        s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s0.record()
+        for _ in range(200):
+            graph.replay()
+        s1.record()
+        torch.cuda.synchronize()
+        gu = s0.elapsed_time(s1) / 200 * 1e3
+        check(f"CUDA graph of {fn.__name__}", e2 < 1e-2 and not torch.isnan(yg).any().item(), f"rel err {e2:.2e} after replay")
+        print(f"     {fn.__name__}: mugen a call: host {fig['mugen'][0]:.1f} us, end to end {fig['mugen'][1]:.1f} us, "
+              f"as a CUDA graph {gu:.1f} us (overhead {fig['mugen'][1] - gu:.1f} us); torch eager: host {fig['torch'][0]:.1f} us, "
+              f"end to end {fig['torch'][1]:.1f} us; host with out=: {fig['out']:.1f} us, the C launches alone {fig['c']:.1f} us", flush=True)
+    except Exception as ex:  # a failure is a result, reported
+        check(f"mugen.compile {fn.__name__} (CUDA f16)", False, repr(ex)[:400])
+
+if hasattr(torch, "compile"):
+    try:
+        m = torch.nn.Sequential(torch.nn.Linear(1024, 2048), torch.nn.SiLU(), torch.nn.Linear(2048, 1024)).cuda().half()
+        x = torch.randn(32, 1024, device="cuda").half()
+        mc = torch.compile(m, backend="mugen")
+        with torch.no_grad():
+            y, r = mc(x), m.float()(x.float())
+        m.half()
+        check("torch.compile(backend='mugen')", rel(y, r) < 1e-2, f"rel err {rel(y, r):.2e}")
+    except Exception as ex:
+        check("torch.compile(backend='mugen')", False, repr(ex)[:400])
+print(f"{passed} passed, {failed} failed")
