@@ -3,8 +3,9 @@ function with torch.fx, propagates the example inputs' shapes and dtypes, writes
 graph as a mugen program (inputs first, then the module's parameters and buffers as inputs,
 one statement per operator), compiles it (the C target for CPU tensors, CUDA for CUDA
 tensors) and returns a callable. A graph with an operator mugen does not have runs in PyTorch
-instead, whole; explain=True prints which operators mugen would run and which it cannot, and
-why (compiled.explain holds the same text). torch.compile(model, backend="mugen") takes the
+in PyTorch, and the graph is split around it (torch.fx split_module): mugen runs each piece
+between such operators; explain=True prints the pieces, which operators PyTorch runs and why
+(compiled.explain holds the same text). torch.compile(model, backend="mugen") takes the
 same path for each graph Dynamo hands it."""
 import operator
 
@@ -46,8 +47,9 @@ class _Writer:
     def arg(self, a):
         import torch.fx
         if isinstance(a, torch.fx.Node):
-            if a not in self.names:
-                raise Unsupported(f"operand {a.name} was not translated")
+            if a not in self.names:  # made by an operator PyTorch runs: an input of the piece after it
+                shape, dt = self.shape(a)
+                self.inputs.append(f"input {self.name(a)} : {_dtype(dt)}[{', '.join(str(x) for x in shape)}]")
             return self.names[a]
         if isinstance(a, bool) or not isinstance(a, (int, float)):
             raise Unsupported(f"operand {a!r} (tensors and numbers only)")
@@ -218,12 +220,14 @@ def translate(gm, example_inputs):
 
 
 class Compiled:
-    """What mugen.compile returns: calls mugen's kernel when the whole graph translated, else
-    the original function. .program (None on the fallback), .explain (the split), .kernel."""
+    """What mugen.compile returns: mugen's kernel when the whole graph translated; else
+    (fallback) the graph split into pieces, mugen's and PyTorch's (.pieces: how many mugen
+    runs). .program and .kernel (None when split), .explain (the split)."""
 
     def __init__(self, fn, kernel, program, params, explain, n_out, fallback):
         self.fn, self.kernel, self.program, self._params = fn, kernel, program, params
         self.explain, self._n_out, self.fallback = explain, n_out, fallback
+        self.pieces = 0 if fallback else 1  # graph pieces mugen runs
 
     def __call__(self, *args):
         if self.fallback:
@@ -236,35 +240,103 @@ class Compiled:
         return f"<pre>{html.escape(self.explain)}</pre>"
 
 
+def _compile_whole(gm, ex, target, device):
+    """(Compiled, report lines) for a graph every operator of which translated, or None."""
+    import torch
+    text, w, outputs = translate(gm, ex)
+    if w.unsupported:
+        return None, [f"  runs in PyTorch: {n.name}: {why}" for n, why in w.unsupported]
+    try:
+        program = Program(text, "<torch.fx>")
+        if [str(getattr(torch, d.dtype)) for d in program.outputs] != [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
+            raise Unsupported("an output's dtype differs from PyTorch's")
+        kernel = Kernel(program, target=target, device=device)
+    except Exception as e:  # a program mugen refuses: PyTorch runs it
+        return None, [f"  runs in PyTorch: the graph: {e}"]
+    c = Compiled(gm, kernel, program, w.params, "", len(outputs), False)
+    return c, [f"mugen runs {len(w.supported)} operators ({kernel.info['launches']} kernels, {kernel.info['device']}):",
+               program.format()]
+
+
 def compile(fn, example_inputs, explain=False, target=None, device=None):  # noqa: A001
-    """Traces fn (a function or nn.Module) on example_inputs and compiles what mugen can run."""
+    """Traces fn (a function or nn.Module) on example_inputs; mugen runs the graph, or where an
+    operator is not mugen's, the maximal pieces between such operators (torch.fx split_module),
+    PyTorch the rest. explain=True prints the split."""
     import torch
     import torch.fx
+    from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
+    tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
-    text, w, outputs = translate(gm, ex)
-    lines = [f"mugen: {len(w.supported)} operators translated, {len(w.unsupported)} not"]
-    lines += [f"  runs in PyTorch: {n.name} ({n.op} {getattr(n.target, '__name__', n.target)}): {why}" for n, why in w.unsupported]
-    kernel = program = None
-    if not w.unsupported:
-        try:
-            program = Program(text, "<torch.fx>")
-            if [str(getattr(torch, d.dtype)) for d in program.outputs] != \
-               [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
-                raise Unsupported("an output's dtype differs from PyTorch's")
-            tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
-            kernel = Kernel(program, target=tgt, device=device)
-            lines.append(f"mugen runs the whole graph ({kernel.info['launches']} kernels, {kernel.info['device']}):")
-            lines.append(program.format())
-        except (Unsupported, Exception) as e:  # a program mugen refuses: PyTorch runs it
-            lines.append(f"  runs in PyTorch: the whole graph: {e}")
-            kernel = program = None
-    else:
-        lines.append("the whole graph runs in PyTorch (mugen runs a graph only whole, so far)")
-    report = "\n".join(lines)
+    whole, lines = _compile_whole(gm, ex, tgt, device)
+    if whole is not None:
+        whole.explain = "\n".join(["mugen: the whole graph"] + lines)
+        if explain:
+            print(whole.explain)
+        return whole
+    # the pieces: consecutive operators on one side of the line between what translated and not
+    _, w, _ = translate(gm, ex)
+    ok = {n.name for n in gm.graph.nodes if n.op in ("call_function", "call_method", "call_module")} - {n.name for n, _ in w.unsupported}
+    state = {"part": 0, "side": None}
+
+    def side_of(node):
+        s = node.name in ok or node.op == "get_attr"
+        if state["side"] is not None and s != state["side"] and node.op != "get_attr":
+            state["part"] += 1
+        if node.op != "get_attr":
+            state["side"] = s
+        return state["part"]
+    split = split_module(gm, gm, side_of)
+    from torch.fx.passes.shape_prop import ShapeProp
+    import copy
+    meta = copy.deepcopy(split).to("meta")
+    ShapeProp(meta).propagate(*[x.to("meta") for x in ex])
+    report, pieces = [f"mugen: {len(ok)} operators translated, {len(w.unsupported)} not; the graph in pieces:"], 0
+    for node in meta.graph.nodes:
+        if node.op != "call_module":
+            continue
+        sub = getattr(split, node.target)
+        names = [n.name for n in sub.graph.nodes if n.op in ("call_function", "call_method", "call_module")]
+        if not names or not all(n in ok for n in names):
+            report.append(f"- {node.target}: PyTorch runs {', '.join(names)}")
+            report += [f"  {n.name}: {why}" for n, why in w.unsupported if n.name in names]
+            continue
+        sub_ex = [a.meta["tensor_meta"] for a in node.args]
+        sub_in = [torch.empty(t.shape, dtype=t.dtype, device="meta") for t in sub_ex]
+        c, lines = _compile_whole(sub, sub_in, tgt, device)
+        if c is None:
+            report.append(f"- {node.target}: PyTorch runs {', '.join(names)}")
+            report += lines
+            continue
+        pieces += 1
+        report.append(f"- {node.target}: " + lines[0])
+        report += ["    " + x for x in lines[1].splitlines()]
+        setattr(split, node.target, _Runner(c))
+    text = "\n".join(report)
     if explain:
-        print(report)
-    return Compiled(gm, kernel, program, w.params, report, len(outputs), kernel is None)
+        print(text)
+    out = Compiled(split, None, None, [], text, 0, True)
+    out.pieces = pieces
+    return out
+
+
+def _runner_class():
+    import torch
+
+    class Runner(torch.nn.Module):
+        """A piece of a split graph that mugen runs (compile): called as the submodule was."""
+
+        def __init__(self, c):
+            super().__init__()
+            self.c = c
+
+        def forward(self, *args):
+            return self.c(*args)
+    return Runner
+
+
+def _Runner(c):
+    return _runner_class()(c)
 
 
 def _out_nodes(gm):
@@ -280,8 +352,8 @@ def backend(gm, example_inputs):
     """torch.compile(model, backend="mugen"): each graph Dynamo captures, compiled as above;
     a graph mugen cannot run whole runs as Dynamo gave it."""
     c = compile(gm, example_inputs)
-    if c.fallback:
-        return gm.forward
+    if c.fallback:  # in pieces (or wholly PyTorch's): the split graph returns what gm does
+        return c
     n = c._n_out
 
     def run(*args):

@@ -53,8 +53,22 @@ def test_module_parameters_are_inputs():
 
 def test_unsupported_runs_in_pytorch_and_says_why():
     def f(x):
-        return torch.cumsum(x, 0) + 1
+        return torch.cumsum(x, 0)
     x = torch.randn(4, 4)
     c = mugen.compile(f, [x])
-    assert c.fallback and "cumsum" in c.explain
+    assert c.fallback and c.pieces == 0 and "cumsum: operator cumsum" in c.explain
     assert torch.equal(c(x), f(x))
+
+
+def test_graph_split_around_an_unsupported_operator():
+    def f(x, w):
+        y = torch.relu(x @ w)
+        z = torch.cumsum(y, 1)
+        return torch.exp(z * 0.01) * 2 + y, y.sum(dim=1)
+    g = torch.Generator().manual_seed(5)
+    x, w = torch.rand(8, 16, generator=g) * 2 - 1, (torch.rand(16, 32, generator=g) - 0.5) * 0.2
+    c = mugen.compile(f, [x, w])
+    assert c.fallback and c.pieces == 2, c.explain
+    assert "PyTorch runs cumsum" in c.explain and "mugen runs" in c.explain
+    for got, want in zip(c(x, w), f(x, w)):
+        assert rel(got, want) < 1e-5
