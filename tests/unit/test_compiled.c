@@ -534,6 +534,18 @@ static void fake_tma(const fake_api *f) {
             CHECK_MSG(L && L->n_args == (no ? 4 : 6), "%d arguments", L ? L->n_args : -1);
             if (L && !no && L->n_args == 6)
                 CHECK(L->args[4] == (uintptr_t)b.in[0] && L->args[5] == (uintptr_t)b.in[1]);
+            /* the maps are kept for the buffers they were made for (compiled.c cached_params):
+             * X moved, its map follows it and W's is the one made before */
+            void *x0 = b.in[0];
+            for (int r = 0; r < 3 && !no; r++) {
+                b.in[0] = (void *)((uintptr_t)x0 + (r == 1 ? 4096u : 0u));
+                CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x5000) == MG_OK);
+                L = f->launch(from + 1 + r);
+                CHECK_MSG(L && L->n_args == 6 && L->args[4] == (uintptr_t)b.in[0] && L->args[5] == (uintptr_t)b.in[1],
+                          "launch %d: X's map at 0x%llx for 0x%llx", r, L ? (unsigned long long)L->args[4] : 0ull,
+                          (unsigned long long)(uintptr_t)b.in[0]);
+            }
+            b.in[0] = x0;
         }
         mg_compiled_free(c);
         mg_ctx_free(ctx);
