@@ -38,13 +38,6 @@ struct mg_compiled {
     int pdl, cached;
     char device[64];
     rt_ext *ext;              /* CUDA */
-    /* CUDA: each launch's tensor maps as last encoded (launch l's from tfirst[l]) and the
-     * address each was encoded for: a launch on the same buffers reuses them (encoding is
-     * most of a launch's host time); tmu guards them, each copied out before its launch */
-    dr_tmap *tmaps;
-    uintptr_t *taddr;
-    int *tfirst;
-    pthread_mutex_t tmu;
     void *so;                 /* C: the dlopen handle and its entry */
     void (*entry)(void **bufs);
 };
@@ -102,11 +95,6 @@ static mg_status place_buffers(mg_compiled *c, const cg_program *cg, const vf_io
     c->launches = base_alloc(((size_t)cg->n_launches + 1) * sizeof *c->launches);
     if (!c->launches) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     memcpy(c->launches, cg->launches, (size_t)cg->n_launches * sizeof *c->launches);
-    int nt = 0;
-    if (!(c->tfirst = base_calloc((size_t)cg->n_launches + 1, sizeof *c->tfirst))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    for (int l = 0; l < cg->n_launches; l++) c->tfirst[l] = nt, nt += cg->launches[l].n_tmaps;
-    c->tmaps = base_calloc((size_t)nt + 1, sizeof *c->tmaps), c->taddr = base_calloc((size_t)nt + 1, sizeof *c->taddr);
-    if (!c->tmaps || !c->taddr) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     return MG_OK;
 }
 
@@ -189,7 +177,6 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     mg_compiled *c = base_calloc(1, sizeof *c);
     if (!c) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     c->target = o->target, c->pdl = !o->opt.no_pdl, c->sync_buf = -1;
-    pthread_mutex_init(&c->tmu, NULL);
     mg_status rc = target_device(o, ctx, &dev);
     if (!rc && !ugraph)
         rc = dr_lower(prog->g, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &ug);
@@ -219,8 +206,6 @@ void mg_compiled_free(mg_compiled *c) {
     base_free(c->buf_in), base_free(c->buf_out), base_free(c->buf_off), base_free(c->buf_bytes);
     base_free(c->buf_alias), base_free(c->buf_voff);
     base_free(c->launches);
-    base_free(c->tmaps), base_free(c->taddr), base_free(c->tfirst);
-    pthread_mutex_destroy(&c->tmu);
     base_free(c);
 }
 
@@ -286,31 +271,8 @@ static uintptr_t buf_addr(const mg_compiled *c, int b, void *const *in, void *co
     return (uintptr_t)ws + c->buf_off[b];
 }
 
-/* dr_params for launch l with its tensor maps from c's cache where their addresses are the
- * ones encoded last, else encoded and cached; each copied into maps for this launch. */
-static mg_status cached_params(mg_ctx *ctx, mg_compiled *c, int l, unsigned long long *val, dr_tmap *maps,
-                               void **params) {
-    const cg_launch *L = &c->launches[l];
-    mg_status rc = MG_OK;
-    for (int a = 0; a < L->n_args; a++) params[a] = &val[a];
-    pthread_mutex_lock(&c->tmu);
-    for (int i = 0; i < L->n_tmaps && !rc; i++) {
-        const cg_tmap *t = &L->tmaps[i];
-        const int k = c->tfirst[l] + i;
-        if (c->taddr[k] != (uintptr_t)val[t->arg]) {
-            rc = rt_tmap(ctx, L->name, c->tmaps[k].b, (rt_dptr)val[t->arg], t->dims, t->row_bytes, t->box);
-            c->taddr[k] = rc ? 0 : (uintptr_t)val[t->arg];
-        }
-        maps[i] = c->tmaps[k];
-        params[L->n_args + i] = maps[i].b;
-    }
-    pthread_mutex_unlock(&c->tmu);
-    params[L->n_args + L->n_tmaps] = NULL;
-    return rc;
-}
-
 /* Queues the zeroing of the counters (persistent launches), then every kernel, on stream. */
-static mg_status launch_cuda(mg_ctx *ctx, mg_compiled *c, void *const *in,
+static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
                              void *const *out, void *ws, void *stream) {
     const rt_ext_mod *m = NULL;
     mg_status rc = rt_ext_enter(c->ext, ctx, &m);
@@ -323,7 +285,7 @@ static mg_status launch_cuda(mg_ctx *ctx, mg_compiled *c, void *const *in,
                                         * kernel's own count; the tests' fake driver stops at the NULL */
         dr_tmap maps[CG_MAX_TMAPS];
         for (int a = 0; a < L->n_args; a++) val[a] = buf_addr(c, L->args[a], in, out, ws);
-        rc = L->packed || !L->n_tmaps ? dr_params(ctx, L, val, maps, params) : cached_params(ctx, c, l, val, maps, params);
+        rc = dr_params(ctx, L, val, maps, params);
         if (!rc) rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params,
                                      (c->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster, stream);
     }

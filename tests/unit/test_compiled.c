@@ -534,8 +534,7 @@ static void fake_tma(const fake_api *f) {
             CHECK_MSG(L && L->n_args == (no ? 4 : 6), "%d arguments", L ? L->n_args : -1);
             if (L && !no && L->n_args == 6)
                 CHECK(L->args[4] == (uintptr_t)b.in[0] && L->args[5] == (uintptr_t)b.in[1]);
-            /* the maps are kept for the buffers they were made for (compiled.c cached_params):
-             * X moved, its map follows it and W's is the one made before */
+            /* each launch's maps are made for that launch's buffers: X moved, its map follows */
             void *x0 = b.in[0];
             for (int r = 0; r < 3 && !no; r++) {
                 b.in[0] = (void *)((uintptr_t)x0 + (r == 1 ? 4096u : 0u));
