@@ -33,6 +33,19 @@ class CompiledInfo(ctypes.Structure):
                 ("cached", ctypes.c_int), ("device", ctypes.c_char * 64)]
 
 
+class OptimizeReport(ctypes.Structure):
+    # mg_optimize_report up to its log, then the run report (12,080 bytes in this build) in a
+    # larger zeroed tail
+    _fields_ = [("parts", ctypes.c_int), ("lax_parts", ctypes.c_int), ("unique", ctypes.c_int),
+                ("searched", ctypes.c_int), ("from_cache", ctypes.c_int), ("kept", ctypes.c_int),
+                ("search_seconds", ctypes.c_double), ("piece_run_seconds", ctypes.c_double),
+                ("seconds_before_compile", ctypes.c_double), ("ugraph_text", ctypes.c_void_p),
+                ("log", ctypes.c_void_p), ("run", ctypes.c_ubyte * 65536)]
+
+
+OPTIMIZE_OPTS_BYTES = 8192  # mg_optimize_opts (376 bytes in this build), filled by mg_optimize_defaults
+
+
 def _find():
     here = os.path.dirname(os.path.abspath(__file__))
     for p in (os.environ.get("MUGEN_LIB"), os.path.join(here, "libmugen.so"),
@@ -57,6 +70,8 @@ for name, res, args in [
     ("mg_program_bind_dim", I, [P, P, S, ctypes.c_int64]),
     ("mg_eval_float", I, [P, P, I, ctypes.POINTER(P), ctypes.POINTER(P)]),
     ("mg_compile", I, [P, P, P, ctypes.POINTER(CompileOpts), ctypes.POINTER(P)]),
+    ("mg_optimize_defaults", None, [P]), ("mg_optimize_program", I, [P, P, P, ctypes.POINTER(OptimizeReport)]),
+    ("mg_optimize_report_free", None, [ctypes.POINTER(OptimizeReport)]),
     ("mg_compiled_free", None, [P]), ("mg_compiled_get_info", I, [P, ctypes.POINTER(CompiledInfo)]),
     ("mg_compiled_input", I, [P, I, D]), ("mg_compiled_output", I, [P, I, D]),
     ("mg_launch", I, [P, P, I, ctypes.POINTER(P), I, ctypes.POINTER(P), P, ctypes.c_size_t, P]),

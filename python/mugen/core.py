@@ -98,6 +98,21 @@ class Program:
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))
         return self
 
+    def optimize(self):
+        """mugen optimize (docs/search.md): each Lax piece searched through the search cache, its
+        best μGraph kept where it runs faster than the piece lowered; returns (the μGraph as a
+        Program, the log: a line a piece)."""
+        opts = (ctypes.c_ubyte * C.OPTIMIZE_OPTS_BYTES)()
+        C.lib.mg_optimize_defaults(opts)
+        rep = C.OptimizeReport()
+        _check(C.lib.mg_optimize_program(_ctx(), self._p, opts, ctypes.byref(rep)))
+        try:
+            text = ctypes.string_at(rep.ugraph_text).decode() if rep.ugraph_text else None
+            log = ctypes.string_at(rep.log).decode() if rep.log else ""
+        finally:
+            C.lib.mg_optimize_report_free(ctypes.byref(rep))
+        return (Program(text, "<optimized>") if text else None), log
+
     def reference(self, *inputs):
         """The f32 reference evaluation on NumPy inputs (any float dtype): NumPy float64 outputs."""
         import numpy as np
@@ -120,13 +135,13 @@ class Kernel:
     Calling it with inputs (NumPy arrays or torch tensors, in the program's input order) returns
     fresh outputs of the same kind; `out=` takes preallocated ones."""
 
-    def __init__(self, program, target="c", device=None):
-        self.program = program
+    def __init__(self, program, target="c", device=None, ugraph=None):
+        self.program, self.ugraph = program, ugraph  # ugraph: a μGraph of program (Program.optimize)
         o = C.CompileOpts()
         o.target = C.MG_TARGET_C if target == "c" else C.MG_TARGET_CUDA
         o.device = device.encode() if device else None
         self._c = ctypes.c_void_p()
-        _check(C.lib.mg_compile(_ctx(), program._p, None, ctypes.byref(o), ctypes.byref(self._c)))
+        _check(C.lib.mg_compile(_ctx(), program._p, ugraph._p if ugraph else None, ctypes.byref(o), ctypes.byref(self._c)))
         self.target = target
         info = C.CompiledInfo()
         _check(C.lib.mg_compiled_get_info(self._c, ctypes.byref(info)))

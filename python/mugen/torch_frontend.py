@@ -228,6 +228,7 @@ class Compiled:
         self.fn, self.kernel, self.program, self._params = fn, kernel, program, params
         self.explain, self._n_out, self.fallback = explain, n_out, fallback
         self.pieces = 0 if fallback else 1  # graph pieces mugen runs
+        self.ugraph = None  # the μGraph optimize kept (optimize=True)
 
     def __call__(self, *args):
         if self.fallback:
@@ -240,7 +241,7 @@ class Compiled:
         return f"<pre>{html.escape(self.explain)}</pre>"
 
 
-def _compile_whole(gm, ex, target, device):
+def _compile_whole(gm, ex, target, device, optimize=False):
     """(Compiled, report lines) for a graph every operator of which translated, or None."""
     import torch
     text, w, outputs = translate(gm, ex)
@@ -250,25 +251,29 @@ def _compile_whole(gm, ex, target, device):
         program = Program(text, "<torch.fx>")
         if [str(getattr(torch, d.dtype)) for d in program.outputs] != [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
             raise Unsupported("an output's dtype differs from PyTorch's")
-        kernel = Kernel(program, target=target, device=device)
+        ug, log = program.optimize() if optimize else (None, "")
+        kernel = Kernel(program, target=target, device=device, ugraph=ug)
     except Exception as e:  # a program mugen refuses: PyTorch runs it
         return None, [f"  runs in PyTorch: the graph: {e}"]
     c = Compiled(gm, kernel, program, w.params, "", len(outputs), False)
-    return c, [f"mugen runs {len(w.supported)} operators ({kernel.info['launches']} kernels, {kernel.info['device']}):",
-               program.format()]
+    c.ugraph = ug
+    return c, [f"mugen runs {len(w.supported)} operators ({kernel.info['launches']} kernels, {kernel.info['device']}"
+               f"{', the μGraph mugen optimize kept' if ug else ''}):", program.format() + (log and "\n" + log)]
 
 
-def compile(fn, example_inputs, explain=False, target=None, device=None):  # noqa: A001
+def compile(fn, example_inputs, explain=False, target=None, device=None, optimize=False):  # noqa: A001
     """Traces fn (a function or nn.Module) on example_inputs; mugen runs the graph, or where an
     operator is not mugen's, the maximal pieces between such operators (torch.fx split_module),
-    PyTorch the rest. explain=True prints the split."""
+    PyTorch the rest. explain=True prints the split. optimize=True: each piece through `mugen
+    optimize` (searched through the search cache, MUGEN_SEARCH_CACHE; the fastest correct μGraph
+    kept), else lowered by the rules."""
     import torch
     import torch.fx
     from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
     tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
-    whole, lines = _compile_whole(gm, ex, tgt, device)
+    whole, lines = _compile_whole(gm, ex, tgt, device, optimize)
     if whole is not None:
         whole.explain = "\n".join(["mugen: the whole graph"] + lines)
         if explain:
@@ -303,7 +308,7 @@ def compile(fn, example_inputs, explain=False, target=None, device=None):  # noq
             continue
         sub_ex = [a.meta["tensor_meta"] for a in node.args]
         sub_in = [torch.empty(t.shape, dtype=t.dtype, device="meta") for t in sub_ex]
-        c, lines = _compile_whole(sub, sub_in, tgt, device)
+        c, lines = _compile_whole(sub, sub_in, tgt, device, optimize)
         if c is None:
             report.append(f"- {node.target}: PyTorch runs {', '.join(names)}")
             report += lines

@@ -72,3 +72,19 @@ def test_graph_split_around_an_unsupported_operator():
     assert "PyTorch runs cumsum" in c.explain and "mugen runs" in c.explain
     for got, want in zip(c(x, w), f(x, w)):
         assert rel(got, want) < 1e-5
+
+
+def test_optimize_through_the_search_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("MUGEN_SEARCH_CACHE", str(tmp_path))
+
+    def f(x, w):
+        return torch.relu(x @ w)
+    g = torch.Generator().manual_seed(11)
+    x, w = (torch.rand(8, 64, generator=g) * 2 - 1).half(), ((torch.rand(64, 32, generator=g) - 0.5) * 0.2).half()
+    logs = []
+    for _ in range(2):  # searched, then read from the cache
+        c = mugen.compile(f, [x, w], optimize=True)
+        assert not c.fallback and c.ugraph is not None, c.explain
+        assert rel(c(x, w), f(x.float(), w.float())) < 1e-2
+        logs.append(c.explain)
+    assert "search complete" in logs[0] and "from the search cache" in logs[1]
