@@ -2,7 +2,7 @@
 # Runs every CPU test suite and ends with one total line "N passed, N failed".
 #   sh tests/run_all.sh RELEASE_BUILD_DIR SANITIZER_BUILD_DIR [FUZZ_BUILD_DIR]
 # Suites: unit tests, the program suite, the codegen suite, the Z3 check, the adversarial verifier
-# corpus (tests/verify) on the release build, the search over MPI ranks (tests/mpi, the build of
+# corpus (tests/verify) on the release build, the Python package (tests/python, build/libmugen.so), the search over MPI ranks (tests/mpi, the build of
 # `make mpi` in build/mpi), then unit and program suites again under
 # AddressSanitizer + UBSan (the program suite in quick mode), then the short fuzz run of both
 # front ends (tests/fuzz/run.sh: the corpus replayed, then FUZZ_SECONDS, 30, of fuzzing per format,
@@ -62,10 +62,12 @@ run_suite() { # name, command...
 # (2 cores: about 21 minutes one after another, session 8).
 bglog=$(mktemp)
 bgrc=$(mktemp)
+bgend=$(mktemp) # its own end, so its line says how long it ran, not how long the others did
 bgstart=$(date +%s)
 (
     sh tests/programs/run.sh "$asan/mugen" quick >"$bglog" 2>&1
     echo $? >"$bgrc"
+    date +%s >"$bgend"
 ) &
 bgpid=$!
 echo "== programs (asan+ubsan, quick): running in the background ..."
@@ -74,6 +76,7 @@ run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
 run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "verifier corpus (adversarial pairs)" sh tests/verify/run.sh "$rel/mugen"
+run_suite "python (the package against PyTorch on the CPU)" env MUGEN_LIB="$rel/libmugen.so" sh tests/python/run.sh
 run_suite "ranks (MPI: 1, 2 and 4 ranks, resume, a dead rank)" sh tests/mpi/run.sh "$rel/mugen" "${MPI_BUILD:-build/mpi}/mugen"
 run_suite "unit (asan+ubsan)" "$asan/unit"
 run_suite "fuzz (libFuzzer: corpus, then ${FUZZ_SECONDS:-30} s per format)" sh tests/fuzz/run.sh "$fuzz" "${FUZZ_SECONDS:-30}"
@@ -81,7 +84,8 @@ if kill -0 "$bgpid" 2>/dev/null; then
     echo "== programs (asan+ubsan, quick): waiting for it ($(($(date +%s) - bgstart))s so far) ..."
 fi
 wait "$bgpid"
-finish "programs (asan+ubsan, quick)" "$bglog" "$(cat "$bgrc" 2>/dev/null || echo 1)" $(($(date +%s) - bgstart))
-rm -f "$log" "$rcf" "$bglog" "$bgrc"
+bgsecs=$(($(cat "$bgend" 2>/dev/null || date +%s) - bgstart))
+finish "programs (asan+ubsan, quick)" "$bglog" "$(cat "$bgrc" 2>/dev/null || echo 1)" "$bgsecs"
+rm -f "$log" "$rcf" "$bglog" "$bgrc" "$bgend"
 echo "$total_p passed, $total_f failed"
 exit $status
