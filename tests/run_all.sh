@@ -7,8 +7,10 @@
 # AddressSanitizer + UBSan (the program suite in quick mode), then the short fuzz run of both
 # front ends (tests/fuzz/run.sh: the corpus replayed, then FUZZ_SECONDS, 30, of fuzzing per format,
 # with the fuzzers of `make fuzz-build` in FUZZ_BUILD_DIR, build/fuzz). MUGEN_CHECK=1 throughout.
-# The whole run takes about 14 minutes on 2 cores (CI: 863 s, session 12), so each suite says when it
-# starts and ends, and a suite's own progress lines ("... " first) are shown as they come.
+# The whole run took 19 min 53 s in CI on 2 cores at d10f852 (the sanitizer program suite's quick
+# mode halved, 196 s in the background; the others one after another the long pole), so the
+# codegen suite now follows it in the background. Each suite says when it starts and ends, and a
+# foreground suite's own progress lines ("... " first) are shown as they come.
 rel=${1:-build}
 asan=${2:-build/asan}
 fuzz=${3:-build/fuzz}
@@ -58,22 +60,27 @@ run_suite() { # name, command...
     rc=$(cat "$rcf")
     finish "$name" "$log" "${rc:-1}" $(($(date +%s) - start))
 }
-# The sanitizer program suite, the longest and one process at a time, runs beside the others
-# (2 cores: about 21 minutes one after another, session 8).
+# The sanitizer program suite, then the codegen suite, run beside the others, one process at a
+# time each (2 cores; CI at d10f852: the others 1,096 s one after another, codegen 483 of them).
 bglog=$(mktemp)
 bgrc=$(mktemp)
 bgend=$(mktemp) # its own end, so its line says how long it ran, not how long the others did
+cglog=$(mktemp)
+cgrc=$(mktemp)
+cgend=$(mktemp)
 bgstart=$(date +%s)
 (
     sh tests/programs/run.sh "$asan/mugen" quick >"$bglog" 2>&1
     echo $? >"$bgrc"
     date +%s >"$bgend"
+    sh tests/codegen/run.sh "$rel" >"$cglog" 2>&1
+    echo $? >"$cgrc"
+    date +%s >"$cgend"
 ) &
 bgpid=$!
-echo "== programs (asan+ubsan, quick): running in the background ..."
+echo "== programs (asan+ubsan, quick), then codegen (NVRTC + C backend): running in the background ..."
 run_suite "unit" "$rel/unit"
 run_suite "programs" sh tests/programs/run.sh "$rel/mugen"
-run_suite "codegen (NVRTC + C backend)" sh tests/codegen/run.sh "$rel"
 run_suite "z3 cross-check of the pruning axioms" sh tests/z3/run.sh "$rel"
 run_suite "verifier corpus (adversarial pairs)" sh tests/verify/run.sh "$rel/mugen"
 run_suite "python (the package against PyTorch on the CPU)" env MUGEN_LIB="$rel/libmugen.so" sh tests/python/run.sh
@@ -81,11 +88,13 @@ run_suite "ranks (MPI: 1, 2 and 4 ranks, resume, a dead rank)" sh tests/mpi/run.
 run_suite "unit (asan+ubsan)" "$asan/unit"
 run_suite "fuzz (libFuzzer: corpus, then ${FUZZ_SECONDS:-30} s per format)" sh tests/fuzz/run.sh "$fuzz" "${FUZZ_SECONDS:-30}"
 if kill -0 "$bgpid" 2>/dev/null; then
-    echo "== programs (asan+ubsan, quick): waiting for it ($(($(date +%s) - bgstart))s so far) ..."
+    echo "== programs (asan+ubsan, quick), then codegen: waiting for them ($(($(date +%s) - bgstart))s so far) ..."
 fi
 wait "$bgpid"
 bgsecs=$(($(cat "$bgend" 2>/dev/null || date +%s) - bgstart))
 finish "programs (asan+ubsan, quick)" "$bglog" "$(cat "$bgrc" 2>/dev/null || echo 1)" "$bgsecs"
-rm -f "$log" "$rcf" "$bglog" "$bgrc" "$bgend"
+cgsecs=$(($(cat "$cgend" 2>/dev/null || date +%s) - $(cat "$bgend" 2>/dev/null || echo "$bgstart")))
+finish "codegen (NVRTC + C backend)" "$cglog" "$(cat "$cgrc" 2>/dev/null || echo 1)" "$cgsecs"
+rm -f "$log" "$rcf" "$bglog" "$bgrc" "$bgend" "$cglog" "$cgrc" "$cgend"
 echo "$total_p passed, $total_f failed"
 exit $status
