@@ -6,6 +6,9 @@
 #ifndef OP_MAX_STAGES
 #define OP_MAX_STAGES 4
 #endif
+#ifndef OP_PAIR_MIN_STAGES
+#define OP_PAIR_MIN_STAGES 2 /* the shallowest pipeline two blocks an SM take (each block 1 request ahead) */
+#endif
 enum { MAX_STAGES = OP_MAX_STAGES }; /* deepest software pipeline tried for iterator tiles */
 enum { MAX_TMA_STAGES = 6 }; /* the same for TMA-loaded tiles (op_kernel.tma): with one stage
                               * read by the wgmmas still in flight, 4 are ahead of the loop
@@ -133,7 +136,8 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
         return;
     }
     /* two blocks an SM (k->min_blocks): each gets half of it less the 1 KB the hardware keeps a
-     * block (an SM has the opt-in limit plus 1 KB), with at least 3 stages; else one block */
+     * block (an SM has the opt-in limit plus 1 KB), with at least OP_PAIR_MIN_STAGES stages (2:
+     * one request ahead, the other block's products covering the wait); else one block */
     int64_t full = limit - (k->tma ? 8 * MAX_TMA_STAGES : 0); /* the stages' mbarriers, placed after (plan.c) */
     int64_t half = (limit + 1024) / 2 - 1024 - (k->tma ? 8 * MAX_TMA_STAGES : 0);
     for (int pair = k->min_blocks > 1; pair >= 0; pair--) {
@@ -144,7 +148,7 @@ void op_place_stages(op_kernel *k, const int *ph, const int *level, const op_opt
             k->smem = place(k, o->reuse);
             if (k->smem < 0 || k->smem <= lim || st <= 1) break;
         }
-        if (!pair || (k->smem >= 0 && k->smem <= lim && k->stages >= 3)) break;
+        if (!pair || (k->smem >= 0 && k->smem <= lim && k->stages >= OP_PAIR_MIN_STAGES)) break;
         k->min_blocks = 1;
     }
 }

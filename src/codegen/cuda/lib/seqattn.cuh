@@ -238,17 +238,18 @@ MG_DI void mg_sa_chunk(const T *__restrict__ x, unsigned short *d, long long bas
  * scores S = Q K^T with Q and K read K-major from shared memory, O += P V with P in registers
  * and V read MN-major; the tiles in the core-matrix layout (element (row, d) at row / 8 * 8D +
  * d / 8 * 64 + row % 8 * 8 + d % 8), filled by cp.async in that order (each warp's writes
- * contiguous) or by the threads when the types differ. D 32, 64 or 128. Each step: one barrier
- * (tile kt landed; every warpgroup's P V of tile kt - 2 done), tile kt + 1 requested into that
- * stage, S of tile kt issued, then P V of tile kt - 1 (FlashAttention-3's overlap within a
+ * contiguous) or by the threads when the types differ. D 32, 64 or 128. S stages of K and V,
+ * S - 2 tiles requested ahead. Each step: one barrier (tile kt landed; every warpgroup's P V of
+ * tile kt - 2 done), tile kt + S - 2 requested into tile kt - 2's stage, S of tile kt issued,
+ * then P V of tile kt - 1 (FlashAttention-3's overlap within a
  * warpgroup: it runs during tile kt's softmax, and is waited for before O is rescaled). O / l
  * leaves through the Q rows' shared memory, 16 bytes a lane (16-bit results). Dynamic shared
- * memory: three stages of K and V and the BM query rows ((6 * 64 + BM) * D * 2 bytes). */
-template <int D, bool BF, int BM, typename TQ, typename TK, typename TV, typename TO>
+ * memory: S stages of K and V and the BM query rows ((2 S * 64 + BM) * D * 2 bytes). */
+template <int D, bool BF, int BM, int S, typename TQ, typename TK, typename TV, typename TO>
 MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const TK *__restrict__ k,
                          const TV *__restrict__ v, const float *__restrict__ lens, int T, int H, int B) {
-    constexpr int BN = 64, CH = D / 8, NT = BM / 64 * 128, S = 3;
-    static_assert((D == 32 || D == 64 || D == 128) && (BM == 64 || BM == 128), "head dim 32, 64 or 128; 64 or 128 rows");
+    constexpr int BN = 64, CH = D / 8, NT = BM / 64 * 128, A = S - 2; /* A tiles ahead */
+    static_assert((D == 32 || D == 64 || D == 128) && (BM == 64 || BM == 128) && S >= 3, "head dim 32, 64 or 128; 64 or 128 rows; 3 stages or more");
     extern __shared__ __align__(128) unsigned char mg_sa_dyn[];
     unsigned short (*ks)[BN * D] = (unsigned short (*)[BN * D])mg_sa_dyn, (*vs)[BN * D] = ks + S, *qsm = vs[S];
     const int tid = threadIdx.x, h = blockIdx.x % H, w = blockIdx.x / H;
@@ -264,18 +265,20 @@ MG_DI void mg_seqattn_wg(TO *__restrict__ out, const TQ *__restrict__ q, const T
     unsigned short *qs = qsm + (tid >> 5) * 16 * D;
     float o[D / 8][4] = {}, m[2] = {MG_NEG_INF, MG_NEG_INF}, l[2] = {};
     const int ntiles = (L + BN - 1) / BN;
-    auto fetch = [&](int kt, int st) { /* key tile kt into stage st */
-        for (int c = tid; c < BN * CH; c += NT) mg_sa_chunk<BF, D>(k, ks[st], base, HD, kt * BN, L, c), mg_sa_chunk<BF, D>(v, vs[st], base, HD, kt * BN, L, c);
+    auto fetch = [&](int kt) { /* key tile kt into its stage; one commit group a tile, empty past the last */
+        if (kt < ntiles)
+            for (int c = tid; c < BN * CH; c += NT) mg_sa_chunk<BF, D>(k, ks[kt % S], base, HD, kt * BN, L, c), mg_sa_chunk<BF, D>(v, vs[kt % S], base, HD, kt * BN, L, c);
         mg_cp_commit();
     };
-    fetch(0, 0); /* with Q: one commit group */
+#pragma unroll
+    for (int kt = 0; kt < A; kt++) fetch(kt); /* tile 0 with Q: one commit group */
     unsigned pa[BN / 16][4] = {};
     for (int kt = 0; kt < ntiles; kt++) {
         const int st = kt % S;
-        mg_cp_wait<0>(); /* tile kt */
+        mg_cp_wait<A - 1>(); /* tile kt */
         mg_fence_async(); /* the threads' writes, before the async proxy's reads */
         __syncthreads();
-        if (kt + 1 < ntiles) fetch(kt + 1, (kt + 1) % S); /* tile kt - 2's stage */
+        fetch(kt + A); /* into tile kt - 2's stage */
         float s[BN / 8][4];
         mg_wg_fence();
 #pragma unroll
