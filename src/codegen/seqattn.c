@@ -95,12 +95,14 @@ void cg_emit_seqattn(em *E, int j, cg_program *out) {
     int mt = D <= 64 ? 2 : 1, bm = lmin > 0 && T >= lmin * B ? 128 : 64;
     int wg = E->tg == CG_CUDA && p->sm90a && (D == 32 || D == 64 || D == 128) && !(wv && atoi(wv) == 0);
     int threads = E->tg != CG_CUDA ? 1 : wg ? bm / 64 * 128 : bm / (16 * mt) * 32;
-    /* mg_seqattn_wg's K and V stages (16 KB a stage at D = 64; MUGEN_SEQATTN_STAGES, 3 to 6,
-     * default 4: two tiles ahead; H200, 3 -> 4: squad b128 491.8 -> 482.8 us, race b128 984.6 ->
-     * 978.1, b32 equal; docs/notes/2026-11-28-s32.md) and its bm query rows, in the dynamic
-     * shared memory: 80 KB at D = 64, two blocks an SM as its registers allow */
+    /* mg_seqattn_wg's K and V stages (16 KB a stage at D = 64; MUGEN_SEQATTN_STAGES, 3 to 6)
+     * and its bm query rows, in the dynamic shared memory. By default 4 stages (two tiles
+     * ahead) for 128-row blocks, whose registers hold them to two blocks an SM anyway (80 KB
+     * each at D = 64), and 3 for 64-row blocks, which a fourth stage would take from 4 blocks
+     * an SM to 3 (H200, 4 stages: race and squad 0-1.8% faster, cola and mnli 3-6% slower;
+     * docs/notes/2026-11-28-s32.md) */
     const char *sv = getenv("MUGEN_SEQATTN_STAGES");
-    int stages = sv && atoi(sv) >= 3 && atoi(sv) <= 6 ? atoi(sv) : 4;
+    int stages = sv && atoi(sv) >= 3 && atoi(sv) <= 6 ? atoi(sv) : bm == 128 ? 4 : 3;
     int64_t dyn = wg ? (int64_t)(2 * stages * 64 + bm) * D * 2 : 0;
     cg_signature(E, kname, &ps, threads, E->names, 0);
     unsigned grid[3] = {1, 1, 1};

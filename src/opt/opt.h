@@ -198,9 +198,9 @@ typedef struct op_kernel {
     int64_t tma_bar;   /* with tma: offset of the stages' mbarriers (8 bytes each) */
     int min_blocks;    /* blocks an SM the launch asks room for (__launch_bounds__'s second
                         * number; tma.c, memory.c): 2 for a short TMA loop (OP_TMA_PAIR_ITERS)
-                        * with two waves of blocks whose 3+ stages fit in half an SM's shared
-                        * memory, so one block's pipeline fill and stores overlap the other's
-                        * products; else 1 */
+                        * with two waves of blocks whose 2+ stages fit in half an SM's shared
+                        * memory and whose accumulators fit op_pair_regs_ok, so one block's
+                        * pipeline fill and stores overlap the other's products; else 1 */
     int64_t acc_scratch; /* offset of the scratch where the split-K groups of register
                         * accumulators (op_regacc_split, SK > 1) put their sums side by side
                         * before one pass adds them; -1: none (the groups add one at a time) */
@@ -364,5 +364,12 @@ int op_space_draw(const ir_graph *g, const mg_device *dev, const op_opts *base, 
  * the distinct points and the valid ones. */
 mg_status op_space_report(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, const op_opts *base, int samples,
                           uint64_t seed, strbuf *out, double counts[2]);
+
+/* Whether blocks of `threads` threads with `acc` accumulator floats a thread fit two an SM:
+ * at most 96 of them, and about 32 registers more a thread within the SM's
+ * 65,536 (the Q/K/V kernel of three products: 96 accumulators, 122 registers, no spills). */
+static inline int op_pair_regs_ok(int64_t threads, int64_t acc) {
+    return acc <= 96 && 2 * threads * (acc + 32) <= 65536;
+}
 
 #endif

@@ -30,8 +30,9 @@ const op_space_name op_constraints[OP_C_N] = {
     [OP_C_TRIP] = {"trip", "no more stages than the loop has iterations"},
     [OP_C_SMEM] = {"smem", "shared memory a block within the device's opt-in limit (half of an SM, "
                            "less 1 KB, for two blocks an SM)"},
-    [OP_C_REGS] = {"regs", "register accumulators at most 128 floats a thread (96 for two blocks an "
-                           "SM), and threads x (accumulators + 40) within the SM's 65,536 registers"},
+    [OP_C_REGS] = {"regs", "register accumulators at most 128 floats a thread and threads x (accumulators + 40) "
+                           "within the SM's 65,536 registers (two blocks an SM: at most 96, and 2 x threads x "
+                           "(accumulators + 32))"},
     [OP_C_PLAN] = {"plan", "the optimizer plans it (a point no pass can hold, or out of memory)"},
 };
 
@@ -147,7 +148,7 @@ static int check(const ir_graph *g, const mg_device *dev, const op_opts *base, c
         int64_t lim = kk->min_blocks > 1 ? (dev->smem_per_block + 1024) / 2 - 1024 : dev->smem_per_block;
         if (kk->smem > lim) bad |= 1 << OP_C_SMEM;
         int64_t acc = acc_floats(kk);
-        if (acc > (kk->min_blocks > 1 ? 96 : 128) || (int64_t)kk->threads * kk->min_blocks * (acc + 40) > 65536)
+        if (kk->min_blocks > 1 ? !op_pair_regs_ok(kk->threads, acc) : acc > 128 || (int64_t)kk->threads * (acc + 40) > 65536)
             bad |= 1 << OP_C_REGS;
         const op_force *fk = k < o.n_force ? &f[k] : NULL;
         if (fk && fk->pair > 1 && !kk->tma) bad |= 1 << OP_C_STAGES;

@@ -19,9 +19,6 @@
 #define OP_TMA_WGS 2 /* warpgroups a block's 64-row pieces make at most before they widen to 128 columns
                       * (4: 128 x 128 tiles as four 64 x 64 pieces, sessions 14-26) */
 #endif
-#ifndef OP_TMA_PAIR_ACC
-#define OP_TMA_PAIR_ACC 96 /* the most accumulator floats a thread of two blocks an SM (96: 122 registers, no spills) */
-#endif
 #ifndef OP_TMA_PAIR
 #define OP_TMA_PAIR 1 /* 0: one block an SM, the deepest pipeline (sessions 14-26) */
 #endif
@@ -119,7 +116,7 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
     }
     k->tma = swap ? 2 : 1, k->tma_nw = (int)nw, k->threads = (int)(128 * wgs);
     /* two blocks an SM (memory.c fits their stages in half of it), each thread's accumulators
-     * then at most 96 floats of its 128 registers (OP_TMA_PAIR_ACC), for a short loop: its
+     * then at most 96 floats of its 128 registers (op_pair_regs_ok), for a short loop: its
      * pipeline's fill and its stores are then a large share, which the other block's products
      * hide (H200, the encoder's K = 512 products 70.0 -> 65.0 us; K = 2048, 32 iterations:
      * 185.4 -> 208.5 us, the 3 stages too shallow; bench/results/h200-2026-11-28-s27/
@@ -127,6 +124,6 @@ void op_find_tma(const op_plan *p, const mg_device *dev, int knode, const ir_gra
      * accumulators, 2 stages of 40 KB in half the SM; 122 registers, no spills) paired: race b32
      * 264.7 -> 255.6 us, race b128 994.0 -> 984.6, squad within 1.5%, mnli b128 +0.8% (H200). */
     const int64_t blocks = (int64_t)b->grid[0] * b->grid[1] * b->grid[2]; /* enough to fill two an SM */
-    k->min_blocks = OP_TMA_PAIR && !swap && n_mm * regs <= OP_TMA_PAIR_ACC && b->forloop <= OP_TMA_PAIR_ITERS &&
+    k->min_blocks = OP_TMA_PAIR && !swap && op_pair_regs_ok(128 * wgs, n_mm * regs) && b->forloop <= OP_TMA_PAIR_ITERS &&
                     blocks >= 2 * dev->n_sm ? 2 : 1;
 }

@@ -218,7 +218,7 @@ done
 # silently into one wgmma at a time)
 if [ -x "$NVCC" ]; then
     "$M" emit --lengths len="$LD/race.txt" examples/ragged/encoder_b128.mu >"$T/enc.cu" 2>&1 &&
-        grep -q "mg_seqattn_wg<64, false, 128>" "$T/enc.cu" &&
+        grep -q "mg_seqattn_wg<64, false, 128, 4>" "$T/enc.cu" &&
         "$NVCC" -cubin -arch=sm_90a -Xptxas -v -diag-suppress 177 "$T/enc.cu" -o "$T/enc.cubin" >"$T/out" 2>&1 &&
         ! grep -q "C751[45]" "$T/out" && ok || bad "encoder b128: ptxas: $(grep -E 'C751[45]|error' "$T/out" | head -c 600)"
 fi
@@ -300,14 +300,15 @@ printf '40\n40\n40\n40\n' >"$T/lv.txt"
 printf '150\n0\n1\n97\n' >"$T/l4.txt"
 printf '130\n64\n65\n3\n0\n' >"$T/l5.txt"
 printf '200\n1\n0\n129\n64\n' >"$T/l6.txt"
-# on sm_90a (the default device), head dim 128 takes the warpgroup form (mg_seqattn_wg, 3 K/V
-# stages), 48 the warps' (mg_seqattn, two strips a warp); MUGEN_SEQATTN_WG=0 the warps' always
-for c in "d128 l4 mg_seqattn_wg<128,@false,@R> 1" "d128 l4 mg_seqattn<128,@false,@1,@R> 0" \
-    "d48 l5 mg_seqattn<48,@true,@2,@R> 1" "d32 l6 mg_seqattn_wg<32,@true,@R> 1"; do
+# on sm_90a (the default device), head dim 128 takes the warpgroup form (mg_seqattn_wg, 4 K/V
+# stages for 128 rows, 3 for 64), 48 the warps' (mg_seqattn, two strips a warp);
+# MUGEN_SEQATTN_WG=0 the warps' always
+for c in "d128 l4 mg_seqattn_wg<128,@false,@R,@S> 1" "d128 l4 mg_seqattn<128,@false,@1,@R> 0" \
+    "d48 l5 mg_seqattn<48,@true,@2,@R> 1" "d32 l6 mg_seqattn_wg<32,@true,@R,@S> 1"; do
     set -- $c
     # 128 query rows a block (MUGEN_SEQATTN_LONG: sequences of 1+ tokens on average)
     for r in 64 128; do
-        want=$(echo "$3" | sed "s/R/$r/; s/@/ /g")
+        want=$(echo "$3" | sed "s/R/$r/; s/S/$([ $r = 128 ] && echo 4 || echo 3)/; s/@/ /g")
         MUGEN_SEQATTN_WG=$4 MUGEN_SEQATTN_LONG=$([ $r = 128 ] && echo 1 || echo 0) "$M" emit --compile \
             --lengths len="$T/$2.txt" tests/codegen/seqattn_$1.mu >"$T/out" 2>&1 &&
             grep -qF "$want" "$T/out" && ok || bad "seqattn_$1.mu, $want: NVRTC: $(grep -o 'mg_seqattn[_wg]*<[^>]*>' "$T/out" | tail -1) $(tail -c 400 "$T/out")"

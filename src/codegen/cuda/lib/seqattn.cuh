@@ -37,7 +37,9 @@ template <bool BF, typename T> MG_DI uint4 mg_sa_ld8(const T *p) {
 /* Block w's work item (h = its head): *off, *L its sequence's first row and length, *tile
  * its BM-row query tile; false past the items, after writing 0 to this block's share of the
  * rows past the last sequence (then nothing else to do). Every thread of the NT calls it; it
- * waits for the previous kernel's results (q, k, v) once the lengths are read. */
+ * waits for the previous kernel's results (q, k, v) once the lengths are read. Each sequence's
+ * first item is a sum over the other sequences, split among P adjacent threads (P B <= NT, at
+ * most 8) and combined by shuffles: a batch of 32 takes 4 steps a thread instead of 32. */
 template <int BM, int NT, typename TO>
 MG_DI bool mg_sa_item(TO *__restrict__ out, const float *__restrict__ lens, int T, int H, int D, int B, int w, int h,
                       int *off, int *L, int *tile) {
@@ -50,18 +52,24 @@ MG_DI bool mg_sa_item(TO *__restrict__ out, const float *__restrict__ lens, int 
         sl[b] = Lb, sn[b] = (Lb + BM - 1) / BM;
     }
     __syncthreads();
+    const int P = B * 8 <= NT ? 8 : B * 4 <= NT ? 4 : B * 2 <= NT ? 2 : 1, part = tid % P, G = NT / P;
     int items = 0, sum = 0; /* this thread's share of the totals */
-    for (int b = tid; b < B; b += NT) {
+    for (int r = 0, b0 = tid / P; r < (B + G - 1) / G; r++, b0 += G) { /* every thread the same steps */
+        const int b = b0 < B ? b0 : B - 1;
         const int Lb = sl[b], nt = sn[b];
         int start = 0, o = 0; /* items before b's first: longer sequences', then equal ones' before b */
-        for (int c = 0; c < b; c++) {
+        for (int c = part; c < b; c += P) {
             const int n = sn[c];
             start += n >= nt ? n : 0, o += sl[c];
         }
-        for (int c = b + 1; c < B; c++) {
+        for (int c = b + 1 + part; c < B; c += P) {
             const int n = sn[c];
             start += n > nt ? n : 0;
         }
+#pragma unroll
+        for (int x = 1; x < 8; x *= 2)
+            if (x < P) start += __shfl_xor_sync(0xffffffffu, start, x), o += __shfl_xor_sync(0xffffffffu, o, x);
+        if (b0 >= B || part) continue;
         items += nt, sum += Lb;
         if (w >= start && w < start + nt) s_b = b, s_tile = w - start, s_off = o, s_len = min(Lb, T - o);
     }
