@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api_internal.h"
@@ -36,6 +37,7 @@ struct mg_compiled {
     cg_launch *launches;
     int n_launches;
     int pdl, cached;
+    int graphs;               /* mg_launch replays its launches as CUDA graphs (MUGEN_LAUNCH_GRAPH) */
     char device[64];
     rt_ext *ext;              /* CUDA */
     void *so;                 /* C: the dlopen handle and its entry */
@@ -177,6 +179,8 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     mg_compiled *c = base_calloc(1, sizeof *c);
     if (!c) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     c->target = o->target, c->pdl = !o->opt.no_pdl, c->sync_buf = -1;
+    const char *lg = getenv("MUGEN_LAUNCH_GRAPH");
+    c->graphs = !(lg && !strcmp(lg, "0"));
     mg_status rc = target_device(o, ctx, &dev);
     if (!rc && !ugraph)
         rc = dr_lower(prog->g, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &ug);
@@ -271,25 +275,55 @@ static uintptr_t buf_addr(const mg_compiled *c, int b, void *const *in, void *co
     return (uintptr_t)ws + c->buf_off[b];
 }
 
+/* One mg_launch's kernels and buffers (queue_cuda's argument). */
+typedef struct launch_args {
+    const mg_compiled *c;
+    mg_ctx *ctx;
+    const rt_ext_mod *m;
+    void *const *in, *const *out;
+    void *ws;
+} launch_args;
+
 /* Queues the zeroing of the counters (persistent launches), then every kernel, on stream. */
-static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
-                             void *const *out, void *ws, void *stream) {
-    const rt_ext_mod *m = NULL;
-    mg_status rc = rt_ext_enter(c->ext, ctx, &m);
-    if (!rc && c->sync_buf >= 0)
-        rc = rt_ext_zero(ctx, buf_addr(c, c->sync_buf, in, out, ws), c->buf_bytes[c->sync_buf], stream);
+static mg_status queue_cuda(void *arg, void *stream) {
+    const launch_args *a = arg;
+    const mg_compiled *c = a->c;
+    mg_status rc = MG_OK;
+    if (c->sync_buf >= 0)
+        rc = rt_ext_zero(a->ctx, buf_addr(c, c->sync_buf, a->in, a->out, a->ws), c->buf_bytes[c->sync_buf], stream);
     for (int l = 0; l < c->n_launches && !rc; l++) {
         const cg_launch *L = &c->launches[l];
         unsigned long long val[CG_MAX_ARGS];
         void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1]; /* NULL-terminated: the driver reads the
                                         * kernel's own count; the tests' fake driver stops at the NULL */
         dr_tmap maps[CG_MAX_TMAPS];
-        for (int a = 0; a < L->n_args; a++) val[a] = buf_addr(c, L->args[a], in, out, ws);
-        rc = dr_params(ctx, L, val, maps, params);
-        if (!rc) rc = rt_ext_launch(ctx, c->ext, m, l, L->grid, L->block, params,
+        for (int v = 0; v < L->n_args; v++) val[v] = buf_addr(c, L->args[v], a->in, a->out, a->ws);
+        rc = dr_params(a->ctx, L, val, maps, params);
+        if (!rc) rc = rt_ext_launch(a->ctx, c->ext, a->m, l, L->grid, L->block, params,
                                      (c->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster, stream);
     }
     return rc;
+}
+
+/* Queues the program on stream: as one CUDA graph for these buffers' addresses (captured the
+ * first time, replayed after: one driver call instead of one a kernel, and no gaps between
+ * the kernels), else kernel by kernel (rt_ext_graph_run says when). A persistent launch's
+ * counters are zeroed by a memset node as well. */
+static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
+                             void *const *out, void *ws, void *stream) {
+    launch_args a = {c, ctx, NULL, in, out, ws};
+    mg_status rc = rt_ext_enter(c->ext, ctx, &a.m);
+    if (rc) return rc;
+    if (c->graphs && c->n_in + c->n_out < 63) {
+        uintptr_t key[64];
+        int n = 0, done = 0;
+        for (int i = 0; i < c->n_in; i++) key[n++] = (uintptr_t)in[i];
+        for (int i = 0; i < c->n_out; i++) key[n++] = (uintptr_t)out[i];
+        key[n++] = (uintptr_t)ws;
+        rc = rt_ext_graph_run(ctx, c->ext, a.m, key, n, stream, queue_cuda, &a, &done);
+        if (rc || done) return rc;
+    }
+    return queue_cuda(&a, stream);
 }
 
 /* Runs mg_entry in this thread over the buffers' addresses (on the stack up to

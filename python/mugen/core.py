@@ -149,7 +149,7 @@ class Kernel:
                      "cached": bool(info.cached), "device": info.device.decode()}
         self.inputs = self._descs(info.n_inputs, C.lib.mg_compiled_input)
         self.outputs = self._descs(info.n_outputs, C.lib.mg_compiled_output)
-        self._ws, self._torch_meta = None, None
+        self._ws, self._wp, self._torch_meta = None, 0, None
         self._ip = (ctypes.c_void_p * len(self.inputs))()
         self._op = (ctypes.c_void_p * len(self.outputs))()
 
@@ -192,12 +192,17 @@ class Kernel:
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _call_torch(self, inputs, out):
+        """The torch path, kept short (docs/python.md, "Per-call cost"): shapes and dtypes compared
+        against sizes made once, outputs from torch.empty, the stream as PyTorch's raw pointer,
+        one C call (which replays the kernels as one CUDA graph for buffers it has seen)."""
         import torch
         meta = self._torch_meta
-        if meta is None:  # each input's shape and dtype as torch compares them, once
+        if meta is None:  # each input's and output's shape and dtype as torch has them, once
             meta = self._torch_meta = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.inputs + self.outputs]
+            self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
         dev = inputs[0].device
-        if (dev.type == "cuda") != (self.target == "cuda"):
+        cuda = dev.type == "cuda"
+        if cuda != (self.target == "cuda"):
             raise ValueError(f"mugen: a {self.target} kernel takes {'CUDA' if self.target == 'cuda' else 'CPU'} tensors, got {dev}")
         ip, keep = self._ip, None
         for i, x in enumerate(inputs):
@@ -209,11 +214,17 @@ class Kernel:
                 keep = (keep or []) + [x]  # alive until the launch is queued
             ip[i] = x.data_ptr()
         n = len(inputs)
-        outs = out if out is not None else [torch.empty(meta[n + k][0], dtype=meta[n + k][1], device=dev)
-                                            for k in range(len(self.outputs))]
+        if out is None:
+            outs = [torch.empty(s, dtype=t, device=dev) for s, t in meta[n:]]
+        else:
+            outs = out
+        op = self._op
         for k, o in enumerate(outs):
-            self._op[k] = o.data_ptr()
-        stream = torch.cuda.current_stream(dev).cuda_stream if dev.type == "cuda" else None
+            op[k] = o.data_ptr()
+        if cuda:
+            stream = self._raw_stream(dev.index) if self._raw_stream else torch.cuda.current_stream(dev).cuda_stream
+        else:
+            stream = None
         self._launch(None, None, stream, lambda nb: torch.empty(nb, dtype=torch.uint8, device=dev))
         del keep
         return outs[0] if len(outs) == 1 else tuple(outs)
@@ -222,12 +233,13 @@ class Kernel:
         n = self.info["workspace_bytes"]
         if n and (self._ws is None or len(self._ws) < n + 256):
             self._ws = alloc(n + 256)  # aligned up to MG_LAUNCH_ALIGN below
-        wp = 0
-        if n:
             base = self._ws.ctypes.data if hasattr(self._ws, "ctypes") else self._ws.data_ptr()
-            wp = (base + 255) // 256 * 256
+            self._wp = (base + 255) // 256 * 256
         for i, p in enumerate(ins or ()):
             self._ip[i] = p
         for i, p in enumerate(outs or ()):
             self._op[i] = p
-        _check(C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op, wp or None, n, stream))
+        st = C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op,
+                             self._wp if n else None, n, stream)
+        if st:
+            _check(st)

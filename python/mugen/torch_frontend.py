@@ -233,8 +233,10 @@ class Compiled:
     def __call__(self, *args):
         if self.fallback:
             return self.fn(*args)
-        outs = self.kernel(*args, *[p for _, _, p in self._params])
-        return outs
+        pv = self.__dict__.get("_pvals")
+        if pv is None:  # the weights passed after the inputs, gathered once
+            pv = self._pvals = tuple(p for _, _, p in self._params)
+        return self.kernel(*args, *pv)
 
     def _repr_html_(self):  # a notebook shows the program and the split
         import html

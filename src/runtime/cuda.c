@@ -101,6 +101,8 @@ typedef struct drv_api {
     CUresult (*launch_ex)(const CUlaunchConfig_ *cfg, CUfunction f, void **params, void **extra);
     /* optional: blocks a multiprocessor holds (the persistent launch's co-residency check) */
     CUresult (*occupancy)(int *n, CUfunction f, int block, size_t smem);
+    /* optional: whether a stream is being captured (mg_launch's graphs need it) */
+    CUresult (*stream_is_capturing)(CUstream s, int *status);
     /* optional: TMA tensor maps (cuTensorMapEncodeTiled, CUDA 12+) */
     CUresult (*tmap_encode)(void *map, int dtype, unsigned rank, void *addr, const uint64_t *dims,
                             const uint64_t *strides, const unsigned *box, const unsigned *estrides,
@@ -286,6 +288,8 @@ static mg_status drv_load(mg_ctx *ctx) {
         memcpy(&a.launch_ex, &ex, sizeof ex);
         void *oc = dlsym(h, "cuOccupancyMaxActiveBlocksPerMultiprocessor"); /* optional */
         memcpy(&a.occupancy, &oc, sizeof oc);
+        void *ic = dlsym(h, "cuStreamIsCapturing"); /* optional: mg_launch launches directly without it */
+        memcpy(&a.stream_is_capturing, &ic, sizeof ic);
         void *tm = dlsym(h, "cuTensorMapEncodeTiled"); /* optional: plans without TMA run without it */
         memcpy(&a.tmap_encode, &tm, sizeof tm);
         drv = a, drv_lib = h;
@@ -628,11 +632,29 @@ void rt_graph_free(rt_gpu *g, rt_graph *gr) {
  * context, the first time a thread enters that context, under the handle's mutex. */
 
 /* The image loaded into one context. Immutable once listed (threads read it unlocked). */
+/* One launch sequence captured as a CUDA graph for one set of buffer addresses (key). */
+typedef struct ext_graph {
+    uintptr_t *key; /* NULL: an empty slot */
+    int n;
+    CUgraph graph;
+    CUgraphExec exec;
+    unsigned long long used; /* the mod's tick at its last replay (least recent goes first) */
+} ext_graph;
+enum { EXT_GRAPHS = 8, EXT_GRAPH_MISSES = 16 };
+
 struct rt_ext_mod {
     CUcontext cu;
     CUmodule mod;
     CUfunction *fn; /* kernel i of rt_ext_new's list */
     struct rt_ext_mod *next;
+    /* rt_ext_graph_run's graphs in this context, under the rt_ext's mu: the stream they are
+     * captured on, the graphs, a clock, the replays and captures so far, and off once captures
+     * outnumber replays past EXT_GRAPH_MISSES (addresses that keep changing: launched directly) */
+    CUstream cap;
+    ext_graph g[EXT_GRAPHS];
+    unsigned long long tick;
+    long hits, misses;
+    int off;
 };
 
 /* Invariants: every entry of `mods` has a distinct context; `primary` is retained exactly
@@ -707,8 +729,18 @@ mg_status rt_ext_new(mg_ctx *ctx, const void *image, size_t size, const rt_kerne
     return MG_OK;
 }
 
+/* Drops graph slot x (its graph destroyed when live is set: its context is current). */
+static void ext_graph_drop(ext_graph *x, int live) {
+    if (live && x->exec) drv.graph_exec_destroy(x->exec);
+    if (live && x->graph) drv.graph_destroy(x->graph);
+    base_free(x->key);
+    memset(x, 0, sizeof *x);
+}
+
 /* Frees m's host memory, unloading its module first when unload is set. */
 static void ext_mod_free(rt_ext_mod *m, int unload) {
+    for (int i = 0; i < EXT_GRAPHS; i++) ext_graph_drop(&m->g[i], unload);
+    if (unload && m->cap) drv.stream_destroy(m->cap);
     if (unload && m->mod) drv.module_unload(m->mod);
     base_free(m->fn);
     base_free(m);
@@ -782,6 +814,55 @@ mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i
         return ctx_err(ctx, MG_ERR_LAUNCH, "%s: thread-block clusters need cuLaunchKernelEx (CUDA 12+)", k->name);
     return launch_fn(NULL, ctx, m->fn[i], k->name, grid, block, k->smem, params, flags,
                      clustered ? cluster : NULL, stream);
+}
+
+mg_status rt_ext_graph_run(mg_ctx *ctx, rt_ext *e, const rt_ext_mod *cm, const uintptr_t *key, int n,
+                           void *stream, mg_status (*queue)(void *arg, void *stream), void *arg, int *done) {
+    *done = 0;
+    int capturing = 1;
+    if (!drv.stream_is_capturing || drv.stream_is_capturing(stream, &capturing) || capturing)
+        return MG_OK; /* the caller's own capture takes the launches as they come */
+    rt_ext_mod *m = (rt_ext_mod *)cm; /* its graph fields are guarded by e->mu */
+    pthread_mutex_lock(&e->mu);
+    ext_graph *x = NULL, *old = &m->g[0];
+    for (int i = 0; i < EXT_GRAPHS; i++) {
+        ext_graph *y = &m->g[i];
+        if (y->key && y->n == n && !memcmp(y->key, key, (size_t)n * sizeof *key)) x = y;
+        if (!y->key || (old->key && y->used < old->used)) old = y;
+    }
+    mg_status rc = MG_OK;
+    CUresult r = 0;
+    if (!x && !m->off && ++m->misses > EXT_GRAPH_MISSES && m->misses > m->hits) m->off = 1;
+    if (!x && !m->off) { /* capture the launches once for these addresses */
+        CUgraph graph = NULL;
+        CUgraphExec exec = NULL;
+        uintptr_t *k = base_alloc((size_t)n * sizeof *k);
+        if (!k) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        else if ((!m->cap && (r = drv.stream_create(&m->cap, 1 /* CU_STREAM_NON_BLOCKING */))) ||
+                 (r = drv.capture_begin(m->cap, CAPTURE_MODE_THREAD_LOCAL)))
+            m->off = 1; /* graphs unavailable here: launched directly */
+        else {
+            rc = queue(arg, m->cap);
+            r = drv.capture_end(m->cap, &graph);
+            if (!rc && !r && (r = drv.graph_instantiate(&exec, graph, 0)) == 0) {
+                ext_graph_drop(old, 1);
+                memcpy(k, key, (size_t)n * sizeof *k);
+                old->key = k, old->n = n, old->graph = graph, old->exec = exec, x = old, k = NULL;
+            } else {
+                if (graph) drv.graph_destroy(graph);
+                if (!rc && r) m->off = 1; /* a capture or an instantiation failed: direct launches */
+            }
+        }
+        base_free(k);
+    } else if (x)
+        m->hits++;
+    if (x && !rc) {
+        x->used = ++m->tick;
+        if ((r = drv.graph_launch(x->exec, stream))) rc = fail(NULL, ctx, r, "cuGraphLaunch");
+        *done = 1;
+    }
+    pthread_mutex_unlock(&e->mu);
+    return rc;
 }
 
 mg_status rt_ext_read(mg_ctx *ctx, void *dst, rt_dptr p, size_t bytes) {

@@ -148,6 +148,17 @@ mg_status rt_ext_enter(rt_ext *e, mg_ctx *ctx, const rt_ext_mod **out);
 mg_status rt_ext_launch(mg_ctx *ctx, const rt_ext *e, const rt_ext_mod *m, int i,
                         const unsigned grid[3], unsigned block, void **params, int flags,
                         const unsigned cluster[3], void *stream);
+/* Queues on `stream` what queue(arg, s) queues on a stream s, as one CUDA graph replayed for
+ * each key (n words: the buffers' addresses the launches read). The first call with a key
+ * captures queue's launches on a stream of m's own (thread-local capture) and instantiates
+ * them (8 graphs a context, the least recently replayed replaced); later calls with that key
+ * are one cuGraphLaunch. *done = 0, nothing queued, when graphs do not apply: `stream` is
+ * being captured (the caller's capture takes the launches), the driver lacks
+ * cuStreamIsCapturing, a capture failed, or captures outnumber replays past 16 (addresses that
+ * keep changing); the caller then launches directly. queue's error, if any, is returned with
+ * *done = 0 and nothing kept. Thread-safe (under e's mutex). */
+mg_status rt_ext_graph_run(mg_ctx *ctx, rt_ext *e, const rt_ext_mod *m, const uintptr_t *key, int n,
+                           void *stream, mg_status (*queue)(void *arg, void *stream), void *arg, int *done);
 /* Copies `bytes` at device address p to dst (cuMemcpyDtoH: waits for the legacy stream) in
  * the current context. */
 mg_status rt_ext_read(mg_ctx *ctx, void *dst, rt_dptr p, size_t bytes);

@@ -15,7 +15,17 @@ typedef struct fake_module {
     char fn[MAX_FN][64]; /* a CUfunction is a pointer to its name here */
 } fake_module;
 
+/* A captured graph: the launches recorded while its stream was captured, replayed (recorded
+ * again, on the launch's stream) by each cuGraphLaunch of its executable (the graph itself). */
+typedef struct fake_graph {
+    int n, memsets;
+    uint64_t memset_ptr, memset_bytes; /* the last memset's */
+    fake_launch l[64];
+} fake_graph;
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local void *capturing; /* the stream this thread captures, or NULL */
+static _Thread_local fake_graph *cap_graph;
 static fake_stats st;
 static fake_launch rec[MAX_LAUNCHES];
 static int primary; /* its address is the primary context */
@@ -82,6 +92,17 @@ API(cuFuncSetAttribute, void *f, int a, int v) { (void)f, (void)a, (void)v; retu
 /* Records a launch of f; params end with NULL (mugen's library API leaves one there). */
 static CUresult record(void *f, const unsigned g[3], unsigned block, unsigned smem, void *s,
                        void **params, int pdl) {
+    if (s && s == capturing) { /* into the graph, not run */
+        if (cap_graph->n == 64) return 1;
+        fake_launch *L = &cap_graph->l[cap_graph->n++];
+        memset(L, 0, sizeof *L);
+        L->ctx = cur, L->stream = s, L->block = block, L->smem = smem, L->pdl = pdl;
+        memcpy(L->grid, g, sizeof L->grid);
+        strncpy(L->name, f, 63);
+        for (L->n_args = 0; L->n_args < FAKE_MAX_ARGS && params[L->n_args]; L->n_args++)
+            memcpy(&L->args[L->n_args], params[L->n_args], 8);
+        return cur ? 0 : 201;
+    }
     pthread_mutex_lock(&mu);
     if (st.launches < MAX_LAUNCHES) {
         fake_launch *L = &rec[st.launches];
@@ -127,7 +148,8 @@ API(cuLaunchKernelEx, const config_ *c, void *f, void **params, void **extra) {
     return record(f, g, c->bx, c->smem, c->stream, params, pdl);
 }
 API(cuMemsetD8Async, uint64_t p, unsigned char b, size_t n, void *s) {
-    (void)b, (void)s;
+    (void)b;
+    if (s && s == capturing) return cap_graph->memsets++, cap_graph->memset_ptr = p, cap_graph->memset_bytes = n, 0;
     pthread_mutex_lock(&mu);
     st.memsets++, st.memset_ptr = p, st.memset_bytes = n;
     pthread_mutex_unlock(&mu);
@@ -149,8 +171,8 @@ API(cuTensorMapEncodeTiled, uint64_t *map, int dtype, unsigned rank, void *addr,
     return 0;
 }
 /* the rest: present, unused by the library API */
-API(cuStreamCreate, void **s, unsigned f) { (void)f; *s = &primary; return 0; }
-API(cuStreamDestroy_v2, void *s) { (void)s; return 0; }
+API(cuStreamCreate, void **s, unsigned f) { (void)f; *s = malloc(1); return *s ? 0 : 2; }
+API(cuStreamDestroy_v2, void *s) { free(s); return 0; }
 API(cuStreamSynchronize, void *s) { (void)s; return 0; }
 API(cuEventCreate, void **e, unsigned f) { (void)f; *e = &primary; return 0; }
 API(cuEventDestroy_v2, void *e) { (void)e; return 0; }
@@ -162,9 +184,35 @@ API(cuMemFree_v2, uint64_t p) { (void)p; return 0; }
 API(cuMemcpyHtoD_v2, uint64_t d, const void *s, size_t n) { (void)d, (void)s, (void)n; return 1; }
 API(cuMemcpyDtoH_v2, void *d, uint64_t s, size_t n) { (void)d, (void)s, (void)n; return 1; }
 API(cuMemsetD8_v2, uint64_t d, unsigned char b, size_t n) { (void)d, (void)b, (void)n; return 1; }
-API(cuStreamBeginCapture_v2, void *s, int m) { (void)s, (void)m; return 1; }
-API(cuStreamEndCapture, void *s, void **g) { (void)s, (void)g; return 1; }
-API(cuGraphInstantiateWithFlags, void **e, void *g, unsigned long long f) { (void)e, (void)g, (void)f; return 1; }
-API(cuGraphLaunch, void *e, void *s) { (void)e, (void)s; return 1; }
-API(cuGraphExecDestroy, void *e) { (void)e; return 0; }
-API(cuGraphDestroy, void *g) { (void)g; return 0; }
+API(cuStreamIsCapturing, void *s, int *status) { *status = s && s == capturing; return 0; }
+API(cuStreamBeginCapture_v2, void *s, int m) {
+    (void)m;
+    if (!s || capturing || !(cap_graph = calloc(1, sizeof *cap_graph))) return 1;
+    capturing = s;
+    return 0;
+}
+API(cuStreamEndCapture, void *s, void **g) {
+    if (!s || s != capturing) return 1;
+    *g = cap_graph, capturing = NULL, cap_graph = NULL;
+    pthread_mutex_lock(&mu); st.captures++; pthread_mutex_unlock(&mu);
+    return 0;
+}
+/* the executable is the graph (destroyed with it; the library destroys both) */
+API(cuGraphInstantiateWithFlags, void **e, void *g, unsigned long long f) {
+    (void)f;
+    pthread_mutex_lock(&mu); st.graphs_live++; pthread_mutex_unlock(&mu);
+    *e = g;
+    return 0;
+}
+API(cuGraphLaunch, void *e, void *s) {
+    const fake_graph *g = e;
+    pthread_mutex_lock(&mu);
+    st.graph_launches++, st.memsets += g->memsets;
+    if (g->memsets) st.memset_ptr = g->memset_ptr, st.memset_bytes = g->memset_bytes;
+    for (int i = 0; i < g->n; i++, st.launches++)
+        if (st.launches < MAX_LAUNCHES) rec[st.launches] = g->l[i], rec[st.launches].stream = s;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+API(cuGraphExecDestroy, void *e) { (void)e; pthread_mutex_lock(&mu); st.graphs_live--; pthread_mutex_unlock(&mu); return 0; }
+API(cuGraphDestroy, void *g) { free(g); return 0; }

@@ -27,6 +27,8 @@ typedef struct fake_stats {
     int memsets;           /* cuMemsetD8Async calls; the last one's address and size: */
     uint64_t memset_ptr, memset_bytes;
     int bad_image;         /* a module image that was not an ELF file */
+    int captures, graph_launches, graphs_live; /* stream captures ended, cuGraphLaunch calls,
+                           * graph executables not yet destroyed */
 } fake_stats;
 
 typedef void (*fake_stats_fn)(fake_stats *s);

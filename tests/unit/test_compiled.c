@@ -552,6 +552,78 @@ static void fake_tma(const fake_api *f) {
     mg_program_free(p);
 }
 
+/* mg_launch's CUDA graphs (rt_ext_graph_run): the first launch with a set of buffers is
+ * captured once, later ones with the same buffers replay it (the recorded launches carry the
+ * caller's stream and buffers); moved buffers get a graph of their own and moving back finds
+ * the first again; a stream the caller captures takes the launches directly; addresses that
+ * keep changing turn the graphs off (launched directly, still on the right buffers);
+ * MUGEN_LAUNCH_GRAPH=0 never captures; freeing destroys every graph. */
+static void fake_graphs(const fake_api *f) {
+    mg_program *p = load_prog("bench/suite/bias_relu.mu");
+    void *h = dlopen(getenv("MUGEN_LIBCUDA"), RTLD_NOW | RTLD_LOCAL);
+    void *bc = h ? dlsym(h, "cuStreamBeginCapture_v2") : NULL, *ec = h ? dlsym(h, "cuStreamEndCapture") : NULL;
+    int (*begin)(void *, int), (*end)(void *, void **);
+    memcpy(&begin, &bc, sizeof bc), memcpy(&end, &ec, sizeof ec);
+    for (int off = 0; off < 2 && p && begin && end; off++) {
+        if (off) setenv("MUGEN_LAUNCH_GRAPH", "0", 1);
+        mg_ctx *ctx = mg_ctx_new();
+        mg_compiled *c = NULL;
+        mg_compile_opts o = {.target = MG_TARGET_CUDA};
+        CHECK_MSG(mg_compile(ctx, p, NULL, &o, &c) == MG_OK, "compile: %s", mg_ctx_error(ctx));
+        unsetenv("MUGEN_LAUNCH_GRAPH");
+        bufset b;
+        fake_stats s0, st;
+        if (!c) goto next;
+        fake_buffers(&b, c);
+        f->stats(&s0);
+        void *s = (void *)0x5000, *x0 = b.in[0];
+        for (int r = 0; r < 3; r++) CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+        f->stats(&st);
+        CHECK_MSG(st.captures - s0.captures == (off ? 0 : 1) && st.graph_launches - s0.graph_launches == (off ? 0 : 3),
+                  "graphs %s: %d captures, %d graph launches for 3 launches", off ? "off" : "on",
+                  st.captures - s0.captures, st.graph_launches - s0.graph_launches);
+        CHECK(check_launches(f, s0.launches, f->launch(s0.launches)->ctx, s, &b) == 3);
+        b.in[0] = (void *)((uintptr_t)x0 + 4096); /* moved: a graph of its own */
+        int from = st.launches;
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+        CHECK(check_launches(f, from, f->launch(from)->ctx, s, &b) == 1);
+        b.in[0] = x0; /* back: the first graph again */
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+        f->stats(&st);
+        CHECK_MSG(st.captures - s0.captures == (off ? 0 : 2) && st.graph_launches - s0.graph_launches == (off ? 0 : 5),
+                  "%d captures, %d graph launches", st.captures - s0.captures, st.graph_launches - s0.graph_launches);
+        /* a stream being captured by the caller: the launches go into the caller's graph */
+        CHECK(begin((void *)0x6000, 1) == 0);
+        from = st.launches;
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, (void *)0x6000) == MG_OK);
+        void *g = NULL;
+        CHECK(end((void *)0x6000, &g) == 0);
+        free(g);
+        f->stats(&st);
+        CHECK_MSG(st.launches == from && st.captures - s0.captures == (off ? 1 : 3), "captured by the caller: %d launches, %d captures",
+                  st.launches - from, st.captures - s0.captures);
+        /* addresses that keep changing: graphs off after 16 misses, launches still right */
+        for (int r = 0; r < 24; r++) {
+            b.out[0] = (void *)((uintptr_t)b.out[0] + 4096);
+            from = st.launches;
+            CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+            f->stats(&st);
+            CHECK(check_launches(f, from, f->launch(from)->ctx, s, &b) == 1);
+        }
+        CHECK_MSG(off ? st.captures - s0.captures == 1 : st.captures - s0.captures <= 3 + 17,
+                  "%d captures for 24 new addresses", st.captures - s0.captures);
+        mg_compiled_free(c);
+        c = NULL;
+        f->stats(&st);
+        CHECK_MSG(st.graphs_live == s0.graphs_live, "%d graphs left", st.graphs_live);
+    next:
+        mg_compiled_free(c);
+        mg_ctx_free(ctx);
+    }
+    if (h) dlclose(h);
+    mg_program_free(p);
+}
+
 /* mg_compile for the current context's device and mg_launch on made-up device pointers and a
  * stream, through the fake driver: with no current context the primary one is retained and
  * used; the cubin is loaded once per context, also with four threads launching at once; every
@@ -618,6 +690,7 @@ void test_compiled_fake_gpu(void) {
     f.set_current(NULL);
     fake_persistent(&f, lora);
     fake_tma(&f);
+    fake_graphs(&f);
 done:
     mg_compiled_free(c);
     mg_ctx_free(ctx);

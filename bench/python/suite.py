@@ -1,0 +1,165 @@
+"""Issue #30's target on the GPU: the Mirage suite (make bench's ten cases, examples/CASE.mu)
+written as PyTorch functions and run through torch.compile(backend="mugen"), against the same
+program from the command line (`mugen run --backend gpu`, lowered: the backend lowers too), in
+one run. Both timed the same way: the median of 200 replays of a CUDA graph of one call
+(torch.cuda.graph around the compiled function; the command line's own replays). Also the
+per-call time without graphs (200 calls, then a synchronisation) and the host time of a call,
+against the graph time: the Python call path's cost over the kernels. Every output checked
+against PyTorch in f32. Prints a markdown table; --json FILE keeps the figures.
+    python3 bench/python/suite.py --bin .carry/bin/mugen [--json FILE]"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+os.environ.setdefault("MUGEN_LIB", os.path.join(ROOT, "build", "libmugen.so"))
+import torch  # noqa: E402
+
+import mugen  # noqa: E402,F401  (registers the backend)
+
+
+def rms(v, d):
+    return v / torch.sqrt(torch.mean(v * v, dim=d, keepdim=True))
+
+
+def gated_mlp(X, W1, W2):
+    return torch.nn.functional.silu(X @ W1) * (X @ W2)
+
+
+def rmsnorm_linear(X, W):
+    return rms(X, 1) @ W
+
+
+def lora(X, W, A, B):
+    return X @ W + (X @ A) @ B
+
+
+def ntrans(X, H, alpha):
+    return rms(X + alpha * rms(H - X, 1), 1)
+
+
+def gqa(Q, K, V):
+    S = torch.exp(Q @ K)
+    return (S / torch.sum(S, dim=2, keepdim=True)) @ V
+
+
+def qknorm(Q, K, V):
+    S = torch.exp(rms(Q, 2) @ rms(K, 1))
+    return (S / torch.sum(S, dim=2, keepdim=True)) @ V
+
+
+# case, function, input shapes and scales (the programs' own, examples/CASE.mu)
+CASES = [("rmsnorm_linear_b1", rmsnorm_linear, [((2, 4096), 1), ((4096, 6144), 1 / 64)]),
+         ("rmsnorm_linear_b8", rmsnorm_linear, [((16, 4096), 1), ((4096, 6144), 1 / 64)]),
+         ("gated_mlp", gated_mlp, [((8, 4096), 1), ((4096, 4096), 1 / 64), ((4096, 4096), 1 / 64)]),
+         ("lora", lora, [((16, 256), 1), ((256, 4096), 1 / 16), ((256, 16), 1 / 16), ((16, 4096), 1 / 4)]),
+         ("ntrans_b1", ntrans, [((1, 4096), 1), ((1, 4096), 1), ((1, 4096), 1)]),
+         ("ntrans_b8", ntrans, [((8, 4096), 1), ((8, 4096), 1), ((8, 4096), 1)]),
+         ("gqa_b1", gqa, [((2, 256, 64), 1 / 8), ((2, 64, 4096), 1 / 8), ((2, 4096, 64), 1)]),
+         ("gqa_b8", gqa, [((16, 256, 64), 1 / 8), ((16, 64, 4096), 1 / 8), ((16, 4096, 64), 1)]),
+         ("qknorm_b1", qknorm, [((2, 256, 64), 1), ((2, 64, 4096), 1), ((2, 4096, 64), 1)]),
+         ("qknorm_b8", qknorm, [((16, 256, 64), 1), ((16, 64, 4096), 1), ((16, 4096, 64), 1)])]
+
+
+def rel(a, b):
+    return ((a.float() - b.float()).norm() / b.float().norm()).item()
+
+
+def graph_time(fn, xs, reps=200):
+    """Median µs of reps replays of a CUDA graph of fn(*xs), each replay timed by events."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn(*xs)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        y = fn(*xs)
+    ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
+    for a, b in ev:
+        a.record()
+        g.replay()
+        b.record()
+    torch.cuda.synchronize()
+    t = sorted(a.elapsed_time(b) * 1e3 for a, b in ev)
+    return t[len(t) // 2], y
+
+
+def call_time(fn, xs, reps=200):
+    """(host µs a call, end-to-end µs a call) without CUDA graphs."""
+    fn(*xs)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(20):
+        fn(*xs)
+    t1 = time.perf_counter()
+    torch.cuda.synchronize()
+    t2 = time.perf_counter()
+    for _ in range(reps):
+        fn(*xs)
+    torch.cuda.synchronize()
+    return (t1 - t0) / 20 * 1e6, (time.perf_counter() - t2) / reps * 1e6
+
+
+def cli_time(binary, case):
+    out = subprocess.run([binary, "run", "--backend", "gpu", "--reps", "200", "--seed", "1", f"examples/{case}.mu"],
+                         capture_output=True, text=True, cwd=ROOT)
+    m = re.search(r"time\s+([0-9.]+) us", out.stdout + out.stderr)
+    ok = out.returncode == 0 and m is not None
+    return (float(m.group(1)) if m else float("nan")), ok, (out.stdout + out.stderr)[-300:]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "mugen"))
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
+    g = torch.Generator(device="cuda").manual_seed(30)
+    rows, res = [], []
+    for case, fn, spec in CASES:
+        xs = [((torch.rand(s, device="cuda", generator=g) * 2 - 1) * c).half() for s, c in spec]
+        torch._dynamo.reset()
+        cf = torch.compile(fn, backend="mugen")
+        with torch.no_grad():
+            y = cf(*xs)
+            ref = fn(*[x.float() for x in xs])
+            torch.cuda.synchronize()
+            e = rel(y, ref)
+            tg, yg = graph_time(cf, xs)
+            e2 = rel(yg, ref)
+            host, e2e = call_time(cf, xs)
+            te, _ = graph_time(fn, xs)  # PyTorch eager, for reference
+        tc, okc, log = cli_time(a.bin, case)
+        ok = e < 2e-2 and e2 < 2e-2 and okc
+        r = {"case": case, "compile_mugen_us": tg, "cli_us": tc, "ratio": tg / tc, "host_us": host, "call_us": e2e,
+             "overhead_us": e2e - tg, "eager_us": te, "rel_err": e, "ok": ok}
+        res.append(r)
+        print(json.dumps(r), flush=True)
+        if not okc:
+            print("  command line:", log, flush=True)
+        rows.append(f"| {case} | {tg:.2f} | {tc:.2f} | {tg / tc:.3f} | {host:.1f} | {e2e:.1f} | {e2e - tg:+.1f} | {te:.2f} | {e:.1e} {'ok' if ok else 'FAIL'} |")
+    print("\n| case | torch.compile(backend=\"mugen\") graph (µs) | mugen run (µs) | ratio | host a call (µs) "
+          "| a call, no graph (µs) | over the graph (µs) | eager graph (µs) | rel err |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n".join(rows))
+    ratios = [r["ratio"] for r in res if r["ratio"] == r["ratio"]]
+    if ratios:
+        gm = 1.0
+        for x in ratios:
+            gm *= x
+        print(f"\ngeometric mean of the ratios {gm ** (1 / len(ratios)):.3f}; within 5%: {sum(abs(x - 1) <= 0.05 for x in ratios)} of {len(ratios)}; "
+              f"checked: {sum(r['ok'] for r in res)} of {len(res)}")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(res, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
