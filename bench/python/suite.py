@@ -127,29 +127,50 @@ def main():
         xs = [((torch.rand(s, device="cuda", generator=g) * 2 - 1) * c).half() for s, c in spec]
         torch._dynamo.reset()
         cf = torch.compile(fn, backend="mugen")
-        with torch.no_grad():
-            y = cf(*xs)
-            ref = fn(*[x.float() for x in xs])
-            torch.cuda.synchronize()
-            e = rel(y, ref)
-            tg, yg = graph_time(cf, xs)
-            e2 = rel(yg, ref)
-            host, e2e = call_time(cf, xs)
-            te, _ = graph_time(fn, xs)  # PyTorch eager, for reference
-        tc, okc, log = cli_time(a.bin, case)
-        ok = e < 2e-2 and e2 < 2e-2 and okc
-        r = {"case": case, "compile_mugen_us": tg, "cli_us": tc, "ratio": tg / tc, "host_us": host, "call_us": e2e,
-             "overhead_us": e2e - tg, "eager_us": te, "rel_err": e, "ok": ok}
+        try:
+            r = one(a, case, fn, cf, xs)
+        except Exception as ex:  # a failure is a result, reported
+            r = {"case": case, "ok": False, "error": repr(ex)[-400:]}
+            print(json.dumps(r), flush=True)
+            rows.append(f"| {case} | FAIL: {r['error'][:120]} | | | | | | | |")
+            res.append(r)
+            continue
         res.append(r)
         print(json.dumps(r), flush=True)
-        if not okc:
-            print("  command line:", log, flush=True)
-        rows.append(f"| {case} | {tg:.2f} | {tc:.2f} | {tg / tc:.3f} | {host:.1f} | {e2e:.1f} | {e2e - tg:+.1f} | {te:.2f} | {e:.1e} {'ok' if ok else 'FAIL'} |")
+        rows.append(f"| {case} | {r['compile_mugen_us']:.2f} | {r['cli_us']:.2f} | {r['ratio']:.3f} | {r['host_us']:.1f} | "
+                    f"{r['call_us']:.1f} | {r['overhead_us']:+.1f} | {r['eager_us']:.2f} | {r['rel_err']:.1e} {'ok' if r['ok'] else 'FAIL'}"
+                    f"{'' if r['mugen_ran'] else ' (PyTorch ran it)'}, {r['kernels']} kernels |")
+    print_table(rows, res, a)
+
+
+def one(a, case, fn, cf, xs):
+    """The figures of one case (a dict)."""
+    with torch.no_grad():
+        y = cf(*xs)
+        ref = fn(*[x.float() for x in xs])
+        torch.cuda.synchronize()
+        e = rel(y, ref)
+        tg, yg = graph_time(cf, xs)
+        e2 = rel(yg, ref)
+        host, e2e = call_time(cf, xs)
+        te, _ = graph_time(fn, xs)  # PyTorch eager, for reference
+    tc, okc, log = cli_time(a.bin, case)
+    if not okc:
+        print("  command line:", log, flush=True)
+    from mugen import torch_frontend as tf
+    c = tf.last_compiled
+    ran = bool(c is not None and not c.fallback and c.kernel)
+    ok = e < 2e-2 and e2 < 2e-2 and okc and ran
+    return {"case": case, "mugen_ran": ran, "kernels": c.kernel.info["launches"] if ran else 0, "compile_mugen_us": tg, "cli_us": tc, "ratio": tg / tc, "host_us": host, "call_us": e2e,
+            "overhead_us": e2e - tg, "eager_us": te, "rel_err": e, "ok": ok}
+
+
+def print_table(rows, res, a):
     print("\n| case | torch.compile(backend=\"mugen\") graph (µs) | mugen run (µs) | ratio | host a call (µs) "
           "| a call, no graph (µs) | over the graph (µs) | eager graph (µs) | rel err |")
     print("|---|---|---|---|---|---|---|---|---|")
     print("\n".join(rows))
-    ratios = [r["ratio"] for r in res if r["ratio"] == r["ratio"]]
+    ratios = [r["ratio"] for r in res if r.get("ratio") == r.get("ratio") and "ratio" in r]
     if ratios:
         gm = 1.0
         for x in ratios:

@@ -173,19 +173,41 @@ def _param(w, node, qual, tensor):
     return n
 
 
+def _dynamo_meta(gm):
+    """Fills each node's tensor_meta from the example value torch.compile (Dynamo) left on it,
+    when every node but the output has a tensor there; False (nothing changed) otherwise."""
+    import torch
+    try:
+        from torch.fx.passes.shape_prop import _extract_tensor_metadata
+    except ImportError:
+        return False
+    nodes = [n for n in gm.graph.nodes if n.op != "output"]
+    if not nodes or not all(isinstance(n.meta.get("example_value"), torch.Tensor) for n in nodes):
+        return False
+    for n in nodes:
+        n.meta["tensor_meta"] = _extract_tensor_metadata(n.meta["example_value"])
+    return True
+
+
 def translate(gm, example_inputs):
     """(program text, parameter qualified names, unsupported [(node, why)], supported [names])."""
     import copy
 
     import torch
     from torch.fx.passes.shape_prop import ShapeProp
-    try:  # shapes and dtypes only: on the meta device, nothing computed (CPU lacks some f16 ops)
-        meta = copy.deepcopy(gm).to("meta")
-        ShapeProp(meta).propagate(*[x.to("meta") for x in example_inputs])
-        for a, b in zip(gm.graph.nodes, meta.graph.nodes):
-            a.meta["tensor_meta"] = b.meta.get("tensor_meta")
-    except Exception:
-        ShapeProp(gm).propagate(*example_inputs)
+    def prop(g, args):  # ShapeProp on real (or meta) tensors, not the fake mode of a
+        sp = ShapeProp(g)  # torch.compile in progress (its shape env refuses our tensors)
+        sp.fake_mode = None
+        sp.propagate(*args)
+
+    if not _dynamo_meta(gm):
+        try:  # shapes and dtypes only: on the meta device, nothing computed (CPU lacks some f16 ops)
+            meta = copy.deepcopy(gm).to("meta")
+            prop(meta, [x.to("meta") for x in example_inputs])
+            for a, b in zip(gm.graph.nodes, meta.graph.nodes):
+                a.meta["tensor_meta"] = b.meta.get("tensor_meta")
+        except Exception:
+            prop(gm, example_inputs)
     w = _Writer(gm)
     outputs = []
     for node in gm.graph.nodes:
@@ -355,10 +377,14 @@ def _out_nodes(gm):
     return []
 
 
+last_compiled = None  # what the backend made of the last graph it was given (explain, fallback, kernel)
+
+
 def backend(gm, example_inputs):
     """torch.compile(model, backend="mugen"): each graph Dynamo captures, compiled as above;
     a graph mugen cannot run whole runs as Dynamo gave it."""
-    c = compile(gm, example_inputs)
+    global last_compiled
+    c = last_compiled = compile(gm, example_inputs)
     if c.fallback:  # in pieces (or wholly PyTorch's): the split graph returns what gm does
         return c
     n = c._n_out
