@@ -128,6 +128,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "mugen"))
     ap.add_argument("--json")
+    ap.add_argument("--profile", action="store_true", help="profile the host side of the last case's calls")
     a = ap.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     g = torch.Generator(device="cuda").manual_seed(30)
@@ -150,6 +151,19 @@ def main():
                     f"{r['call_us']:.1f} | {r['overhead_us']:+.1f} | {r['eager_us']:.2f} | {r['rel_err']:.1e} {'ok' if r['ok'] else 'FAIL'}"
                     f"{'' if r['mugen_ran'] else ' (PyTorch ran it)'}, {r['kernels']} kernels |")
     print_table(rows, res, a)
+    if a.profile:  # where the host time of a torch.compile call goes (the last case)
+        import cProfile
+        import pstats
+        cf(*xs)
+        torch.cuda.synchronize()
+        pr = cProfile.Profile()
+        pr.enable()
+        for _ in range(500):
+            cf(*xs)
+        pr.disable()
+        torch.cuda.synchronize()
+        print(f"\nhost profile of 500 calls of {case} through torch.compile (top 15 by own time):")
+        pstats.Stats(pr).sort_stats("tottime").print_stats(15)
 
 
 def one(a, case, fn, cf, xs):
