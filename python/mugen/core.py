@@ -35,12 +35,14 @@ def _check(st):
 
 
 class Tensor:
-    """An input or output: name, dtype ('float16', 'bfloat16', 'float32'), shape."""
+    """An input or output: name, dtype ('float16', 'bfloat16', 'float32'), shape, and range (an
+    input's `range=` hint: test values uniform in [-range, range]; None when it has none)."""
 
     def __init__(self, d):
         self.name = d.name.decode()
         self.dtype = _DTYPES[d.dtype]
         self.shape = tuple(d.dims[k] for k in range(d.ndim))
+        self.range = d.range if d.range > 0 else None
 
     def __repr__(self):
         return f"{self.name}: {self.dtype}{list(self.shape)}"

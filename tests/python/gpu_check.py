@@ -5,6 +5,8 @@ Each check prints "ok" or "FAIL" and a line of figures; the last line is "N pass
 - the per-call cost on the host: Kernel.__call__ against torch's own launch of the same work,
   N calls queued without synchronising (host time per call), and the GPU time per call;
 - a CUDA graph captured around the call, replayed on new inputs, checked;
+- the decode step (a 2-layer step written by tools/make_decode.py) through mugen.Program and
+  mugen.Kernel on CUDA f16 tensors, against the reference evaluator;
 - torch.compile(model, backend="mugen") against the eager model."""
 import os
 import sys
@@ -115,6 +117,27 @@ for fn, shapes, scale in cases:
               f"end to end {fig['torch'][1]:.1f} us; host with out=: {fig['out']:.1f} us, the C launches alone {fig['c']:.1f} us", flush=True)
     except Exception as ex:  # a failure is a result, reported
         check(f"mugen.compile {fn.__name__} (CUDA f16)", False, repr(ex)[:400])
+
+# the decode step from Python: a 2-layer LLaMA-style step (tools/make_decode.py: GQA attention
+# over a KV cache, SwiGLU, RMSNorm) parsed from its .mu text, compiled for CUDA and run on f16
+# tensors (inputs uniform in +-range, +-1 without one), every output against the reference
+try:
+    import subprocess
+    import numpy as np
+    text = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_decode.py"), "--layers", "2", "--hidden", "1024",
+                           "--heads", "16", "--kv-heads", "4", "--head-dim", "64", "--ffn", "4096", "--cache", "512",
+                           "--batch", "1", "--dtype", "f16", "--eps", "1e-5"], capture_output=True, text=True, check=True).stdout
+    p = mugen.Program(text, "decode_2l.mu")
+    k = mugen.Kernel(p, target="cuda")
+    ins = [((torch.rand(d.shape, device="cuda", generator=g) * 2 - 1) * (d.range or 1)).half() for d in p.inputs]
+    outs = k(*ins)
+    outs = outs if isinstance(outs, tuple) else (outs,)
+    refs = p.reference(*[x.float().cpu().numpy() for x in ins])
+    errs = [float(np.linalg.norm(o.float().cpu().numpy() - r) / max(np.linalg.norm(r), 1e-30)) for o, r in zip(outs, refs)]
+    check("the decode step (2 layers) from Python on CUDA f16", max(errs) < 1e-2,
+          f"{k.info['launches']} kernels; rel err per output {', '.join(f'{e:.1e}' for e in errs)}")
+except Exception as ex:
+    check("the decode step (2 layers) from Python on CUDA f16", False, repr(ex)[:400])
 
 if hasattr(torch, "compile"):
     try:
