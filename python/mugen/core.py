@@ -43,6 +43,8 @@ class Tensor:
         self.dtype = _DTYPES[d.dtype]
         self.shape = tuple(d.dims[k] for k in range(d.ndim))
         self.range = d.range if d.range > 0 else None
+        # dim k ragged by the program's lengths declaration ragged[k] - 1 (shape[k]: its maximum)
+        self.ragged = tuple(d.ragged[k] for k in range(d.ndim))
 
     def __repr__(self):
         return f"{self.name}: {self.dtype}{list(self.shape)}"
@@ -95,6 +97,31 @@ class Program:
     def __str__(self):
         return self.format()
 
+    def bind_lengths(self, name, lengths):
+        """Binds lengths declaration `name` (lengths NAME[B] max=M) to one length a sequence: the
+        batch a Kernel then compiles for (docs/ragged.md; its ragged tensors packed, in buffers of
+        capacity rows), and the packed tensors reference() takes and gives."""
+        v = [int(x) for x in lengths]
+        arr = (ctypes.c_int64 * len(v))(*v)
+        _check(C.lib.mg_program_bind_lengths(_ctx(), self._p, name.encode(), arr, len(v)))
+        for k in range(C.lib.mg_program_n_lengths(self._p)):
+            nm = ctypes.c_char_p()
+            _check(C.lib.mg_program_lengths(self._p, k, ctypes.byref(nm), None, None))
+            if nm.value.decode() == name:
+                self.__dict__.setdefault("_lens", {})[k] = v
+        return self
+
+    def _packed_shape(self, d):
+        """d's shape as the evaluators take it: a ragged dim k after its batch dim k - 1 becomes
+        the sequences' tokens, packed (one dim of sum(lengths))."""
+        for k, r in enumerate(d.ragged):
+            if r:
+                lens = getattr(self, "_lens", {}).get(r - 1)
+                if lens is None:
+                    raise ValueError(f"mugen: {d.name} is ragged: bind its lengths first (Program.bind_lengths)")
+                return d.shape[:k - 1] + (sum(lens),) + d.shape[k + 1:]
+        return d.shape
+
     def bind(self, name, value):
         """Binds symbolic dim `name` (dim NAME [LO, HI]) to value: the program is then that instance."""
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))
@@ -116,16 +143,17 @@ class Program:
         return (Program(text, "<optimized>") if text else None), log
 
     def reference(self, *inputs):
-        """The f32 reference evaluation on NumPy inputs (any float dtype): NumPy float64 outputs."""
+        """The f32 reference evaluation on NumPy inputs (any float dtype): NumPy float64 outputs.
+        A ragged program's ragged tensors are packed: [tokens, ...] for [B, len, ...]."""
         import numpy as np
         ins = [np.ascontiguousarray(np.asarray(x, dtype=np.float64)) for x in inputs]
         descs = self.inputs
         if len(ins) != len(descs):
             raise ValueError(f"mugen: the program takes {len(descs)} inputs, got {len(ins)}")
         for x, d in zip(ins, descs):
-            if x.shape != d.shape:
-                raise ValueError(f"mugen: input {d.name} is {list(d.shape)}, got {list(x.shape)}")
-        outs = [np.empty(d.shape, dtype=np.float64) for d in self.outputs]
+            if x.shape != self._packed_shape(d):
+                raise ValueError(f"mugen: input {d.name} is {list(self._packed_shape(d))}, got {list(x.shape)}")
+        outs = [np.empty(self._packed_shape(d), dtype=np.float64) for d in self.outputs]
         ip = (ctypes.c_void_p * len(ins))(*[x.ctypes.data for x in ins])
         op = (ctypes.c_void_p * len(outs))(*[o.ctypes.data for o in outs])
         _check(C.lib.mg_eval_float(_ctx(), self._p, 0, ip, op))

@@ -55,3 +55,42 @@ def test_errors_are_clear():
         k(np.zeros((4, 8), np.float16))
     with pytest.raises(ValueError, match="takes 1 inputs, got 2"):
         k(np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))
+
+
+def test_ragged_encoder_from_packed_tensors():
+    """A ragged program (an encoder layer, tools/make_encoder.py) bound to lengths with 0, 1 and
+    the maximum among them: the kernel takes the lengths and packed tokens in capacity rows (junk
+    past the tokens), and its first rows match the reference on the packed tensors."""
+    import subprocess
+    import sys
+    text = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "make_encoder.py"), "--batch", "5", "--max", "48",
+                           "--hidden", "64", "--heads", "2", "--ffn", "128", "--dtype", "f32"],
+                          capture_output=True, text=True, check=True).stdout
+    p = mugen.Program(text, "encoder.mu")
+    with pytest.raises(ValueError, match="bind its lengths"):
+        p.reference(*[np.zeros(1)] * len(p.inputs))
+    lens = [0, 1, 48, 17, 30]
+    p.bind_lengths("len", lens)
+    k = mugen.Kernel(p, target="c")
+    assert k.inputs[0].name == "len" and k.inputs[0].shape == (5,)
+    rng = np.random.default_rng(28)
+    ins = {d.name: rng.uniform(-1, 1, size=p._packed_shape(d)).astype(np.float32) * (d.range or 1) for d in p.inputs}
+    assert ins["x"].shape == (sum(lens), 64)
+    kin = []
+    for d in k.inputs:
+        if d.name == "len":
+            kin.append(np.array(lens, dtype=np.float32))
+            continue
+        x = ins[d.name]
+        if x.shape != d.shape:  # capacity rows: junk past the tokens, which the kernel ignores
+            x = np.concatenate([x, np.full((d.shape[0] - x.shape[0],) + x.shape[1:], 1e4, dtype=np.float32)])
+        kin.append(x)
+    out = np.full(k.outputs[0].shape, np.nan, dtype=np.float32)
+    k(*kin, out=[out])
+    ref = p.reference(*[ins[d.name] for d in p.inputs])[0]
+    t = sum(lens)
+    assert not np.isnan(out[:t]).any()
+    err = np.linalg.norm(out[:t] - ref) / np.linalg.norm(ref)
+    assert err < 1e-4, err
+    with pytest.raises(mugen.MugenError):
+        p.bind_lengths("len", [1, 2])  # five sequences declared
