@@ -150,6 +150,8 @@ def run_with_progress(opts, call, progress):
     user = progress if callable(progress) else None
 
     def on_progress(_arg, pp):
+        if state["error"] is not None or state["interrupted"]:
+            return 1  # stopping: the library's last calls are not passed on
         try:
             p = pp.contents
             if bar is not None:
