@@ -145,3 +145,27 @@ def test_stopped_optimize_is_a_limit_status_in_c():
     assert not rep.ugraph_text
     C.lib.mg_optimize_report_free(ctypes.byref(rep))
     assert display.search_lines(None) == []
+
+
+def test_torch_compile_result_shows_itself_and_ctrl_c_goes_up(tmp_path, monkeypatch):
+    torch = pytest.importorskip("torch")
+    monkeypatch.setenv("MUGEN_SEARCH_CACHE", str(tmp_path))
+
+    def f(x, w, v):
+        return torch.relu(x @ w) @ v
+    g = torch.Generator().manual_seed(3)
+    x, w, v = ((torch.rand(*s, generator=g) - 0.5).half() for s in [(8, 64), (64, 32), (32, 16)])
+
+    def stop(q):
+        if q.piece == 2:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):  # not swallowed into "PyTorch runs the graph"
+        mugen.compile(f, [x, w, v], optimize=True, progress=stop)
+    c = mugen.compile(f, [x, w, v], optimize=True, progress=False)
+    r = repr(c)
+    assert "the whole graph runs in mugen" in r and "time: translate" in r and "optimize" in r, r
+    assert "(1 searched, 1 from the search cache)" in r, r
+    assert "runs the μGraph optimize kept" in c._repr_html_()
+    if shutil.which("dot"):
+        assert "<svg" in c._repr_svg_()
+    assert (c(x, w, v).float() - f(x.float(), w.float(), v.float())).norm() < 1e-2 * f(x.float(), w.float(), v.float()).norm()
