@@ -113,15 +113,19 @@ class _Bar:
         except Exception:
             self.tqdm = None
         self.tty = sys.stderr.isatty()
-        self.width = 0
+        self.width, self.piece = 0, None
 
     def update(self, p):
         what = f"piece {p.piece}/{p.n_pieces}"
         if self.tqdm is not None:
-            self.tqdm.set_description(f"mugen optimize {what}")
-            self.tqdm.total = max(int(p.n_tasks), 0)
+            if p.piece != self.piece:  # a bar (and a rate) a piece
+                self.piece = p.piece
+                self.tqdm.reset()
+                self.tqdm.set_description(f"mugen optimize {what}", refresh=False)
+            if p.n_tasks > 0:  # 0 at the piece's start: the tasks are not made yet
+                self.tqdm.total = int(p.n_tasks)
             self.tqdm.n = int(p.tasks_done)
-            self.tqdm.set_postfix(found=int(p.found))
+            self.tqdm.set_postfix(found=int(p.found))  # and redraws
             return
         line = (f"mugen optimize: {what}, tasks {p.tasks_done}/{p.n_tasks}, {p.found} found, "
                 f"{p.seconds:.1f} s{' (done)' if p.piece_done else ''}")

@@ -2,6 +2,7 @@
 else text), the search's progress callback, and stopping a search (a callback raising
 KeyboardInterrupt, or a real SIGINT) with the search cache keeping the pieces that ended."""
 import os
+import re
 import shutil
 import signal
 import time
@@ -169,3 +170,12 @@ def test_torch_compile_result_shows_itself_and_ctrl_c_goes_up(tmp_path, monkeypa
     if shutil.which("dot"):
         assert "<svg" in c._repr_svg_()
     assert (c(x, w, v).float() - f(x.float(), w.float(), v.float())).norm() < 1e-2 * f(x.float(), w.float(), v.float()).norm()
+
+
+def test_tqdm_bar(capsys):
+    pytest.importorskip("tqdm")
+    ug, _ = mugen.Program(TWO).optimize(progress=True)
+    err = capsys.readouterr().err
+    assert "mugen optimize piece 1/2" in err and "mugen optimize piece 2/2" in err, err
+    assert re.search(r"100%.* (\d+)/\1 ", err), err  # a piece's tasks, all done
+    assert ug is not None
