@@ -56,8 +56,10 @@ def search_lines(s):
 
 
 def program_lines(p):
-    n_ops = sum(1 for x in p.format().splitlines() if "=" in x and not x.lstrip().startswith("#"))
-    return [f"inputs: {_tensors(p.inputs)}", f"outputs: {_tensors(p.outputs)}", f"statements: {n_ops}"]
+    top = [x for x in p.format().splitlines() if " = " in x and not x[:1].isspace() and not x.startswith("#")]
+    kernels = sum(1 for x in top if " = kernel(" in x)  # a μGraph's graph-defined kernels
+    return [f"inputs: {_tensors(p.inputs)}", f"outputs: {_tensors(p.outputs)}",
+            f"statements: {len(top)}" + (f", {kernels} of them graph-defined kernels" if kernels else "")]
 
 
 def program_repr(p):

@@ -243,7 +243,8 @@ class Compiled:
 
     def _repr_html_(self):  # a notebook shows the summary, the program and the split
         from . import display
-        return display.html_of(display.compiled_repr(self) + ("\n\n" + self.explain if self.explain else ""))
+        whole = self.kernel is not None and self.explain  # in pieces the summary holds the split
+        return display.html_of(display.compiled_repr(self) + ("\n\n" + self.explain if whole else ""))
 
     def _repr_svg_(self):  # the graph mugen runs whole (None in pieces: the HTML form then)
         return self.kernel._repr_svg_() if self.kernel is not None else None

@@ -57,6 +57,7 @@ def test_repr_shows_the_search_summary(tmp_path, monkeypatch):
     assert ug.search["unique"] == 2 and ug.search["searched"] == 2 and ug.search["from_cache"] == 0
     r = repr(mugen.Kernel(p, ugraph=ug))
     assert "runs the μGraph optimize kept" in r
+    assert "statements: 2, 2 of them graph-defined kernels" in repr(ug), repr(ug)
     assert "2 searched forms (2 searched, 0 from the search cache)" in r, r
     ug2, _ = p.optimize()
     assert "(0 searched, 2 from the search cache)" in repr(ug2)
@@ -179,3 +180,16 @@ def test_tqdm_bar(capsys):
     assert "mugen optimize piece 1/2" in err and "mugen optimize piece 2/2" in err, err
     assert re.search(r"100%.* (\d+)/\1 ", err), err  # a piece's tasks, all done
     assert ug is not None
+
+
+def test_split_compile_result_shows_its_pieces_as_text():
+    torch = pytest.importorskip("torch")
+
+    def f(x, w):
+        y = torch.relu(x @ w)
+        return torch.exp(torch.cumsum(y, 1) * 0.01) * 2 + y
+    c = mugen.compile(f, [torch.rand(8, 64), torch.rand(64, 32)])
+    assert c._repr_svg_() is None  # no one graph to draw: the notebook shows the HTML
+    h = c._repr_html_()
+    assert "the graph in pieces, 2 run by mugen" in h and "PyTorch runs cumsum" in h
+    assert h.count("PyTorch runs cumsum") == 1, h  # the split once
