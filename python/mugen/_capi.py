@@ -53,7 +53,7 @@ class Progress(ctypes.Structure):
 
 PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))  # mg_progress_fn
 
-OPTIMIZE_OPTS_BYTES = 8192  # mg_optimize_opts (376 bytes in this build), filled by mg_optimize_defaults
+OPTIMIZE_OPTS_BYTES = 8192  # mg_optimize_opts (392 bytes in this build), filled by mg_optimize_defaults
 
 
 def _find():
