@@ -148,7 +148,8 @@ class _Bar:
 
 def run_with_progress(opts, call, progress):
     """Runs call() (mg_optimize_program on opts, a status) with a progress callback set in opts.
-    progress: True (a bar), False, or a callable taking each C.Progress (it may raise, e.g.
+    progress: True (a bar), False (none: Ctrl-C still stops the search), or a callable taking
+    each C.Progress (it may raise, e.g.
     KeyboardInterrupt, to stop the search). Ctrl-C on the main thread is caught meanwhile and
     stops the search. Returns call()'s status, or raises what stopped it."""
     state = {"error": None, "interrupted": False}

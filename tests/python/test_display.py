@@ -193,3 +193,18 @@ def test_split_compile_result_shows_its_pieces_as_text():
     h = c._repr_html_()
     assert "the graph in pieces, 2 run by mugen" in h and "PyTorch runs cumsum" in h
     assert h.count("PyTorch runs cumsum") == 1, h  # the split once
+
+
+def test_sigint_without_a_bar_stops_the_search():
+    import threading
+    # SIGINT half a second in, from another thread, as a terminal's Ctrl-C would come
+    t = threading.Timer(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
+    t0 = time.perf_counter()
+    t.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            slow().optimize(progress=False)
+    finally:
+        t.cancel()
+    assert time.perf_counter() - t0 < 6  # the whole search takes 8 s or more here
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
