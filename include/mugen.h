@@ -431,8 +431,9 @@ void mg_optimize_defaults(mg_optimize_opts *o);
 /* Sets o->search.on_progress and its arg (for bindings that see the options as bytes). In
  * mg_optimize_program fn is also called at each searched piece's start (n_tasks 0) and end
  * (piece_done 1, read from the cache or searched); fn returning nonzero there or during the
- * piece's search ends mg_optimize_program with MG_ERR_LIMIT, no result and nothing run: the
- * pieces searched to the end before it are in the search cache, the stopped one is not. */
+ * piece's search ends mg_optimize_program with MG_ERR_LIMIT, no result and nothing run (rep->log
+ * holds the pieces' lines so far: mg_optimize_report_free): the pieces searched to the end
+ * before it are in the search cache, the stopped one is not. */
 void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg);
 /* Optimizes a whole program (any operators): cut at its non-Lax operators; each Lax piece
  * within max_piece_* searched through the search cache once per canonical form, its best

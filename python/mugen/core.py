@@ -112,10 +112,10 @@ class Program:
         C.lib.mg_optimize_defaults(opts)
         rep = C.OptimizeReport()
         t0 = time.perf_counter()
-        # with or without a bar, through the callback: Ctrl-C then stops the search
-        _check(display.run_with_progress(opts, lambda: C.lib.mg_optimize_program(_ctx(), self._p, opts, ctypes.byref(rep)),
-                                         progress))
-        try:
+        try:  # the report freed however the call ends (a stopped one holds its log so far)
+            # with or without a bar, through the callback: Ctrl-C then stops the search
+            _check(display.run_with_progress(opts, lambda: C.lib.mg_optimize_program(_ctx(), self._p, opts, ctypes.byref(rep)),
+                                             progress))
             text = ctypes.string_at(rep.ugraph_text).decode() if rep.ugraph_text else None
             log = ctypes.string_at(rep.log).decode() if rep.log else ""
         finally:

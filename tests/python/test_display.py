@@ -145,6 +145,8 @@ def test_stopped_optimize_is_a_limit_status_in_c():
     st = C.lib.mg_optimize_program(_ctx(), p._p, opts, ctypes.byref(rep))
     assert st == C.MG_ERR_LIMIT and b"stopped by the progress callback" in C.lib.mg_ctx_error(_ctx())
     assert not rep.ugraph_text
+    log = ctypes.string_at(rep.log).decode()  # the relu piece's line only: no search ran
+    assert "piece 1: not Lax" in log and "search" not in log, log
     C.lib.mg_optimize_report_free(ctypes.byref(rep))
     assert display.search_lines(None) == []
 
