@@ -27,7 +27,7 @@ typedef enum mg_status {
     MG_ERR_UNSUPPORTED, /* e.g. a non-Lax operator in the finite-field evaluator */
     MG_ERR_DIV_ZERO,    /* division by zero in the finite field */
     MG_ERR_INVALID,     /* bad argument to an API call */
-    MG_ERR_LIMIT,       /* a size limit of the IR was exceeded */
+    MG_ERR_LIMIT,       /* a size limit of the IR was exceeded, or a progress callback stopped the work */
     MG_ERR_NO_DEVICE,   /* GPU work was asked for but there is no driver, library or GPU */
     MG_ERR_COMPILE,     /* generated code did not compile (the compiler log is in the message) */
     MG_ERR_LAUNCH,      /* a kernel could not be launched, faulted or crashed */
@@ -196,6 +196,23 @@ mg_status mg_verify(mg_ctx *ctx, const mg_program *prog, const mg_program *ugrap
 /* ---- the superoptimizer (docs/search.md) ---- */
 enum { MG_SEARCH_MAX_CAND = 16 };
 
+/* Where a search stands, for a progress callback (mg_search_opts.on_progress). */
+typedef struct mg_progress {
+    int piece, n_pieces;         /* mg_optimize_program: the piece being searched, 1-based, of the
+                                  * pieces it searches (its unique Lax forms); 0, 0 in mg_search */
+    int64_t tasks_done, n_tasks; /* the search's tasks (docs/search.md); n_tasks 0 until they are
+                                  * made, and in a call at a piece's start or end (see below) */
+    int64_t found;               /* μGraphs verified so far in this search (the result, ranked
+                                  * and without duplicates, can hold fewer) */
+    double seconds;              /* since this search (or piece) started */
+    int piece_done;              /* 1 in the call after a piece's search ends (searched or read
+                                  * from the cache), 0 otherwise */
+} mg_progress;
+/* A progress callback: arg is the options' on_progress_arg; p is valid for the call only.
+ * Returning nonzero stops the search as a stop request does; mg_optimize_program then stops
+ * too (MG_ERR_LIMIT). */
+typedef int (*mg_progress_fn)(void *arg, const mg_progress *p);
+
 /* Search limits and switches; mg_search_defaults fills the documented defaults (docs/search.md). */
 typedef struct mg_search_opts {
     int max_kops;      /* kernel operators (default 5) */
@@ -227,6 +244,12 @@ typedef struct mg_search_opts {
                              mg_search_set_device); NULL: the table's first row */
     int no_lowered;       /* 1: leave the plain lowering's μGraph out of the results (it is
                              verified and ranked with the others by default: docs/search.md) */
+    mg_progress_fn on_progress; /* NULL: none. Called on the thread that called mg_search (never
+                             on a worker) about ten times a second while the tasks run and once
+                             when they end; tasks_done never decreases within a search. Not
+                             called with MPI ranks, nor when the search runs on the caller's
+                             thread alone (no worker thread could start) */
+    void *on_progress_arg;
 } mg_search_opts;
 
 /* One verified μGraph. */
@@ -405,6 +428,13 @@ typedef struct mg_optimize_report {
 } mg_optimize_report;
 /* Fills *o with the defaults. */
 void mg_optimize_defaults(mg_optimize_opts *o);
+/* Sets o->search.on_progress and its arg (for bindings that see the options as bytes). In
+ * mg_optimize_program fn is also called at each searched piece's start (n_tasks 0) and end
+ * (piece_done 1, read from the cache or searched); fn returning nonzero there or during the
+ * piece's search ends mg_optimize_program with MG_ERR_LIMIT, no result and nothing run (rep->log
+ * holds the pieces' lines so far: mg_optimize_report_free): the pieces searched to the end
+ * before it are in the search cache, the stopped one is not. */
+void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg);
 /* Optimizes a whole program (any operators): cut at its non-Lax operators; each Lax piece
  * within max_piece_* searched through the search cache once per canonical form, its best
  * μGraph kept where it runs faster than the piece lowered (both on o->run's backend); the

@@ -26,4 +26,22 @@ class BuildWithLib(build_py):
         super().run()
 
 
-setup(cmdclass={"build_py": BuildWithLib})
+cmdclass = {"build_py": BuildWithLib}
+try:  # a wheel (pip wheel ./python) holds libmugen.so: tag it for this platform, any Python 3
+    try:
+        from setuptools.command.bdist_wheel import bdist_wheel
+    except ImportError:
+        from wheel.bdist_wheel import bdist_wheel
+
+    class PlatformWheel(bdist_wheel):
+        def finalize_options(self):
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self):  # ctypes: no CPython ABI, one library for every Python 3
+            return ("py3", "none", super().get_tag()[2])
+    cmdclass["bdist_wheel"] = PlatformWheel
+except ImportError:  # no wheel support: pip install still works
+    pass
+
+setup(cmdclass=cmdclass)

@@ -185,16 +185,48 @@ void mg_optimize_defaults(mg_optimize_opts *o) {
     o->max_piece_ops = 16, o->max_piece_heavy = 3;
 }
 
+void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg) {
+    o->search.on_progress = fn, o->search.on_progress_arg = arg;
+}
+
+/* The user's progress callback seen through the pieces: which piece, its clock, and whether
+ * the callback asked to stop. */
+typedef struct piece_watch {
+    mg_progress_fn fn;
+    void *arg;
+    int piece, n_pieces, stopped;
+    double t0;
+} piece_watch;
+
+static int piece_progress(void *arg, const mg_progress *p) {
+    piece_watch *w = arg;
+    mg_progress q = *p;
+    q.piece = w->piece, q.n_pieces = w->n_pieces, q.seconds = now_s() - w->t0;
+    if (w->fn(w->arg, &q)) w->stopped = 1;
+    return w->stopped;
+}
+
 /* Searches piece P (the first of its form) and keeps its best μGraph if it beats the piece
- * lowered; a line for the log in sb. */
-static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece *P, int idx, mg_optimize_report *rep,
-                              strbuf *sb) {
+ * lowered; a line for the log in sb. o->search.on_progress, when set, is pw's (its calls at
+ * the piece's start and end are made here); MG_ERR_LIMIT when it asked to stop. */
+static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece_watch *pw, piece *P, int idx,
+                              mg_optimize_report *rep, strbuf *sb) {
     mg_program prog = {.g = P->g};
     mg_search_result sr;
     memset(&sr, 0, sizeof sr);
     double t0 = now_s();
-    mg_status rc = mg_search_cached(ctx, &prog, &o->search, 0, &sr);
+    pw->t0 = t0;
+    if (pw->fn) piece_progress(pw, &(mg_progress){0});
+    mg_status rc = pw->stopped ? MG_OK : mg_search_cached(ctx, &prog, &o->search, 0, &sr);
     rep->search_seconds += now_s() - t0;
+    if (pw->fn && !pw->stopped) /* its end, searched, read or refused */
+        piece_progress(pw, &(mg_progress){.tasks_done = sr.tasks_done, .n_tasks = sr.tasks, .found = sr.n_found,
+                                          .piece_done = 1});
+    if (pw->stopped) {
+        mg_search_result_free(&sr);
+        return ctx_err(ctx, MG_ERR_LIMIT, "optimize: stopped by the progress callback in piece %d of %d (the "
+                       "pieces searched before it are in the search cache)", pw->piece, pw->n_pieces);
+    }
     if (rc && rc != MG_ERR_NOMEM) { /* a piece the search refuses is lowered */
         sb_printf(sb, "piece %d: not searched (%s): lowered\n", idx, mg_ctx_error(ctx));
         return MG_OK;
@@ -275,13 +307,17 @@ mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_opti
             sb_printf(&log, "piece %d: %s (%d operators, %d matmuls and reductions): lowered\n", p,
                       !lax[p] ? "not Lax" : hv ? "past the search's limits" : "elementwise only", ops, hv);
     }
+    mg_optimize_opts oo = *o; /* the search's callback through pw: the piece and a stop */
+    piece_watch pw = {o->search.on_progress, o->search.on_progress_arg, 0, 0, 0, 0};
+    if (pw.fn) oo.search.on_progress = piece_progress, oo.search.on_progress_arg = &pw;
+    for (int p = 0; p < n_parts && !rc; p++) pw.n_pieces += pc[p].searchable && pc[p].uniq == p;
     for (int p = 0; p < n_parts && !rc; p++) {
         piece *P = &pc[p];
         if (!P->searchable) continue;
         if (P->uniq == p) {
-            rep->unique++;
+            rep->unique++, pw.piece++;
             if (o->progress) fprintf(stderr, "optimize: searching piece %d of %d\n", p + 1, n_parts), fflush(stderr);
-            rc = search_piece(ctx, o, P, p, rep, &log);
+            rc = search_piece(ctx, &oo, &pw, P, p, rep, &log);
             continue;
         }
         const piece *F = &pc[P->uniq];

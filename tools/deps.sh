@@ -1,6 +1,6 @@
 #!/bin/sh
 # Checks for what the build needs (a C compiler, make, libcjson-dev; libz3-dev, clang,
-# libclang-rt-dev (libFuzzer), python3-numpy, python3-pytest, python3-torch, libopenmpi-dev and
+# libclang-rt-dev (libFuzzer), python3-numpy, python3-pytest, python3-torch, graphviz, libopenmpi-dev and
 # openmpi-bin for the tests) and, on Debian or
 # Ubuntu, installs what is missing (as root, or through sudo). Prints what to install
 # otherwise. Quiet when everything is present.
@@ -14,6 +14,9 @@ command -v make >/dev/null 2>&1 || missing="$missing make"
 optional=""
 command -v mpicc >/dev/null 2>&1 || optional="$optional libopenmpi-dev"
 command -v mpirun >/dev/null 2>&1 || optional="$optional openmpi-bin"
+# tests/python: a notebook's picture of a program (python/mugen/display.py) is Graphviz's
+# dot -Tsvg; without it the notebook shows text and that test is skipped
+command -v dot >/dev/null 2>&1 || optional="$optional graphviz"
 # tests/fuzz (make fuzz-short, part of make test): clang and its libFuzzer runtime
 if ! command -v clang >/dev/null 2>&1; then
     missing="$missing clang libclang-rt-dev"
@@ -41,10 +44,10 @@ fi
 if [ -n "$optional" ] && command -v apt-get >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1 && SUDO=sudo
-    echo "mugen: installing$optional (make mpi, the search over MPI ranks; optional)" >&2
+    echo "mugen: installing$optional (make mpi and the notebook's pictures; optional)" >&2
     $SUDO apt-get update -qq >/dev/null 2>&1
     DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $optional >/dev/null 2>&1 ||
-        echo "mugen: note: could not install$optional: make mpi and tests/mpi need them; the plain build does not" >&2
+        echo "mugen: note: could not install$optional: make mpi, tests/mpi and the SVG test need them; the plain build does not" >&2
 fi
 [ -z "$missing" ] && exit 0
 echo "mugen: installing missing build dependencies:$missing" >&2

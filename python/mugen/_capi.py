@@ -7,6 +7,7 @@ import ctypes
 import os
 
 MG_OK = 0
+MG_ERR_LIMIT = 8
 STATUS = ["ok", "parse", "shape", "io", "nomem", "unsupported", "div_zero", "invalid", "limit",
           "no_device", "compile", "launch", "mismatch"]
 MG_F16, MG_BF16, MG_F32 = 0, 1, 2
@@ -43,7 +44,16 @@ class OptimizeReport(ctypes.Structure):
                 ("log", ctypes.c_void_p), ("run", ctypes.c_ubyte * 65536)]
 
 
-OPTIMIZE_OPTS_BYTES = 8192  # mg_optimize_opts (376 bytes in this build), filled by mg_optimize_defaults
+class Progress(ctypes.Structure):
+    # mg_progress: where a search stands (include/mugen.h)
+    _fields_ = [("piece", ctypes.c_int), ("n_pieces", ctypes.c_int), ("tasks_done", ctypes.c_int64),
+                ("n_tasks", ctypes.c_int64), ("found", ctypes.c_int64), ("seconds", ctypes.c_double),
+                ("piece_done", ctypes.c_int)]
+
+
+PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(Progress))  # mg_progress_fn
+
+OPTIMIZE_OPTS_BYTES = 8192  # mg_optimize_opts (392 bytes in this build), filled by mg_optimize_defaults
 
 
 def _find():
@@ -75,6 +85,7 @@ for name, res, args in [
     ("mg_compile", I, [P, P, P, ctypes.POINTER(CompileOpts), ctypes.POINTER(P)]),
     ("mg_optimize_defaults", None, [P]), ("mg_optimize_program", I, [P, P, P, ctypes.POINTER(OptimizeReport)]),
     ("mg_optimize_report_free", None, [ctypes.POINTER(OptimizeReport)]),
+    ("mg_optimize_set_progress", None, [P, PROGRESS_FN, P]),
     ("mg_compiled_free", None, [P]), ("mg_compiled_get_info", I, [P, ctypes.POINTER(CompiledInfo)]),
     ("mg_compiled_input", I, [P, I, D]), ("mg_compiled_output", I, [P, I, D]),
     ("mg_launch", I, [P, P, I, ctypes.POINTER(P), I, ctypes.POINTER(P), P, ctypes.c_size_t, P]),

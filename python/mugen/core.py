@@ -3,6 +3,7 @@ it for the C backend (host arrays) or CUDA (device tensors), and call it on NumP
 torch tensors, zero-copy: the kernels read the inputs' storage and write fresh outputs."""
 import ctypes
 import threading
+import time
 
 from . import _capi as C
 
@@ -127,20 +128,45 @@ class Program:
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))
         return self
 
-    def optimize(self):
+    def optimize(self, progress=False):
         """mugen optimize (docs/search.md): each Lax piece searched through the search cache, its
         best μGraph kept where it runs faster than the piece lowered; returns (the μGraph as a
-        Program, the log: a line a piece)."""
+        Program, the log: a line a piece). The μGraph's .search holds the summary (pieces,
+        searched, from the cache, kept, seconds, the log). progress: True shows a bar (tqdm,
+        else a line on stderr); a callable gets each mugen._capi.Progress and may raise to stop.
+        Ctrl-C (or the callable raising) stops the search and raises KeyboardInterrupt (or what
+        it raised): the pieces whose search ended stay in the search cache (docs/python.md)."""
+        from . import display
         opts = (ctypes.c_ubyte * C.OPTIMIZE_OPTS_BYTES)()
         C.lib.mg_optimize_defaults(opts)
         rep = C.OptimizeReport()
-        _check(C.lib.mg_optimize_program(_ctx(), self._p, opts, ctypes.byref(rep)))
-        try:
+        t0 = time.perf_counter()
+        try:  # the report freed however the call ends (a stopped one holds its log so far)
+            # with or without a bar, through the callback: Ctrl-C then stops the search
+            _check(display.run_with_progress(opts, lambda: C.lib.mg_optimize_program(_ctx(), self._p, opts, ctypes.byref(rep)),
+                                             progress))
             text = ctypes.string_at(rep.ugraph_text).decode() if rep.ugraph_text else None
             log = ctypes.string_at(rep.log).decode() if rep.log else ""
         finally:
             C.lib.mg_optimize_report_free(ctypes.byref(rep))
-        return (Program(text, "<optimized>") if text else None), log
+        ug = Program(text, "<optimized>") if text else None
+        if ug is not None:
+            ug.search = {k: getattr(rep, k) for k in ("parts", "lax_parts", "unique", "searched", "from_cache", "kept",
+                                                       "search_seconds", "piece_run_seconds")}
+            ug.search.update(optimize_seconds=time.perf_counter() - t0, log=log)
+        return ug, log
+
+    def __repr__(self):
+        from . import display
+        return display.program_repr(self)
+
+    def _repr_html_(self):
+        from . import display
+        return display.html_of(display.program_repr(self) + "\n\n" + self.format())
+
+    def _repr_svg_(self):
+        from . import display
+        return display.svg(self.format("dot"))
 
     def reference(self, *inputs):
         """The f32 reference evaluation on NumPy inputs (any float dtype): NumPy float64 outputs.
@@ -171,7 +197,9 @@ class Kernel:
         o.target = C.MG_TARGET_C if target == "c" else C.MG_TARGET_CUDA
         o.device = device.encode() if device else None
         self._c = ctypes.c_void_p()
+        t0 = time.perf_counter()
         _check(C.lib.mg_compile(_ctx(), program._p, ugraph._p if ugraph else None, ctypes.byref(o), ctypes.byref(self._c)))
+        self.compile_seconds = time.perf_counter() - t0
         self.target = target
         info = C.CompiledInfo()
         _check(C.lib.mg_compiled_get_info(self._c, ctypes.byref(info)))
@@ -195,6 +223,18 @@ class Kernel:
         if getattr(self, "_c", None):
             C.lib.mg_compiled_free(self._c)
             self._c = None
+
+    def __repr__(self):
+        from . import display
+        return display.kernel_repr(self)
+
+    def _repr_html_(self):
+        from . import display
+        return display.html_of(display.kernel_repr(self))
+
+    def _repr_svg_(self):  # the μGraph it runs when optimize kept one, else its program
+        from . import display
+        return display.svg((self.ugraph or self.program).format("dot"))
 
     def _check_in(self, i, x, shape, dtype):
         d = self.inputs[i]

@@ -251,6 +251,7 @@ class Compiled:
         self.explain, self._n_out, self.fallback = explain, n_out, fallback
         self.pieces = 0 if fallback else 1  # graph pieces mugen runs
         self.ugraph = None  # the μGraph optimize kept (optimize=True)
+        self.timings = {}   # seconds: translate, optimize, compile (the whole graph's)
 
     def __call__(self, *args):
         if self.fallback:
@@ -260,44 +261,62 @@ class Compiled:
             pv = self._pvals = tuple(p for _, _, p in self._params)
         return self.kernel(*args, *pv)
 
-    def _repr_html_(self):  # a notebook shows the program and the split
-        import html
-        return f"<pre>{html.escape(self.explain)}</pre>"
+    def __repr__(self):
+        from . import display
+        return display.compiled_repr(self)
+
+    def _repr_html_(self):  # a notebook shows the summary, the program and the split
+        from . import display
+        whole = self.kernel is not None and self.explain  # in pieces the summary holds the split
+        return display.html_of(display.compiled_repr(self) + ("\n\n" + self.explain if whole else ""))
+
+    def _repr_svg_(self):  # the graph mugen runs whole (None in pieces: the HTML form then)
+        return self.kernel._repr_svg_() if self.kernel is not None else None
 
 
-def _compile_whole(gm, ex, target, device, optimize=False):
+def _compile_whole(gm, ex, target, device, optimize=False, progress=True):
     """(Compiled, report lines) for a graph every operator of which translated, or None."""
+    import time
+
     import torch
+    t0 = time.perf_counter()
     text, w, outputs = translate(gm, ex)
     if w.unsupported:
         return None, [f"  runs in PyTorch: {n.name}: {why}" for n, why in w.unsupported]
+    timings = {"translate": time.perf_counter() - t0}
     try:
         program = Program(text, "<torch.fx>")
         if [str(getattr(torch, d.dtype)) for d in program.outputs] != [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
             raise Unsupported("an output's dtype differs from PyTorch's")
-        ug, log = program.optimize() if optimize else (None, "")
+        t1 = time.perf_counter()
+        ug, log = program.optimize(progress=progress) if optimize else (None, "")
+        if optimize:
+            timings["optimize"] = time.perf_counter() - t1
         kernel = Kernel(program, target=target, device=device, ugraph=ug)
-    except Exception as e:  # a program mugen refuses: PyTorch runs it
+        timings["compile"] = kernel.compile_seconds
+    except Exception as e:  # a program mugen refuses: PyTorch runs it (KeyboardInterrupt goes up)
         return None, [f"  runs in PyTorch: the graph: {e}"]
     c = Compiled(gm, kernel, program, w.params, "", len(outputs), False)
-    c.ugraph = ug
+    c.ugraph, c.timings = ug, timings
     return c, [f"mugen runs {len(w.supported)} operators ({kernel.info['launches']} kernels, {kernel.info['device']}"
                f"{', the μGraph mugen optimize kept' if ug else ''}):", program.format() + (log and "\n" + log)]
 
 
-def compile(fn, example_inputs, explain=False, target=None, device=None, optimize=False):  # noqa: A001
+def compile(fn, example_inputs, explain=False, target=None, device=None, optimize=False, progress=True):  # noqa: A001
     """Traces fn (a function or nn.Module) on example_inputs; mugen runs the graph, or where an
     operator is not mugen's, the maximal pieces between such operators (torch.fx split_module),
     PyTorch the rest. explain=True prints the split. optimize=True: each piece through `mugen
     optimize` (searched through the search cache, MUGEN_SEARCH_CACHE; the fastest correct μGraph
-    kept), else lowered by the rules."""
+    kept), else lowered by the rules; progress (with optimize): True a bar, False none, or a
+    callable (Program.optimize). Ctrl-C stops the search and raises KeyboardInterrupt; the
+    pieces searched to the end stay in the search cache (docs/python.md)."""
     import torch
     import torch.fx
     from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
     tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
-    whole, lines = _compile_whole(gm, ex, tgt, device, optimize)
+    whole, lines = _compile_whole(gm, ex, tgt, device, optimize, progress)
     if whole is not None:
         whole.explain = "\n".join(["mugen: the whole graph"] + lines)
         if explain:
@@ -332,7 +351,7 @@ def compile(fn, example_inputs, explain=False, target=None, device=None, optimiz
             continue
         sub_ex = [a.meta["tensor_meta"] for a in node.args]
         sub_in = [torch.empty(t.shape, dtype=t.dtype, device="meta") for t in sub_ex]
-        c, lines = _compile_whole(sub, sub_in, tgt, device, optimize)
+        c, lines = _compile_whole(sub, sub_in, tgt, device, optimize, progress)
         if c is None:
             report.append(f"- {node.target}: PyTorch runs {', '.join(names)}")
             report += lines

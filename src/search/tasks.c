@@ -434,12 +434,31 @@ int sr_check_stop(search *s) {
     return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
 
-/* The main thread of a single process prints progress once a second while the workers run,
- * and ends the search at the time limit or a stop request even while every worker verifies. */
+/* Calls the options' progress callback (on the caller's thread) with s's counts; a nonzero
+ * return is a stop request. */
+static void call_progress(search *s) {
+    mg_progress p = {0};
+    pthread_mutex_lock(&s->mu);
+    p.tasks_done = s->tasks_done, p.n_tasks = s->n_tasks;
+    pthread_mutex_unlock(&s->mu);
+    p.found = __atomic_load_n(&s->found, __ATOMIC_RELAXED);
+    p.seconds = sr_now_s() - s->t0;
+    if (s->o->on_progress(s->o->on_progress_arg, &p)) {
+        pthread_mutex_lock(&s->mu);
+        __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
+/* The main thread of a single process prints progress once a second while the workers run
+ * (and calls the progress callback ten times a second), and ends the search at the time limit
+ * or a stop request even while every worker verifies. */
 static void watch(search *s) {
-    double last = sr_now_s();
+    double last = sr_now_s(), last_cb = last;
     while (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0) {
         nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+        if (s->o->on_progress && sr_now_s() - last_cb >= 0.1) last_cb = sr_now_s(), call_progress(s);
         sr_check_stop(s);
         if (s->o->progress && sr_now_s() - last >= 1.0) {
             int64_t c[SR_N_COUNTS];
@@ -460,6 +479,7 @@ void sr_run_workers(search *s) {
     if (s->n_ranks > 1) sr_ranks_watch(s); /* ranks.c: the messages between the ranks */
     else watch(s);
     for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    if (s->o->on_progress && s->n_ranks == 1 && started) call_progress(s); /* the final counts */
     if (s->n_ranks > 1) sr_ranks_finish(s);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->mu);

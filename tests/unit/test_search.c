@@ -20,6 +20,7 @@ void test_search_small_instance(void);
 void test_search_fewer_blocks(void);
 void test_search_ops(void);
 void test_search_lowered(void);
+void test_search_progress_stop(void);
 void test_aexpr_z3_corpus(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
@@ -512,4 +513,40 @@ void test_search_lowered(void) {
     for (int v = 0; v < LW_TILINGS; v++) base_free(texts[v]);
     ir_graph_free(g);
     mg_search_result_free(&r5);
+}
+
+/* mg_search_opts.on_progress: the counts it is handed and a stop by its return value */
+typedef struct progress_log {
+    int calls, stop_at, decreased;
+    int64_t first_done, last_done, n_tasks;
+} progress_log;
+
+static int log_progress(void *arg, const mg_progress *p) {
+    progress_log *l = arg;
+    if (l->calls++ == 0) l->first_done = p->tasks_done;
+    l->decreased |= p->tasks_done < l->last_done || p->tasks_done > p->n_tasks || p->piece || p->n_pieces;
+    l->last_done = p->tasks_done, l->n_tasks = p->n_tasks;
+    return l->calls >= l->stop_at;
+}
+
+void test_search_progress_stop(void) {
+    /* RMSNorm + linear at the default limits: seconds of tasks on two threads; stopped at the
+     * callback's 4th call, the search ends early with stopped set, after at least that call and
+     * the final one, the counts never going down */
+    ir_graph *g = unit_parse(RMS);
+    sr_opts o;
+    sr_opts_default(&o);
+    o.threads = 2;
+    progress_log l = {.stop_at = 4};
+    o.on_progress = log_progress, o.on_progress_arg = &l;
+    mg_search_result r;
+    mg_ctx ctx;
+    CHECK_MSG(sr_search(g, &o, &ctx, &r) == MG_OK, "%s", ctx.msg);
+    CHECK_MSG(r.stopped && r.tasks_done < r.tasks, "stopped %d, tasks %lld of %lld", r.stopped,
+              (long long)r.tasks_done, (long long)r.tasks);
+    CHECK_MSG(l.calls >= 5 && !l.decreased && l.n_tasks == r.tasks && l.last_done == r.tasks_done,
+              "%d calls, decreased %d, last %lld of %lld", l.calls, l.decreased, (long long)l.last_done,
+              (long long)l.n_tasks);
+    mg_search_result_free(&r);
+    ir_graph_free(g);
 }
