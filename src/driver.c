@@ -790,7 +790,7 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     }
     if (tok && prog->g->n_syms == 1) { /* the variant for a capacity: compared on B's rows */
         J.lens_name = NULL, J.lens = NULL, J.n_seq = J.tokens = J.rows = 0;
-        J.bound = prog->g, J.dim_b = prog->g->syms[0].val, J.dim_cap = ir_sym_capacity(&prog->g->syms[0], J.dim_b);
+        J.bound = prog->g, J.dim_b = prog->g->syms[0].val, J.dim_cap = mg_program_variant(prog, 0, NULL);
     }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
@@ -817,9 +817,13 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     if (!rc) report_text(&J, r);
     for (int k = 0; !rc && k < prog->g->n_syms; k++) { /* the variant a symbolic dim ran in */
         const ir_sym *s = &prog->g->syms[k];
+        int how = 0;
         size_t n = strlen(r->text);
         snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows (docs/tuning.md)\n",
-                 s->name, s->val, ir_sym_capacity(s, s->val), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches);
+                 s->name, s->val, mg_program_variant(prog, k, &how), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches);
+        n = strlen(r->text);
+        if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
+                          "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");
     }
     cg_program_free(&J.cg);
     op_plan_free(J.plan);
