@@ -36,6 +36,8 @@ void sl_model_free(sl_model *m) {
     base_free(m);
 }
 
+void sl_model_range(const sl_model *m, int64_t *lo, int64_t *hi) { *lo = m->lo, *hi = m->hi; }
+
 /* ---- reading ---- */
 
 typedef struct rd {

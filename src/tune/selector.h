@@ -21,6 +21,8 @@ mg_status sl_model_load(mg_ctx *ctx, const char *path, sl_model **out);
 /* Parses weights from text (len bytes), as sl_model_load does; file names them in messages. */
 mg_status sl_model_parse(mg_ctx *ctx, const char *text, size_t len, const char *file, sl_model **out);
 void sl_model_free(sl_model *m);
+/* The range of B m was trained on (sl_choose answers within it). */
+void sl_model_range(const sl_model *m, int64_t *lo, int64_t *hi);
 
 /* The features of a call of b rows (docs/tuning.md): log2 b, b / hi, and for each class's
  * capacity c, b / c where c >= b, else 0. x holds 2 + the model's classes; returns how many. */
