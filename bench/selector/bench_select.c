@@ -1,9 +1,11 @@
 /* The selector's decision time (docs/tuning.md "The selector"; target < 20 µs a call): loads a
  * weights file (data/selector/, or the argument) and times sl_choose over every B of its
  * range, many rounds; prints the mean per decision and the decisions at a few B.
- * usage: build/bench-select [WEIGHTS] */
+ * usage: build/bench-select [WEIGHTS [all]]; with `all`, only 'B capacity' for every B of the
+ * range (to compare with train.py --decisions: the same model in PyTorch). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "base/base.h"
@@ -27,6 +29,12 @@ int main(int argc, char **argv) {
     double load = now_s() - t0;
     int64_t lo, hi, cap = 0, sum = 0, n = 0;
     sl_model_range(m, &lo, &hi);
+    if (argc > 2 && !strcmp(argv[2], "all")) {
+        for (int64_t b = lo; b <= hi; b++)
+            if (sl_choose(m, b, &cap) == MG_OK) printf("%" PRId64 " %" PRId64 "\n", b, cap);
+        sl_model_free(m);
+        return 0;
+    }
     t0 = now_s();
     for (int r = 0; r < 200 || now_s() - t0 < 0.2; r++)
         for (int64_t b = lo; b <= hi; b++) sum += sl_choose(m, b, &cap) == MG_OK ? cap : 0, n++;

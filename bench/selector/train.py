@@ -21,6 +21,7 @@ geometric mean of chosen / oracle time, for the selector and three baselines:
 Writes the weights (format: docs/tuning.md; read by src/tune/selector.c) to --out.
 
 usage: train.py DATA.csv PROGRAM [--out data/selector/PROGRAM.txt] [--seed 29] [--epochs 600]
+                [--decisions FILE]
 """
 import argparse
 import csv
@@ -113,6 +114,7 @@ def main():
     ap.add_argument("--out")
     ap.add_argument("--seed", type=int, default=29)
     ap.add_argument("--epochs", type=int, default=600)
+    ap.add_argument("--decisions", help="writes 'B capacity' for every B of the range")
     ap.add_argument("--nsm", type=int, default=132, help="SMs for the wave model (H200: 132)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
@@ -179,7 +181,7 @@ def main():
 
     print("%s: %d values of B (%d held out), %d variants, device %s" % (a.program, len(bs), len(test), len(caps),
                                                                         ", ".join(sorted(dev))))
-    print("| chooser | within 5%% of the oracle | geomean time / oracle | agrees with the selector |")
+    print("| chooser | within 5% of the oracle | geomean time / oracle | agrees with the selector |")
     print("|---|---|---|---|")
     rows = (("selector (Reformer)", choose_reformer), ("(a) smallest capacity", choose_rule),
             ("(b) wave cost model", choose_model), ("(c) nearest neighbour", choose_nn))
@@ -195,6 +197,13 @@ def main():
         within = 100.0 * sum(q <= 1.05 for q in r) / len(r)
         geo = math.exp(sum(math.log(q) for q in r) / len(r))
         print("| %s | %.1f%% | %.4fx | %d of %d |" % (name, within, geo, agree, len(test)))
+    at = [b for b in (1, 7, 37, 100, 129, 200, 300, 511, 512) if lo <= b <= hi]
+    print("decisions (as build/bench-select prints them from the weights): " +
+          ", ".join("B = %d: %d" % (b, choose_reformer(b)) for b in at))
+    if a.decisions:  # every B of the range, to compare with `build/bench-select WEIGHTS all`
+        with open(a.decisions, "w") as f:
+            for b in range(lo, hi + 1):
+                f.write("%d %d\n" % (b, choose_reformer(b)))
     if a.out:
         write(a.out, model, caps, lo, hi, mean.tolist(), std.tolist(), widths)
         print("weights: %s" % a.out)
