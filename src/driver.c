@@ -348,6 +348,7 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
 static void row_grids(job *J) {
     if (!J->bound || J->dim_b >= J->dim_cap) return;
     unsigned char varies[VF_MAX_IO] = {0};
+    if (J->prog->n_nodes != J->bound->n_nodes) return; /* the same text at two sizes: the same nodes (sym.c) */
     for (int i = 0, np = 0; i < J->prog->n_nodes; i++) {
         if (J->prog->nodes[i].op != IR_OP_INPUT) continue;
         const ir_node *a = &J->prog->nodes[i], *b = &J->bound->nodes[i]; /* the same program at cap and at B */
@@ -355,7 +356,16 @@ static void row_grids(job *J) {
             if (J->io.in[ni] == np) varies[ni] = a->shape.d[0] != b->shape.d[0];
         np++;
     }
-    cg_mark_rows(&J->cg, varies, J->dim_cap);
+    int64_t ks[64];
+    int n_ks = 0; /* the K of the program's tensors that hold B's rows (K * cap of them at cap) */
+    for (int i = 0; J->prog->n_nodes == J->bound->n_nodes && i < J->prog->n_nodes; i++) {
+        const ir_shape *a = &J->prog->nodes[i].shape, *b = &J->bound->nodes[i].shape;
+        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % J->dim_cap) continue;
+        int seen = 0;
+        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / J->dim_cap;
+        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / J->dim_cap;
+    }
+    cg_mark_rows(&J->cg, varies, J->dim_cap, ks, n_ks);
     for (int l = 0; l < J->cg.n_launches; l++) {
         cg_launch *L = &J->cg.launches[l];
         unsigned g[3];

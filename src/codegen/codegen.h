@@ -90,11 +90,13 @@ void cg_program_free(cg_program *c);
 
 /* Run-time grids over a capacity dim (docs/tuning.md "Run-time grids"). c's code is a
  * variant for cap rows of a symbolic dim (a batch of independent rows: ir_sym_check), and
- * in_varies[i] says whether program input i holds those rows (dim 0, K * cap). Keeps
- * row_axis only on the launches that hold them: reached from such an input through the
- * launches' arguments, with outputs of a multiple of cap rows; sets it to -1 on the rest,
- * which keep their full grid at every B. */
-void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap);
+ * in_varies[i] says whether program input i holds those rows (dim 0, K * cap), and ks[0 ..
+ * n_ks) are the K the program's tensors that hold them have. Keeps row_axis only on the
+ * launches that hold them: reached from such an input through the launches' arguments, with
+ * outputs of K * cap rows for a K of ks (a lowered tensor whose dim 0 is something else, a
+ * product's transposed operand, is not cut); sets it to -1 on the rest, which keep their
+ * full grid at every B. */
+void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap, const int64_t *ks, int n_ks);
 /* The grid launch L runs for a call of b rows of the variant for cap rows (1 <= b <= cap):
  * its grid with the row axis cut to the blocks that cover the first b of cap parts (rounded
  * up to whole clusters), the full grid where row_axis < 0. */

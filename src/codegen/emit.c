@@ -170,7 +170,7 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
 /* A buffer's storage: the buffer a view lies in, else itself. */
 static int storage(const cg_program *c, int b) { return c->buf_alias && c->buf_alias[b] >= 0 ? c->buf_alias[b] : b; }
 
-void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap) {
+void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap, const int64_t *ks, int n_ks) {
     unsigned char *v = base_calloc((size_t)c->n_bufs + 1, 1);
     for (int i = 0; v && i < c->n_in; i++) v[storage(c, c->in_buf[i])] |= in_varies[i];
     for (int l = 0; l < c->n_launches; l++) {
@@ -178,7 +178,9 @@ void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap) {
         int reads = 0;
         for (int a = L->n_out; v && a < L->n_args; a++) reads |= v[storage(c, L->args[a])];
         for (int a = 0; reads && a < L->n_out; a++) v[storage(c, L->args[a])] = 1;
-        if (!reads || cap < 1 || L->row_rows % cap) L->row_axis = -1; /* no rows of the dim: all of it at every B */
+        int k_ok = 0;
+        for (int i = 0; cap >= 1 && i < n_ks; i++) k_ok |= L->row_rows == ks[i] * cap;
+        if (!reads || !k_ok) L->row_axis = -1; /* no rows of the dim: all of it at every B */
     }
     base_free(v);
 }
