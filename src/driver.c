@@ -47,6 +47,9 @@ typedef struct job {
                             * the program at the call's B; outputs are compared on its rows */
     int64_t dim_b, dim_cap; /* then B and the capacity; run-time grids cover B's rows */
     int n_cut;              /* launches whose grid was cut to B's rows (row_grids) */
+    int64_t blocks, waves;  /* then the blocks launched, and their waves: each launch's blocks
+                             * over the target's SMs, rounded up, summed (the selector's cost
+                             * model, bench/selector/train.py) */
 } job;
 
 enum { C_BUDGET_S = 1 }; /* seconds of timed runs the C backend's default reps stop after */
@@ -345,8 +348,20 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
 /* Run-time grids (docs/tuning.md): a call of B rows on the variant for cap rows launches only
  * the blocks over its first B rows, where cg_mark_rows finds the grid axis over them. The C
  * backend's loops stay whole (its mg_entry ignores grids). */
+static void count_blocks(job *J) {
+    J->blocks = J->waves = 0;
+    for (int l = 0; l < J->cg.n_launches; l++) {
+        const unsigned *g = J->cg.launches[l].grid;
+        int64_t n = (int64_t)g[0] * g[1] * g[2], sm = J->dev.n_sm > 0 ? J->dev.n_sm : 1;
+        J->blocks += n, J->waves += (n + sm - 1) / sm;
+    }
+}
+
 static void row_grids(job *J) {
-    if (!J->bound || J->dim_b >= J->dim_cap) return;
+    if (!J->bound || J->dim_b >= J->dim_cap) {
+        count_blocks(J);
+        return;
+    }
     unsigned char varies[VF_MAX_IO] = {0};
     if (J->prog->n_nodes != J->bound->n_nodes) return; /* the same text at two sizes: the same nodes (sym.c) */
     for (int i = 0, np = 0; i < J->prog->n_nodes; i++) {
@@ -373,6 +388,7 @@ static void row_grids(job *J) {
         J->n_cut += memcmp(g, L->grid, sizeof g) != 0;
         memcpy(L->grid, g, sizeof g);
     }
+    count_blocks(J);
 }
 
 /* ---- the GPU backend ---- */
@@ -709,7 +725,8 @@ typedef struct gpu_result {
     mg_status rc;
     char msg[2048];
     mg_run_report r;
-    int n_cut; /* job.n_cut in the worker */
+    int n_cut; /* job.n_cut, blocks and waves in the worker */
+    int64_t blocks, waves;
 } gpu_result;
 
 /* The GPU part runs in a forked worker: CUDA cannot recover a context after a fault, so a
@@ -734,7 +751,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
         }
         if (!rc) rc = dr_plant(&J->cg, &c);
         if (!rc) row_grids(J), launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
-        sh->n_cut = J->n_cut;
+        sh->n_cut = J->n_cut, sh->blocks = J->blocks, sh->waves = J->waves;
         snprintf(sh->r.tuned, sizeof sh->r.tuned, "%s", tuned);
         rt_gpu_free(gpu);
         memcpy(sh->msg, c.msg, sizeof sh->msg);
@@ -749,7 +766,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
     else {
         rc = sh->rc;
         if (rc) ctx_err(ctx, rc, "%s", sh->msg);
-        else *r = sh->r, J->n_cut = sh->n_cut;
+        else *r = sh->r, J->n_cut = sh->n_cut, J->blocks = sh->blocks, J->waves = sh->waves;
     }
     munmap(sh, sizeof *sh);
     return rc;
@@ -829,8 +846,10 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         const ir_sym *s = &prog->g->syms[k];
         int how = 0;
         size_t n = strlen(r->text);
-        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows (docs/tuning.md)\n",
-                 s->name, s->val, mg_program_variant(prog, k, &how), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches);
+        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
+                 "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
+                 s->name, s->val, mg_program_variant(prog, k, &how), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches,
+                 J.blocks, J.waves, J.dev.n_sm);
         n = strlen(r->text);
         if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
                           "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");

@@ -8,7 +8,8 @@
 # B values: 1, 512 and the capacities (1, 2, 4, ..., 128, 256, 384, 512), then log-uniform draws
 # in [1, 512] (Python's random, seeded with SEED) until 64 distinct, visited in a seeded order so
 # that a run cut short by LIMIT_S (seconds; default 280) is still a random sample of them.
-# Output: $OUT/selector-data.csv (program,B,capacity,schedule,time_us,device; one row a run,
+# Output: $OUT/selector-data.csv (program,B,capacity,schedule,time_us,device,blocks,waves; one
+# row a run, blocks and waves those launched with run-time grids, as `mugen run` reports them;
 # time_us "-" and the row left out where the check failed: see collect-log.txt), packed with the
 # log into $OUT/selector-data.tar.gz.
 B=${1:-build}
@@ -28,7 +29,7 @@ csv="$OUTD/selector-data.csv" log="$OUTD/collect-log.txt"
 start=$(date +%s)
 dev=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 echo "device: ${dev:-none}; seed $SEED, reps $REPS, limit ${LIMIT_S}s" >"$log"
-echo "program,B,capacity,schedule,time_us,device" >"$csv"
+echo "program,B,capacity,schedule,time_us,device,blocks,waves" >"$csv"
 caps="1 2 4 8 16 32 64 128 256 384 512"
 # the B values, each with a seeded sort key: the order they are visited in
 bs=$(python3 -c '
@@ -56,7 +57,8 @@ for b in $bs; do
             out=$("$B/mugen" run --backend $BACKEND --reps "$REPS" --dim "B=$b" --variant "$c" $sched "$P" 2>&1)
             t=$(echo "$out" | sed -n 's/.*time *\([0-9.]*\) us.*/\1/p' | tail -1)
             if echo "$out" | grep -q "^ok on" && [ -n "$t" ]; then
-                echo "$w,$b,$c,$SCHEDULE,$t,${dev:-$BACKEND}" >>"$csv"
+                bw=$(echo "$out" | sed -n 's/^ *\([0-9]*\) blocks in \([0-9]*\) waves.*/\1,\2/p' | tail -1)
+                echo "$w,$b,$c,$SCHEDULE,$t,${dev:-$BACKEND},${bw:-,}" >>"$csv"
                 n_ok=$((n_ok + 1))
             else
                 printf '== %s B=%s C=%s FAILED:\n%s\n' "$w" "$b" "$c" "$out" >>"$log"

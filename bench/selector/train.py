@@ -14,9 +14,9 @@ Held out: a random third of the B values (seeded). On them it reports, against t
 fastest measured variant at each B): the share of B whose choice is within 5% of it and the
 geometric mean of chosen / oracle time, for the selector and three baselines:
   (a) rule:  the smallest capacity that holds B (what a call runs without a selector);
-  (b) model: an analytical cost, time proportional to the waves of blocks launched, with the
-      run-time grids (blocks over B's rows of the variant's cut grid; waves on NSM SMs) plus a
-      per-variant constant read off the training B (its time at the smallest B it was run at);
+  (b) model: the cost model alone, time proportional to the waves of blocks the variant
+      launches at B with run-time grids (the compiler's count: the CSV's waves column), ties to
+      the smaller capacity;
   (c) nn:    the nearest training B (in log B): the variant fastest there that holds B.
 Writes the weights (format: docs/tuning.md; read by src/tune/selector.c) to --out.
 
@@ -35,16 +35,19 @@ import torch
 def load(path, program):
     t = {}  # (B, capacity) -> time_us (the median where a pair was run more than once)
     dev = set()
+    wv = {}  # (B, capacity) -> waves launched
     with open(path) as f:
         for r in csv.DictReader(f):
             if r["program"] != program or r["time_us"] in ("", "-"):
                 continue
             t.setdefault((int(r["B"]), int(r["capacity"])), []).append(float(r["time_us"]))
+            if r.get("waves"):
+                wv[(int(r["B"]), int(r["capacity"]))] = int(r["waves"])
             dev.add(r["device"])
     t = {k: sorted(v)[len(v) // 2] for k, v in t.items()}
     bs = sorted({b for b, _ in t})
     caps = sorted({c for _, c in t})
-    return t, bs, caps, dev
+    return t, bs, caps, dev, wv
 
 
 def features(b, caps, hi):
@@ -118,7 +121,7 @@ def main():
     ap.add_argument("--nsm", type=int, default=132, help="SMs for the wave model (H200: 132)")
     a = ap.parse_args()
     torch.manual_seed(a.seed)
-    t, bs, caps, dev = load(a.data, a.program)
+    t, bs, caps, dev, wv = load(a.data, a.program)
     if len(bs) < 6 or not caps:
         sys.exit("train.py: %s: %d values of B for %s; too few to train on" % (a.data, len(bs), a.program))
     lo, hi = min(bs), max(caps)
@@ -153,26 +156,14 @@ def main():
     def choose_rule(b):
         return min(c for c in caps if c >= b)
 
-    # (b): time ~ waves of the blocks over B's rows; per variant a fixed cost and a cost a wave,
-    # fitted by least squares on the training B (waves from the capacity's rows: a block of
-    # 64 rows, the lowering's usual tile, so blocks = ceil(B / 64) when C >= 64, else 1)
-    def waves(b, c):
-        return math.ceil(max(1, math.ceil(min(b, c) / 64)) / a.nsm) if c >= b else float("inf")
-
-    fit = {}
-    for c in caps:
-        pts = [(waves(b, c), t[(b, c)]) for b in train if (b, c) in t]
-        if not pts:
-            continue
-        mw = sum(w for w, _ in pts) / len(pts)
-        mt = sum(v for _, v in pts) / len(pts)
-        var = sum((w - mw) ** 2 for w, _ in pts)
-        k = sum((w - mw) * (v - mt) for w, v in pts) / var if var > 0 else 0.0
-        fit[c] = (mt - k * mw, k)
-
+    # (b): the cost model alone: time proportional to the waves of blocks the variant launches
+    # at B (with run-time grids; the compiler's count, the CSV's waves column), ties to the
+    # smaller capacity; without waves in the data, ceil(B / 64) blocks of 64 rows
     def choose_model(b):
-        return min((c for c in caps if c >= b and c in fit), key=lambda c: fit[c][0] + fit[c][1] * waves(b, c),
-                   default=choose_rule(b))
+        def cost(c):
+            w = wv.get((b, c))
+            return (w if w is not None else math.ceil(math.ceil(min(b, c) / 64) / a.nsm), c)
+        return min((c for c in caps if c >= b), key=cost)
 
     def choose_nn(b):
         n = min(train, key=lambda q: abs(math.log(q) - math.log(b)))
