@@ -357,24 +357,18 @@ static void count_blocks(job *J) {
     }
 }
 
-static void row_grids(job *J) {
-    if (!J->bound || J->dim_b >= J->dim_cap) {
-        count_blocks(J);
-        return;
-    }
+/* Cuts the grids of J->cg's launches over B's rows (cg_mark_rows, cg_row_grid). */
+static void cut_rows(job *J) {
     unsigned char varies[VF_MAX_IO] = {0};
-    if (J->prog->n_nodes != J->bound->n_nodes) return; /* the same text at two sizes: the same nodes (sym.c) */
-    for (int i = 0, np = 0; i < J->prog->n_nodes; i++) {
-        if (J->prog->nodes[i].op != IR_OP_INPUT) continue;
-        const ir_node *a = &J->prog->nodes[i], *b = &J->bound->nodes[i]; /* the same program at cap and at B */
-        for (int ni = 0; ni < J->cg.n_in && ni < VF_MAX_IO; ni++)
-            if (J->io.in[ni] == np) varies[ni] = a->shape.d[0] != b->shape.d[0];
-        np++;
-    }
     int64_t ks[64];
     int n_ks = 0; /* the K of the program's tensors that hold B's rows (K * cap of them at cap) */
-    for (int i = 0; J->prog->n_nodes == J->bound->n_nodes && i < J->prog->n_nodes; i++) {
+    for (int i = 0, np = 0; i < J->prog->n_nodes; i++) { /* the same text at cap and at B: the same nodes (sym.c) */
         const ir_shape *a = &J->prog->nodes[i].shape, *b = &J->bound->nodes[i].shape;
+        if (J->prog->nodes[i].op == IR_OP_INPUT) {
+            for (int ni = 0; ni < J->cg.n_in && ni < VF_MAX_IO; ni++)
+                if (J->io.in[ni] == np) varies[ni] = a->d[0] != b->d[0];
+            np++;
+        }
         if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % J->dim_cap) continue;
         int seen = 0;
         for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / J->dim_cap;
@@ -388,6 +382,10 @@ static void row_grids(job *J) {
         J->n_cut += memcmp(g, L->grid, sizeof g) != 0;
         memcpy(L->grid, g, sizeof g);
     }
+}
+
+static void row_grids(job *J) {
+    if (J->bound && J->dim_b < J->dim_cap && J->prog->n_nodes == J->bound->n_nodes) cut_rows(J);
     count_blocks(J);
 }
 
