@@ -79,6 +79,10 @@ $(B)/bench-eval: $(B)/bench/eval.o $(B)/libmugen.a
 $(B)/bench-prelude: $(B)/bench/ragged/prelude.o $(B)/libmugen.a
 	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
+$(B)/bench/selector/bench_select.o: CFLAGS += -Isrc
+$(B)/bench-select: $(B)/bench/selector/bench_select.o $(B)/libmugen.a
+	$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
 $(TEST_SRC:%.c=$(B)/%.o): CFLAGS += -Isrc
 
 $(B)/tests/gpu/rt_faults.o: CFLAGS += -Isrc
@@ -136,7 +140,7 @@ test-programs: $(B)/mugen
 bench: $(B)/mugen
 	sh bench/bench.sh $(B)
 
-bench-cpu: $(B)/bench-eval $(B)/bench-verify $(B)/bench-prelude
+bench-cpu: $(B)/bench-eval $(B)/bench-verify $(B)/bench-prelude $(B)/bench-select
 	$(B)/bench-eval examples/rmsnorm_linear_b8.mu
 	$(B)/bench-verify
 	$(B)/bench-prelude ../shared/data/lengths

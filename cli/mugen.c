@@ -87,7 +87,9 @@ static const char *HELP_RUN =
     "(relative error ||out - ref|| / ||ref||; NaN never passes) and times it.\n"
     "  --backend B   gpu, c or auto (default: the GPU if there is one, else C)\n"
     "  --dim NAME=V  a symbolic dim's size (dim NAME [LO, HI], default HI): runs the variant\n"
-    "                compiled for the smallest capacity holding it (docs/tuning.md)\n"
+    "                compiled for the smallest capacity holding it (docs/tuning.md), or the one\n"
+    "                MUGEN_SELECTOR's weights choose\n"
+    "  --variant C   with --dim: runs the variant for capacity C (C >= the dim's value)\n"
     "  --seed N      seed for the inputs (default: from the clock; printed)\n"
     "  --reps N      timed runs, median reported (default 50, on C up to 1 s of them; 0: no\n"
     "                timing)\n"
@@ -202,6 +204,7 @@ typedef struct opts {
     int n_len;
     const char *dim_arg[4]; /* --dim NAME=VALUE */
     int n_dim;
+    uint64_t variant;       /* --variant C: the capacity the first --dim runs as (0: chosen) */
     uint64_t batch, first;  /* --batch N (0: the program's), --first L */
 } opts;
 
@@ -269,7 +272,7 @@ static int parse_args(int argc, char **argv, opts *o) {
         }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--show") || !strcmp(a, "--out") ||
                  !strcmp(a, "--in") || !strcmp(a, "--tests") || !strcmp(a, "--reps") ||
-                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") || !strcmp(a, "--dim") ||
+                 !strcmp(a, "--lengths") || !strcmp(a, "--batch") || !strcmp(a, "--first") || !strcmp(a, "--dim") || !strcmp(a, "--variant") ||
                  !strcmp(a, "--samples") || !strcmp(a, "--guided") || !strcmp(a, "--jobs")) {
             if (!val) return usage_error("%s needs a value", a);
             i++;
@@ -284,6 +287,9 @@ static int parse_args(int argc, char **argv, opts *o) {
                 if (!eq || eq == val || !eq[1]) return usage_error("--dim wants NAME=VALUE, got '%s'", val);
                 if (o->n_dim == 4) return usage_error("%s: at most 4 --dim options", a);
                 o->dim_arg[o->n_dim++] = val;
+            } else if (!strcmp(a, "--variant")) {
+                if (parse_u64(val, &v) || v > 2147483647u || !v) return usage_error("--variant wants a capacity, got '%s'", val);
+                o->variant = v;
             } else if (!strcmp(a, "--batch") || !strcmp(a, "--first")) {
                 if (parse_u64(val, &v) || v > 2147483647u || (!v && !strcmp(a, "--batch")))
                     return usage_error("bad count '%s'", val);
@@ -793,6 +799,7 @@ static int cmd_portfolio(mg_ctx *ctx, mg_program *p, const opts *o) {
         clock_gettime(CLOCK_MONOTONIC, &t0);
         char *src = NULL;
         mg_status st = mg_program_bind_dim(ctx, p, name, cap);
+        if (!st) st = mg_program_set_variant(ctx, p, name, cap); /* whatever MUGEN_SELECTOR says */
         if (!st) st = mg_emit(ctx, p, c ? MG_TARGET_C : MG_TARGET_CUDA, &o->run, 1, &src);
         mg_free(src);
         if (st) return fail(ctx, st);
@@ -937,7 +944,12 @@ static int bind_dims(mg_ctx *ctx, mg_program *p, const opts *o) {
             return 1;
         }
         mg_status st = mg_program_bind_dim(ctx, p, name, (int64_t)v);
+        if (!st && o->variant && !i) st = mg_program_set_variant(ctx, p, name, (int64_t)o->variant);
         if (st) return fail(ctx, st);
+    }
+    if (o->variant && !o->n_dim) {
+        fprintf(stderr, "mugen: --variant goes with --dim\n");
+        return 1;
     }
     return 0;
 }

@@ -119,6 +119,11 @@ mg_status mg_program_bind_lengths(mg_ctx *ctx, mg_program *prog, const char *nam
 int mg_program_n_dims(const mg_program *prog);
 mg_status mg_program_dim(const mg_program *prog, int k, const char **name, int64_t *lo, int64_t *hi, int64_t *val);
 mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, int64_t value);
+/* Which variant a call runs for dim `name` (docs/tuning.md "The selector"): cap, a capacity of
+ * its range that must hold the bound value when the program runs (MG_ERR_INVALID then, and
+ * here when cap is no capacity); 0: chosen again at each call (MUGEN_SELECTOR's weights, else
+ * the smallest capacity that holds the value). */
+mg_status mg_program_set_variant(mg_ctx *ctx, mg_program *prog, const char *name, int64_t cap);
 /* The capacity whose variant runs dim k at value v (v itself when dim k is not declared). */
 int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v);
 

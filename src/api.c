@@ -15,6 +15,7 @@
 #include "verify/verify.h"
 #include "api_internal.h"
 #include "search/search.h"
+#include "tune/selector.h"
 
 enum { MAX_FILE = 256 << 20 };
 
@@ -164,6 +165,37 @@ mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, i
     return MG_OK;
 }
 
+mg_status mg_program_set_variant(mg_ctx *ctx, mg_program *prog, const char *name, int64_t cap) {
+    if (!prog || !name) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_set_variant: NULL argument");
+    int k = ir_find_sym(prog->g, name);
+    if (k < 0) return ctx_err(ctx, MG_ERR_INVALID, "the program declares no dim '%s'", name);
+    const ir_sym *s = &prog->g->syms[k];
+    if (cap && (cap < s->lo || cap > s->hi || ir_sym_capacity(s, cap) != cap))
+        return ctx_err(ctx, MG_ERR_INVALID, "%" PRId64 " is not a capacity of dim %s [%" PRId64 ", %" PRId64 "] (1, 2, 4, ..., 128, then multiples of 128, "
+                       "at most %" PRId64 ")", cap, name, s->lo, s->hi, s->hi);
+    prog->variant[k] = cap;
+    return MG_OK;
+}
+
+int64_t mg_program_variant(const mg_program *prog, int k, int *how) {
+    const ir_sym *s = &prog->g->syms[k];
+    int64_t cap = ir_sym_capacity(s, s->val), c = 0;
+    if (how) *how = 0;
+    if (prog->variant[k]) return prog->variant[k];
+    const char *path = getenv("MUGEN_SELECTOR");
+    if (!path || !*path || prog->g->n_syms != 1) return cap;
+    sl_model *m = NULL;
+    mg_ctx c0 = {{0}};
+    if (sl_model_load(&c0, path, &m) == MG_OK && sl_choose(m, s->val, &c) == MG_OK && c >= s->val && c <= s->hi &&
+        ir_sym_capacity(s, c) == c)
+        cap = c, c = 1;
+    else
+        c = 2;
+    if (how) *how = (int)c;
+    sl_model_free(m);
+    return cap;
+}
+
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok) {
     *tok = NULL;
     if (prog->g->n_syms) { /* the variant whose capacities hold the bound values (docs/tuning.md) */
@@ -172,7 +204,9 @@ mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_
         int same = 1;
         for (int k = 0; k < prog->g->n_syms; k++) {
             const ir_sym *s = &prog->g->syms[k];
-            v[k] = ir_sym_capacity(s, s->val), same &= v[k] == s->val;
+            v[k] = mg_program_variant(prog, k, NULL), same &= v[k] == s->val;
+            if (v[k] < s->val)
+                return ctx_err(ctx, MG_ERR_INVALID, "dim %s = %" PRId64 ": the variant for %" PRId64 " rows does not hold it", s->name, s->val, v[k]);
         }
         return same ? MG_OK : instance(prog, ctx, v, tok);
     }

@@ -10,7 +10,15 @@ struct mg_program {
     int64_t *lens[IR_MAX_LENS];   /* bound lengths (mg_program_bind_lengths), owned; NULL: not bound */
     char *src, *file;             /* a program of symbolic dims: its text, parsed again at each binding */
     size_t src_len;
+    int64_t variant[IR_MAX_SYMS]; /* mg_program_set_variant: the capacity a call runs; 0: chosen (mg_program_variant) */
 };
+
+/* The capacity whose variant a call runs for symbolic dim k at its bound value: the one set by
+ * mg_program_set_variant; else, for a program of one dim with MUGEN_SELECTOR naming a weights
+ * file, the selector's choice (tune/selector.c; *how = 1), falling back to the smallest
+ * capacity that holds the value when the file cannot be used or the value is outside the
+ * range it was trained on (*how = 2); else that smallest capacity (*how = 0). how may be NULL. */
+int64_t mg_program_variant(const mg_program *prog, int k, int *how);
 
 /* MG_ERR_UNSUPPORTED naming `what` when g is a ragged program that stage cannot take yet. */
 mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what);

@@ -43,6 +43,13 @@ typedef struct job {
     const char *lens_name; /* a ragged program's token form: its lengths input, and their values */
     const int64_t *lens;
     int64_t n_seq, tokens, rows; /* and its sequences, tokens and capacity rows (report_text) */
+    const ir_graph *bound; /* a program of one symbolic dim run as a capacity's variant (prog):
+                            * the program at the call's B; outputs are compared on its rows */
+    int64_t dim_b, dim_cap; /* then B and the capacity; run-time grids cover B's rows */
+    int n_cut;              /* launches whose grid was cut to B's rows (row_grids) */
+    int64_t blocks, waves;  /* then the blocks launched, and their waves: each launch's blocks
+                             * over the target's SMs, rounded up, summed (the selector's cost
+                             * model, bench/selector/train.py) */
 } job;
 
 enum { C_BUDGET_S = 1 }; /* seconds of timed runs the C backend's default reps stop after */
@@ -231,7 +238,8 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
         if (rc) return rc;
         if (!(J->ref[k] = base_alloc(cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    return ev_float(J->prog, ctx, 0, (const double *const *)J->in, J->ref);
+    /* a capacity's variant: the reference is the program at the call's B, on the inputs' first rows */
+    return ev_float(J->bound ? J->bound : J->prog, ctx, 0, (const double *const *)J->in, J->ref);
 }
 
 /* Host buffers in storage format: inputs filled, a persistent launch's counters zeroed,
@@ -283,7 +291,10 @@ static void compare(job *J, void *const *bufs, mg_run_report *r) {
         memset(o, 0, sizeof *o);
         snprintf(o->name, sizeof o->name, "%s", n->name ? n->name : "?");
         double num = 0, den = 0;
-        for (int64_t t = 0, cnt = ir_numel(&n->shape); t < cnt; t++) {
+        /* a variant for a capacity: the first rows, B's, are the call's (dim 0 of every output) */
+        const ir_graph *bg = J->bound;
+        int64_t cnt = bg ? ir_numel(&bg->nodes[bg->outputs[J->io.out[k]]].shape) : ir_numel(&n->shape);
+        for (int64_t t = 0; t < cnt; t++) {
             double v = from_store(bufs[J->cg.out_buf[k]], t, n->dtype), e = fabs(v - ref[t]);
             int cr = value_class(ref[t]), cv = value_class(v);
             if (cr > 3 || cv > 3) { /* a zero: its sign must agree only where the reference is 0 */
@@ -332,6 +343,50 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
     base_free(bufs), base_free(sizes);
     base_free(so);
     return rc;
+}
+
+/* Run-time grids (docs/tuning.md): a call of B rows on the variant for cap rows launches only
+ * the blocks over its first B rows, where cg_mark_rows finds the grid axis over them. The C
+ * backend's loops stay whole (its mg_entry ignores grids). */
+static void count_blocks(job *J) {
+    J->blocks = J->waves = 0;
+    for (int l = 0; l < J->cg.n_launches; l++) {
+        const unsigned *g = J->cg.launches[l].grid;
+        int64_t n = (int64_t)g[0] * g[1] * g[2], sm = J->dev.n_sm > 0 ? J->dev.n_sm : 1;
+        J->blocks += n, J->waves += (n + sm - 1) / sm;
+    }
+}
+
+/* Cuts the grids of J->cg's launches over B's rows (cg_mark_rows, cg_row_grid). */
+static void cut_rows(job *J) {
+    unsigned char varies[VF_MAX_IO] = {0};
+    int64_t ks[64];
+    int n_ks = 0; /* the K of the program's tensors that hold B's rows (K * cap of them at cap) */
+    for (int i = 0, np = 0; i < J->prog->n_nodes; i++) { /* the same text at cap and at B: the same nodes (sym.c) */
+        const ir_shape *a = &J->prog->nodes[i].shape, *b = &J->bound->nodes[i].shape;
+        if (J->prog->nodes[i].op == IR_OP_INPUT) {
+            for (int ni = 0; ni < J->cg.n_in && ni < VF_MAX_IO; ni++)
+                if (J->io.in[ni] == np) varies[ni] = a->d[0] != b->d[0];
+            np++;
+        }
+        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % J->dim_cap) continue;
+        int seen = 0;
+        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / J->dim_cap;
+        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / J->dim_cap;
+    }
+    cg_mark_rows(&J->cg, varies, J->dim_cap, ks, n_ks);
+    for (int l = 0; l < J->cg.n_launches; l++) {
+        cg_launch *L = &J->cg.launches[l];
+        unsigned g[3];
+        cg_row_grid(L, J->dim_b, J->dim_cap, g);
+        J->n_cut += memcmp(g, L->grid, sizeof g) != 0;
+        memcpy(L->grid, g, sizeof g);
+    }
+}
+
+static void row_grids(job *J) {
+    if (J->bound && J->dim_b < J->dim_cap && J->prog->n_nodes == J->bound->n_nodes) cut_rows(J);
+    count_blocks(J);
 }
 
 /* ---- the GPU backend ---- */
@@ -668,6 +723,8 @@ typedef struct gpu_result {
     mg_status rc;
     char msg[2048];
     mg_run_report r;
+    int n_cut; /* job.n_cut, blocks and waves in the worker */
+    int64_t blocks, waves;
 } gpu_result;
 
 /* The GPU part runs in a forked worker: CUDA cannot recover a context after a fault, so a
@@ -691,7 +748,8 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
             rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg, tuned);
         }
         if (!rc) rc = dr_plant(&J->cg, &c);
-        if (!rc) launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
+        if (!rc) row_grids(J), launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
+        sh->n_cut = J->n_cut, sh->blocks = J->blocks, sh->waves = J->waves;
         snprintf(sh->r.tuned, sizeof sh->r.tuned, "%s", tuned);
         rt_gpu_free(gpu);
         memcpy(sh->msg, c.msg, sizeof sh->msg);
@@ -706,7 +764,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
     else {
         rc = sh->rc;
         if (rc) ctx_err(ctx, rc, "%s", sh->msg);
-        else *r = sh->r;
+        else *r = sh->r, J->n_cut = sh->n_cut, J->blocks = sh->blocks, J->waves = sh->waves;
     }
     munmap(sh, sizeof *sh);
     return rc;
@@ -755,6 +813,10 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         for (int64_t b = 0; b < J.n_seq; b++) J.tokens += J.lens[b];
         J.rows = mg_token_rows(J.tokens);
     }
+    if (tok && prog->g->n_syms == 1) { /* the variant for a capacity: compared on B's rows */
+        J.lens_name = NULL, J.lens = NULL, J.n_seq = J.tokens = J.rows = 0;
+        J.bound = prog->g, J.dim_b = prog->g->syms[0].val, J.dim_cap = mg_program_variant(prog, 0, NULL);
+    }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     int on_gpu = 0;
@@ -775,14 +837,20 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     if (!rc && !on_gpu) {
         rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg, NULL);
         if (!rc) rc = dr_plant(&J.cg, ctx);
-        if (!rc) launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
+        if (!rc) row_grids(&J), launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
     }
     if (!rc) report_text(&J, r);
     for (int k = 0; !rc && k < prog->g->n_syms; k++) { /* the variant a symbolic dim ran in */
         const ir_sym *s = &prog->g->syms[k];
+        int how = 0;
         size_t n = strlen(r->text);
-        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s (docs/tuning.md)\n",
-                 s->name, s->val, ir_sym_capacity(s, s->val), r->cached ? ", its code from the compile cache" : "");
+        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
+                 "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
+                 s->name, s->val, mg_program_variant(prog, k, &how), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches,
+                 J.blocks, J.waves, J.dev.n_sm);
+        n = strlen(r->text);
+        if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
+                          "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");
     }
     cg_program_free(&J.cg);
     op_plan_free(J.plan);

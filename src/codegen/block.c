@@ -494,6 +494,32 @@ void cg_block_comment(em *E, int knode) {
               b->forloop, E->k->smem, E->k->n_barriers);
 }
 
+/* The grid axis of block kernel knode whose blocks split dim 0 of every output in equal parts
+ * (each save's omap sends it to dim 0 and no other axis there), into l->row_axis and the
+ * outputs' rows into l->row_rows; -1 where there is none (docs/tuning.md "Run-time grids"). */
+static void row_axis(const op_plan *p, int knode, cg_launch *l) {
+    const ir_graph *kg = p->g, *b = kg->nodes[knode].body;
+    int axis = -1;
+    for (int g = 0; g < 3; g++) {
+        int all = b->n_outputs > 0, any = 0;
+        for (int q = 0; q < b->n_outputs; q++) {
+            int to0 = b->nodes[b->outputs[q]].map[g] == 0;
+            all &= to0, any |= to0;
+        }
+        if (any && (!all || axis >= 0)) return; /* dim 0 split by two axes, or by one only in part */
+        if (all) axis = g;
+    }
+    int64_t rows = -1;
+    for (int i = knode; axis >= 0 && i < kg->n_nodes; i++) {
+        const ir_node *n = &kg->nodes[i];
+        if (n->op != IR_OP_KERNEL || n->body != b) continue;
+        if (n->shape.ndim < 1 || (rows >= 0 && n->shape.d[0] != rows)) return;
+        rows = n->shape.d[0];
+    }
+    if (axis < 0 || rows <= 0 || rows % b->grid[axis]) return;
+    l->row_axis = axis, l->row_rows = rows;
+}
+
 void cg_emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, arena *a) {
     const ir_graph *b = KE->p->g->nodes[knode].body;
     params ps = {0};
@@ -510,6 +536,7 @@ void cg_emit_block_kernel(em *KE, int knode, const char **gn, cg_program *out, a
     sb_puts(E.sb, "}\n\n");
     unsigned grid[3] = {(unsigned)b->grid[0], (unsigned)b->grid[1], (unsigned)b->grid[2]};
     cg_record_launch(&E, out, kname, knode, &ps, grid, (unsigned)k->threads, k->smem);
+    row_axis(KE->p, knode, &out->launches[out->n_launches - 1]);
     if (E.tg == CG_CUDA && k->tma) cg_tma_record(&E, knode, &ps, &out->launches[out->n_launches - 1]);
     if (E.rc) KE->rc = E.rc;
 }

@@ -46,8 +46,12 @@ typedef struct cg_launch {
     int coresident;    /* CUDA: its blocks wait for each other (a persistent launch with a static
                         * schedule): grid[0] is at most, the runtime launches as many as the
                         * device holds at once (RT_CORESIDENT) */
-    int n_args;
+    int n_args, n_out; /* args[0 .. n_out): the buffers it writes */
     int args[CG_MAX_ARGS];
+    int row_axis;      /* the grid axis whose blocks split dim 0 of every output into equal parts
+                        * (a block kernel's omap), -1: none; cg_mark_rows keeps it only for a
+                        * launch over a capacity dim's rows (docs/tuning.md "Run-time grids") */
+    int64_t row_rows;  /* dim 0 of its outputs (their rows), when row_axis >= 0 */
     int n_tmaps;       /* CUDA: tensor maps after the args, in kernel-parameter order */
     cg_tmap tmaps[CG_MAX_TMAPS];
 } cg_launch;
@@ -83,5 +87,19 @@ typedef struct cg_program {
  * MG_ERR_UNSUPPORTED naming an operator the target cannot express. */
 mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out);
 void cg_program_free(cg_program *c);
+
+/* Run-time grids over a capacity dim (docs/tuning.md "Run-time grids"). c's code is a
+ * variant for cap rows of a symbolic dim (a batch of independent rows: ir_sym_check), and
+ * in_varies[i] says whether program input i holds those rows (dim 0, K * cap), and ks[0 ..
+ * n_ks) are the K the program's tensors that hold them have. Keeps row_axis only on the
+ * launches that hold them: reached from such an input through the launches' arguments, with
+ * outputs of K * cap rows for a K of ks (a lowered tensor whose dim 0 is something else, a
+ * product's transposed operand, is not cut); sets it to -1 on the rest, which keep their
+ * full grid at every B. */
+void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap, const int64_t *ks, int n_ks);
+/* The grid launch L runs for a call of b rows of the variant for cap rows (1 <= b <= cap):
+ * its grid with the row axis cut to the blocks that cover the first b of cap parts (rounded
+ * up to whole clusters), the full grid where row_axis < 0. */
+void cg_row_grid(const cg_launch *L, int64_t b, int64_t cap, unsigned grid[3]);
 
 #endif

@@ -167,6 +167,34 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     return MG_OK;
 }
 
+/* A buffer's storage: the buffer a view lies in, else itself. */
+static int storage(const cg_program *c, int b) { return c->buf_alias && c->buf_alias[b] >= 0 ? c->buf_alias[b] : b; }
+
+void cg_mark_rows(cg_program *c, const unsigned char *in_varies, int64_t cap, const int64_t *ks, int n_ks) {
+    unsigned char *v = base_calloc((size_t)c->n_bufs + 1, 1);
+    for (int i = 0; v && i < c->n_in; i++) v[storage(c, c->in_buf[i])] |= in_varies[i];
+    for (int l = 0; l < c->n_launches; l++) {
+        cg_launch *L = &c->launches[l];
+        int reads = 0;
+        for (int a = L->n_out; v && a < L->n_args; a++) reads |= v[storage(c, L->args[a])];
+        for (int a = 0; reads && a < L->n_out; a++) v[storage(c, L->args[a])] = 1;
+        int k_ok = 0;
+        for (int i = 0; cap >= 1 && i < n_ks; i++) k_ok |= L->row_rows == ks[i] * cap;
+        if (!reads || !k_ok) L->row_axis = -1; /* no rows of the dim: all of it at every B */
+    }
+    base_free(v);
+}
+
+void cg_row_grid(const cg_launch *L, int64_t b, int64_t cap, unsigned grid[3]) {
+    memcpy(grid, L->grid, 3 * sizeof *grid);
+    int x = L->row_axis;
+    if (x < 0 || x > 2 || b >= cap || b < 1) return;
+    /* block i covers parts [i cap / g, (i + 1) cap / g) of the cap: the first b need ceil(b g / cap) */
+    uint64_t n = ((uint64_t)b * L->grid[x] + (uint64_t)cap - 1) / (uint64_t)cap, cl = L->cluster[x] ? L->cluster[x] : 1;
+    n = (n + cl - 1) / cl * cl;
+    grid[x] = (unsigned)(n < L->grid[x] ? n : L->grid[x]);
+}
+
 void cg_program_free(cg_program *c) {
     if (!c) return;
     base_free(c->src), base_free(c->launches), base_free(c->buf_bytes), base_free(c->buf_alias), base_free(c->buf_off);

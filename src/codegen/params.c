@@ -81,7 +81,8 @@ void cg_record_launch(const em *E, cg_program *out, const char *kname, int node,
                       const unsigned grid[3], unsigned block, int64_t smem) {
     cg_launch *l = &out->launches[out->n_launches++];
     snprintf(l->name, sizeof l->name, "%s", kname);
-    l->node = node, l->block = block, l->smem = smem, l->n_args = ps->n;
+    l->node = node, l->block = block, l->smem = smem, l->n_args = ps->n, l->n_out = ps->n_out;
+    l->row_axis = -1, l->row_rows = 0; /* block.c sets it for a block kernel */
     l->pdl = E->tg == CG_CUDA && !E->p->fused && !E->p->clustered; /* cg_signature() made it wait */
     memcpy(l->grid, grid, sizeof l->grid);
     for (int i = 0; i < ps->n; i++) l->args[i] = E->p->buf[ps->node[i]];

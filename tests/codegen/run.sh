@@ -429,11 +429,30 @@ done
 # another; the portfolio compiles the 7 variants ahead; values outside the range, a dim the
 # program does not declare, and a μGraph with a program of dims are refused by name
 D=tests/programs/good/dims.mu
-for v in 1@1 37@64 64@64 3@4; do
-    "$M" run --backend c --reps 1 --dim "B=${v%@*}" $D >"$T/out" 2>&1 &&
-        grep -q "^ok on C" "$T/out" && grep -q "dim      B = ${v%@*} ran as the variant for ${v#*@} rows" "$T/out" && ok ||
-        bad "run --dim B=${v%@*}: $(tail -c 300 "$T/out")"
+# (checked against the reference at B on B's rows, the rest poisoned); run-time grids cut the
+# launches over B's rows below the capacity (2 of 2 here), none at it
+for v in 1@1@0 37@64@2 64@64@0 3@4@1; do
+    b=${v%%@*} c=${v#*@}
+    "$M" run --backend c --reps 1 --dim "B=$b" $D >"$T/out" 2>&1 &&
+        grep -q "^ok on C" "$T/out" && grep -q "dim      B = $b ran as the variant for ${c%@*} rows.*, ${v##*@} of 2 launches cut" "$T/out" && ok ||
+        bad "run --dim B=$b: $(tail -c 300 "$T/out")"
 done
+# --variant runs another capacity's variant (checked, its launches cut to B's rows); the
+# selector (MUGEN_SELECTOR, tests/unit/test_selector.c's hand-made weights: B in [1, 8], the
+# variants for 4 and 8 rows) runs 8 rows at B = 2 and falls back to the smallest capacity
+# outside its range (B = 37); a missing weights file falls back the same way
+"$M" run --backend c --reps 1 --dim B=3 --variant 64 $D >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+    grep -q "B = 3 ran as the variant for 64 rows.*, 2 of 2 launches cut" "$T/out" && ok || bad "run --variant 64: $(tail -c 300 "$T/out")"
+"$M" run --backend c --reps 1 --dim B=37 --variant 16 $D >"$T/out" 2>&1
+[ $? = 1 ] && grep -q "the variant for 16 rows does not hold it" "$T/out" && ok || bad "run --variant 16 at B = 37: $(tail -c 300 "$T/out")"
+printf 'mugen-selector 1\nclasses 2\ncaps 4 8\nrange 1 8\nfeatures 4\nblocks 1\nwidth 1 1\nmean 0 0 0 0\nstd 1 1 1 1\nA1 1 0 0 0\nb1 0\nA2 0 0 0 0\nb2 0\nln_g 1\nln_b 0\nA3 0\nb3 0\nAf -1 1\nbf 1.5 0\n' >"$T/sel.txt"
+for v in 2@8@"chosen by the selector" 1@4@"chosen by the selector" 37@64@"could not choose"; do
+    b=${v%%@*} w=${v#*@}
+    MUGEN_SELECTOR=$T/sel.txt "$M" run --backend c --reps 1 --dim "B=$b" $D >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+        grep -q "B = $b ran as the variant for ${w%%@*} rows" "$T/out" && grep -q "${w#*@}" "$T/out" && ok || bad "MUGEN_SELECTOR B=$b: $(tail -c 300 "$T/out")"
+done
+MUGEN_SELECTOR=$T/none.txt "$M" run --backend c --reps 1 --dim B=2 $D >"$T/out" 2>&1 && grep -q "B = 2 ran as the variant for 2 rows" "$T/out" &&
+    grep -q "could not choose" "$T/out" && ok || bad "MUGEN_SELECTOR missing: $(tail -c 300 "$T/out")"
 "$M" emit --dim B=37 $D >"$T/e37.cu" 2>&1 && "$M" emit --dim B=64 $D >"$T/e64.cu" 2>&1 && "$M" emit --dim B=5 $D >"$T/e5.cu" 2>&1 &&
     cmp -s "$T/e37.cu" "$T/e64.cu" && ! cmp -s "$T/e37.cu" "$T/e5.cu" && ok || bad "emit --dim: one variant for B = 37 and 64, another for 5"
 "$M" eval --dim B=3 --show 100 $D >"$T/out" 2>&1 && grep -q "f32\[3, 512\]\|\[3, 512\]" "$T/out" && ok || bad "eval --dim B=3: $(head -c 300 "$T/out")"

@@ -37,11 +37,11 @@ int unit_fails;
     X(test_runtime_c_crash) X(test_runtime_c_budget) X(test_near_overflow) X(test_runtime_nvrtc)           \
     X(test_runtime_gpu_open)                                                          \
     X(test_plan_invariants) X(test_plan_passes) X(test_emit_readable) X(test_persist) \
-    X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads) X(test_tma_rows) X(test_tma_pair) X(test_space) X(test_taskgraph) X(test_task_protocol)      \
+    X(test_cluster) X(test_matmul_warps) X(test_acc_scratch) X(test_vector_reads) X(test_tma_rows) X(test_tma_pair) X(test_row_grids) X(test_space) X(test_taskgraph) X(test_task_protocol)      \
     X(test_lower_examples) X(test_lower_random) X(test_lower_attention) X(test_lower_store_normed)                                       \
     X(test_compiled_c_programs) X(test_compiled_errors) X(test_compiled_threads) \
     X(test_compiled_fake_gpu)                                                         \
-    X(test_ragged_forms) X(test_ragged_rules) X(test_ragged_lengths) X(test_ragged_eval_vs_padded) X(test_ragged_verify) X(test_ragged_layout) X(test_ragged_field) X(test_ragged_token_form) X(test_ragged_attention) X(test_ragged_random) X(test_compiled_ragged) X(test_compiled_ragged_attention) X(test_dims)
+    X(test_ragged_forms) X(test_ragged_rules) X(test_ragged_lengths) X(test_ragged_eval_vs_padded) X(test_ragged_verify) X(test_ragged_layout) X(test_ragged_field) X(test_ragged_token_form) X(test_ragged_attention) X(test_ragged_random) X(test_compiled_ragged) X(test_compiled_ragged_attention) X(test_dims) X(test_selector)
 
 #define DECL(t) void t(void);
 TESTS(DECL)

@@ -21,6 +21,7 @@ void test_acc_scratch(void);
 void test_vector_reads(void);
 void test_tma_rows(void);
 void test_tma_pair(void);
+void test_row_grids(void);
 void test_space(void);
 void test_taskgraph(void);
 void test_task_protocol(void);
@@ -1387,4 +1388,74 @@ void test_space(void) {
     }
     CHECK_MSG(trip_seen && stages_seen && smem_seen, "constraints exercised: trip %d, stages %d, smem %d", trip_seen,
               stages_seen, smem_seen);
+}
+
+/* How many launches of a copy of cg's keep a row axis after cg_mark_rows at capacity 256. */
+static int marked_rows(const cg_program *cg, const unsigned char *varies, const int64_t *k) {
+    cg_program c2 = *cg;
+    cg_launch *copy = base_alloc(((size_t)cg->n_launches + 1) * sizeof *copy);
+    int n = 0;
+    CHECK(copy);
+    if (!copy) return -1;
+    memcpy(copy, cg->launches, (size_t)cg->n_launches * sizeof *copy);
+    c2.launches = copy;
+    cg_mark_rows(&c2, varies, 256, k, 1);
+    for (int l = 0; l < c2.n_launches; l++) n += c2.launches[l].row_axis >= 0;
+    base_free(copy);
+    return n;
+}
+
+/* Run-time grids (docs/tuning.md "Run-time grids", cg_mark_rows, cg_row_grid): the variant
+ * for 256 rows of X; V's column norms read only the weights, so it keeps its whole grid; the launches
+ * over X's rows have a row axis whose blocks are cut, for a call of b rows, to exactly those
+ * whose first row lies within the first b * rows / 256 rows (counted block by block here). */
+void test_row_grids(void) {
+    static const char src[] = "input X : f16[256, 512]\ninput W : f16[512, 384]\nV = W / sqrt(sum(sqr(W), dim=0))\n"
+                              "O = matmul(X / sqrt(sum(sqr(X), dim=1) / 512), V)\noutput O\n";
+    ir_graph *g, *u;
+    op_plan *p = plan_lowered(src, &g, &u);
+    cg_program cg = {0};
+    mg_ctx ctx = {{0}};
+    CHECK_MSG(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK, "%s", ctx.msg);
+    unsigned char none[2] = {0, 0}, x_rows[2] = {0, 0};
+    int xi = -1; /* X's place among the lowered program's inputs */
+    for (int i = 0, ni = 0; u && i < u->n_nodes; i++)
+        if (u->nodes[i].op == IR_OP_INPUT) xi = u->nodes[i].name && !strcmp(u->nodes[i].name, "X") ? ni : xi, ni++;
+    CHECK(xi >= 0 && xi < 2 && cg.n_in == 2);
+    if (xi >= 0 && xi < 2) x_rows[xi] = 1;
+    int cut = 0, whole = 0;
+    static const int64_t one[] = {1}, two[] = {2};
+    /* no input holds the rows, or X's rows are not K = 2 per B: nothing is cut */
+    CHECK(marked_rows(&cg, none, one) == 0 && marked_rows(&cg, x_rows, two) == 0);
+    if (cg.n_launches) cg_mark_rows(&cg, x_rows, 256, one, 1);
+    for (int l = 0; l < cg.n_launches; l++) {
+        const cg_launch *L = &cg.launches[l];
+        int reads_x = 0, reads_w = 0;
+        for (int a = L->n_out; xi >= 0 && a < L->n_args; a++)
+            reads_x |= L->args[a] == cg.in_buf[xi], reads_w |= L->args[a] == cg.in_buf[1 - xi];
+        if (reads_w && !reads_x) { /* the weights' kernel: V's norms */
+            whole++;
+            CHECK_MSG(L->row_axis < 0, "%s: the weights' kernel has a row axis", L->name);
+        }
+        static const int64_t bs[] = {1, 2, 37, 100, 255, 256};
+        for (int k = 0; k < 6; k++) {
+            unsigned gr[3];
+            cg_row_grid(L, bs[k], 256, gr);
+            unsigned want = L->grid[L->row_axis < 0 ? 0 : L->row_axis];
+            if (L->row_axis >= 0) {
+                int64_t per = L->row_rows / L->grid[L->row_axis], need = bs[k] * (L->row_rows / 256);
+                want = 0;
+                for (unsigned i = 0; i < L->grid[L->row_axis]; i++) want += (int64_t)i * per < need;
+            }
+            int x = L->row_axis < 0 ? 0 : L->row_axis;
+            CHECK_MSG(gr[x] == want && gr[(x + 1) % 3] == L->grid[(x + 1) % 3] && gr[(x + 2) % 3] == L->grid[(x + 2) % 3],
+                      "%s b = %lld: axis %d grid %u, want %u", L->name, (long long)bs[k], L->row_axis, gr[x], want);
+            cut += L->row_axis >= 0 && bs[k] == 1 && gr[x] < L->grid[x];
+        }
+    }
+    CHECK_MSG(cut >= 1, "no launch over X's rows was cut at b = 1 (%d launches)", cg.n_launches);
+    CHECK_MSG(whole >= 1, "no launch kept its whole grid (%d launches)", cg.n_launches);
+    cg_program_free(&cg);
+    op_plan_free(p);
+    ir_graph_free(u), ir_graph_free(g);
 }
