@@ -495,7 +495,9 @@ void cg_block_comment(em *E, int knode) {
 }
 
 /* The grid axis of block kernel knode whose blocks split dim 0 of every output in equal parts
- * (each save's omap sends it to dim 0 and no other axis there), into l->row_axis and the
+ * (each save's omap sends it to dim 0 and no other axis there, and no iterator's imap sends it
+ * to an input's other dims: a split-K kernel's partial sums, whose dim 0 is the split, keep
+ * their grid even where the splits number K x C), into l->row_axis and the
  * outputs' rows into l->row_rows; -1 where there is none (docs/tuning.md "Run-time grids"). */
 static void row_axis(const op_plan *p, int knode, cg_launch *l) {
     const ir_graph *kg = p->g, *b = kg->nodes[knode].body;
@@ -517,6 +519,8 @@ static void row_axis(const op_plan *p, int knode, cg_launch *l) {
         rows = n->shape.d[0];
     }
     if (axis < 0 || rows <= 0 || rows % b->grid[axis]) return;
+    for (int i = 0; i < b->n_nodes; i++) /* an axis that splits another dim of an input (the depth */
+        if (b->nodes[i].op == IR_OP_ITER && b->nodes[i].map[axis] > 0) return; /* of split-K partials) */
     l->row_axis = axis, l->row_rows = rows;
 }
 

@@ -1458,4 +1458,29 @@ void test_row_grids(void) {
     cg_program_free(&cg);
     op_plan_free(p);
     ir_graph_free(u), ir_graph_free(g);
+    /* a product over 4 rows splits its depth in 4 (split-K partials [4 splits, 4, N], then their
+     * sum): the partials' dim 0 is the split, as many as the capacity's rows, and their launch
+     * keeps its grid (its blocks split X's columns); a call of 3 rows cut it to 3 of the 4
+     * splits (H200, session 32: every output NaN) */
+    static const char src4[] = "input X : f16[4, 4096]\ninput W : f16[4096, 6144]\nO = matmul(X, W)\noutput O\n";
+    p = plan_lowered(src4, &g, &u);
+    memset(&cg, 0, sizeof cg);
+    CHECK_MSG(p && cg_emit(p, &ctx, CG_CUDA, &cg) == MG_OK, "%s", ctx.msg);
+    unsigned char xr[2] = {1, 0};
+    int split = 0;
+    for (int i = 0, ni = 0; u && i < u->n_nodes; i++)
+        if (u->nodes[i].op == IR_OP_INPUT) xr[ni] = u->nodes[i].name && !strcmp(u->nodes[i].name, "X"), ni++;
+    if (cg.n_launches) cg_mark_rows(&cg, xr, 4, one, 1);
+    for (int l = 0; l < cg.n_launches; l++) {
+        const cg_launch *L = &cg.launches[l];
+        split |= L->grid[1] == 4;
+        unsigned gr[3];
+        cg_row_grid(L, 3, 4, gr);
+        CHECK_MSG(L->grid[1] != 4 || (gr[0] == L->grid[0] && gr[1] == L->grid[1]),
+                  "%s: the split-K partials' launch cut to %u x %u of %u x %u", L->name, gr[0], gr[1], L->grid[0], L->grid[1]);
+    }
+    CHECK_MSG(split, "no split-K launch over 4 rows (%d launches): the test no longer covers it", cg.n_launches);
+    cg_program_free(&cg);
+    op_plan_free(p);
+    ir_graph_free(u), ir_graph_free(g);
 }
