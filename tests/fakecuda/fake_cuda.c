@@ -89,30 +89,27 @@ API(cuModuleGetFunction, void **f, void *m, const char *name) {
 }
 API(cuFuncSetAttribute, void *f, int a, int v) { (void)f, (void)a, (void)v; return 0; }
 
-/* Records a launch of f; params end with NULL (mugen's library API leaves one there). */
+/* Writes a launch of f into *L; params end with NULL (mugen's library API leaves one there). */
+static void fill(fake_launch *L, void *f, const unsigned g[3], unsigned block, unsigned smem, void *s,
+                 void **params, int pdl) {
+    memset(L, 0, sizeof *L);
+    L->ctx = cur, L->stream = s, L->block = block, L->smem = smem, L->pdl = pdl;
+    memcpy(L->grid, g, sizeof L->grid);
+    strncpy(L->name, f, 63);
+    for (L->n_args = 0; L->n_args < FAKE_MAX_ARGS && params[L->n_args]; L->n_args++)
+        memcpy(&L->args[L->n_args], params[L->n_args], 8);
+}
+
+/* Records a launch of f, or adds it to the graph this thread captures on s. */
 static CUresult record(void *f, const unsigned g[3], unsigned block, unsigned smem, void *s,
                        void **params, int pdl) {
     if (s && s == capturing) { /* into the graph, not run */
         if (cap_graph->n == 64) return 1;
-        fake_launch *L = &cap_graph->l[cap_graph->n++];
-        memset(L, 0, sizeof *L);
-        L->ctx = cur, L->stream = s, L->block = block, L->smem = smem, L->pdl = pdl;
-        memcpy(L->grid, g, sizeof L->grid);
-        strncpy(L->name, f, 63);
-        for (L->n_args = 0; L->n_args < FAKE_MAX_ARGS && params[L->n_args]; L->n_args++)
-            memcpy(&L->args[L->n_args], params[L->n_args], 8);
+        fill(&cap_graph->l[cap_graph->n++], f, g, block, smem, s, params, pdl);
         return cur ? 0 : 201;
     }
     pthread_mutex_lock(&mu);
-    if (st.launches < MAX_LAUNCHES) {
-        fake_launch *L = &rec[st.launches];
-        memset(L, 0, sizeof *L);
-        L->ctx = cur, L->stream = s, L->block = block, L->smem = smem, L->pdl = pdl;
-        memcpy(L->grid, g, sizeof L->grid);
-        strncpy(L->name, f, 63);
-        for (L->n_args = 0; L->n_args < FAKE_MAX_ARGS && params[L->n_args]; L->n_args++)
-            memcpy(&L->args[L->n_args], params[L->n_args], 8);
-    }
+    if (st.launches < MAX_LAUNCHES) fill(&rec[st.launches], f, g, block, smem, s, params, pdl);
     st.launches++;
     pthread_mutex_unlock(&mu);
     return cur ? 0 : 201;
