@@ -89,7 +89,8 @@ static const char *HELP_RUN =
     "  --dim NAME=V  a symbolic dim's size (dim NAME [LO, HI], default HI): runs the variant\n"
     "                compiled for the smallest capacity holding it (docs/tuning.md), or the one\n"
     "                MUGEN_SELECTOR's weights choose\n"
-    "  --variant C   with --dim: runs the variant for capacity C (C >= the dim's value)\n"
+    "  --variant C   with --dim: runs the variant for capacity C (C >= the dim's value); 'all':\n"
+    "                each variant that holds the value on one set of inputs, a line each\n"
     "  --seed N      seed for the inputs (default: from the clock; printed)\n"
     "  --reps N      timed runs, median reported (default 50, on C up to 1 s of them; 0: no\n"
     "                timing)\n"
@@ -288,8 +289,9 @@ static int parse_args(int argc, char **argv, opts *o) {
                 if (o->n_dim == 4) return usage_error("%s: at most 4 --dim options", a);
                 o->dim_arg[o->n_dim++] = val;
             } else if (!strcmp(a, "--variant")) {
-                if (parse_u64(val, &v) || v > 2147483647u || !v) return usage_error("--variant wants a capacity, got '%s'", val);
-                o->variant = v;
+                if (!strcmp(val, "all")) o->variant = UINT64_MAX, o->run.sweep = 1; /* every variant that holds the value */
+                else if (parse_u64(val, &v) || v > 2147483647u || !v) return usage_error("--variant wants a capacity or 'all', got '%s'", val);
+                else o->variant = v;
             } else if (!strcmp(a, "--batch") || !strcmp(a, "--first")) {
                 if (parse_u64(val, &v) || v > 2147483647u || (!v && !strcmp(a, "--batch")))
                     return usage_error("bad count '%s'", val);
@@ -944,7 +946,7 @@ static int bind_dims(mg_ctx *ctx, mg_program *p, const opts *o) {
             return 1;
         }
         mg_status st = mg_program_bind_dim(ctx, p, name, (int64_t)v);
-        if (!st && o->variant && !i) st = mg_program_set_variant(ctx, p, name, (int64_t)o->variant);
+        if (!st && o->variant && o->variant != UINT64_MAX && !i) st = mg_program_set_variant(ctx, p, name, (int64_t)o->variant);
         if (st) return fail(ctx, st);
     }
     if (o->variant && !o->n_dim) {

@@ -371,6 +371,9 @@ typedef struct mg_run_opts {
                          * "": the rules' point, or the tuning cache's below) */
     int untuned;        /* GPU: plan by the rules even where the tuning cache (mugen tune,
                          * docs/tuning.md) holds a point for this graph on this device */
+    int sweep;          /* a program of one symbolic dim: every capacity's variant that holds the
+                         * bound value, on one set of inputs and one reference, each checked and
+                         * timed; the report's text has a line each (`mugen run --variant all`) */
 } mg_run_opts;
 
 typedef struct mg_run_output {

@@ -148,6 +148,11 @@ static mg_status instance(const mg_program *prog, mg_ctx *ctx, const int64_t *v,
     return ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v, prog->g->n_syms, 0, out);
 }
 
+mg_status mg_program_instance(const mg_program *prog, mg_ctx *ctx, int64_t cap, ir_graph **out) {
+    int64_t v[IR_MAX_SYMS] = {cap};
+    return prog->g->n_syms == 1 ? instance(prog, ctx, v, out) : ctx_err(ctx, MG_ERR_INVALID, "a program of one symbolic dim is wanted");
+}
+
 mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, int64_t value) {
     if (!prog || !name) return ctx_err(ctx, MG_ERR_INVALID, "mg_program_bind_dim: NULL argument");
     int k = ir_find_sym(prog->g, name);

@@ -33,6 +33,9 @@ mg_status mg_lengths_bound(const mg_program *prog, mg_ctx *ctx);
 enum { MG_TOKEN_ROWS = 128 }; /* whole 128-row tiles (lower.c LW_BIG) */
 /* The capacity rows of a token form over T tokens. */
 static inline int64_t mg_token_rows(int64_t T) { return (T + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS; }
+/* prog (of one symbolic dim) instanced at cap, a capacity of the dim: the variant's program,
+ * static, into *out (ir_graph_free). */
+mg_status mg_program_instance(const mg_program *prog, mg_ctx *ctx, int64_t cap, ir_graph **out);
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok);
 
 #endif

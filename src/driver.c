@@ -797,6 +797,107 @@ static void report_text(const job *J, mg_run_report *r) {
     sb_free(&sb);
 }
 
+/* Lowers J->prog (unless ugraph is given), then runs it on the GPU (or C, as o says) on J's
+ * inputs against J's reference (reference() first): r filled as mg_run says. */
+static mg_status run_job(job *J, const mg_program *ugraph, mg_ctx *ctx, const mg_run_opts *o, mg_run_report *r) {
+    int on_gpu = 0;
+    mg_status rc = ugraph ? MG_OK : dr_lower(J->prog, ctx, o, o->backend == MG_BACKEND_C ? CG_C : CG_CUDA, &J->lowered, &J->ug);
+    if (!rc) rc = vf_match_io(J->prog, J->ug, ctx, &J->io);
+    if (!rc && J->prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
+    if (!rc && o->backend != MG_BACKEND_C) {
+        rc = run_gpu_isolated(J, ctx, o, r);
+        on_gpu = !rc;
+        if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
+    }
+    if (!rc && !on_gpu && J->lowered && o->backend != MG_BACKEND_C) { /* no GPU: lowered again, for C */
+        ir_graph_free(J->lowered), J->lowered = NULL;
+        rc = dr_lower(J->prog, ctx, o, CG_C, &J->lowered, &J->ug);
+        if (!rc) rc = vf_match_io(J->prog, J->ug, ctx, &J->io);
+    }
+    if (!rc && !on_gpu) {
+        rc = dr_generate(J->ug, ctx, o, CG_C, &J->dev, &J->plan, &J->cg, NULL);
+        if (!rc) rc = dr_plant(&J->cg, ctx);
+        if (!rc) row_grids(J), launch_stats(&J->cg, r), rc = run_c(J, ctx, r);
+    }
+    if (!rc) report_text(J, r);
+    return rc;
+}
+
+/* Appends to r->text the variant each symbolic dim of prog ran as (J: the run). */
+static void variant_text(const job *J, const mg_program *prog, mg_run_report *r) {
+    for (int k = 0; k < prog->g->n_syms; k++) {
+        const ir_sym *s = &prog->g->syms[k];
+        int how = 0;
+        int64_t cap = mg_program_variant(prog, k, &how);
+        if (J->dim_cap && J->dim_cap != cap) cap = J->dim_cap, how = 0; /* a sweep's variant */
+        size_t n = strlen(r->text);
+        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
+                 "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
+                 s->name, s->val, cap, r->cached ? ", its code from the compile cache" : "",
+                 J->n_cut, r->n_launches, J->blocks, J->waves, J->dev.n_sm);
+        n = strlen(r->text);
+        if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
+                          "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");
+    }
+}
+
+/* mg_run_opts.sweep: every variant of prog's one dim that holds its bound value B, on one set
+ * of inputs (made at the largest capacity: each variant's inputs are their first rows) and one
+ * reference (the program at B), each run, checked and timed as mg_run runs one. r->text: a
+ * line a variant (`variant C: ok, time T us, ...` or `variant C: FAILED ...`); the rest of r is
+ * the fastest correct variant's report, with r->ok 0 when any variant failed (all still run). */
+static mg_status sweep(job *J, const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const mg_run_opts *o, mg_run_report *r) {
+    const ir_sym *s = &prog->g->syms[0];
+    int64_t caps[64];
+    int n = 0;
+    for (int64_t c = ir_sym_capacity(s, s->val); n < 64; c = ir_sym_capacity(s, c + 1)) {
+        caps[n++] = c;
+        if (c >= s->hi) break;
+    }
+    if (ugraph) return ctx_err(ctx, MG_ERR_UNSUPPORTED, "a sweep of variants: a program of symbolic dims is lowered at each size; a μGraph is for one size");
+    ir_graph *big = NULL;
+    mg_status rc = mg_program_instance(prog, ctx, caps[n - 1], &big);
+    int failed = 0;
+    J->prog = big, J->bound = prog->g, J->dim_b = s->val;
+    if (!rc) rc = reference(J, ctx, o->seed, o->specials);
+    strbuf sb = {0};
+    mg_run_report *v = rc ? NULL : base_calloc(1, sizeof *v);
+    if (!rc && !v) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    double best = 0;
+    for (int i = 0; !rc && i < n; i++) {
+        ir_graph *g = NULL;
+        mg_ctx c = {{0}};
+        memset(v, 0, sizeof *v);
+        J->n_cut = 0, J->blocks = J->waves = 0, J->dim_cap = caps[i];
+        mg_status vr = caps[i] == caps[n - 1] ? MG_OK : mg_program_instance(prog, &c, caps[i], &g);
+        J->prog = g ? g : big, J->ug = NULL;
+        if (!vr) vr = run_job(J, NULL, &c, o, v);
+        if (!vr && v->ok) {
+            sb_printf(&sb, "  variant  %" PRId64 ": ok, time %.2f us, %d of %d launches cut, %" PRId64 " blocks in %" PRId64 " waves\n",
+                      caps[i], v->time_us, J->n_cut, v->n_launches, J->blocks, J->waves);
+            if (!best || (v->time_us > 0 && v->time_us < best)) {
+                best = v->time_us, *r = *v;
+                variant_text(J, prog, r);
+            }
+        } else {
+            sb_printf(&sb, "  variant  %" PRId64 ": FAILED: %s\n", caps[i], vr ? c.msg : v->text);
+            failed++;
+        }
+        cg_program_free(&J->cg), op_plan_free(J->plan), ir_graph_free(J->lowered), ir_graph_free(g);
+        memset(&J->cg, 0, sizeof J->cg), J->plan = NULL, J->lowered = NULL;
+    }
+    if (!rc) {
+        if (failed) r->ok = 0; /* the caller reports a mismatch */
+        size_t m = strlen(r->text);
+        snprintf(r->text + m, sizeof r->text - m, "  sweep    %s = %" PRId64 " on each of %d variants, one set of inputs (the fastest above):\n%s",
+                 s->name, s->val, n, sb.s ? sb.s : "");
+    }
+    sb_free(&sb), base_free(v);
+    J->prog = NULL;
+    ir_graph_free(big);
+    return rc;
+}
+
 mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, const mg_run_opts *o,
                  mg_run_report *r) {
     if (!prog || !r) return ctx_err(ctx, MG_ERR_INVALID, "mg_run: NULL argument");
@@ -819,38 +920,13 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
-    int on_gpu = 0;
-    mg_status rc = ugraph ? MG_OK : dr_lower(J.prog, ctx, o, o->backend == MG_BACKEND_C ? CG_C : CG_CUDA, &J.lowered, &J.ug);
-    if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
-    if (!rc && J.prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
-    if (!rc) rc = reference(&J, ctx, o->seed, o->specials);
-    if (!rc && o->backend != MG_BACKEND_C) {
-        rc = run_gpu_isolated(&J, ctx, o, r);
-        on_gpu = !rc;
-        if (rc == MG_ERR_NO_DEVICE && o->backend == MG_BACKEND_AUTO) rc = MG_OK; /* fall back to C */
-    }
-    if (!rc && !on_gpu && J.lowered && o->backend != MG_BACKEND_C) { /* no GPU: lowered again, for C */
-        ir_graph_free(J.lowered), J.lowered = NULL;
-        rc = dr_lower(J.prog, ctx, o, CG_C, &J.lowered, &J.ug);
-        if (!rc) rc = vf_match_io(J.prog, J.ug, ctx, &J.io);
-    }
-    if (!rc && !on_gpu) {
-        rc = dr_generate(J.ug, ctx, o, CG_C, &J.dev, &J.plan, &J.cg, NULL);
-        if (!rc) rc = dr_plant(&J.cg, ctx);
-        if (!rc) row_grids(&J), launch_stats(&J.cg, r), rc = run_c(&J, ctx, r);
-    }
-    if (!rc) report_text(&J, r);
-    for (int k = 0; !rc && k < prog->g->n_syms; k++) { /* the variant a symbolic dim ran in */
-        const ir_sym *s = &prog->g->syms[k];
-        int how = 0;
-        size_t n = strlen(r->text);
-        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
-                 "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
-                 s->name, s->val, mg_program_variant(prog, k, &how), r->cached ? ", its code from the compile cache" : "", J.n_cut, r->n_launches,
-                 J.blocks, J.waves, J.dev.n_sm);
-        n = strlen(r->text);
-        if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
-                          "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");
+    mg_status rc = MG_OK;
+    if (o->sweep && prog->g->n_syms == 1) { /* every variant that holds B, on one set of inputs */
+        rc = sweep(&J, prog, ugraph, ctx, o, r);
+    } else {
+        rc = reference(&J, ctx, o->seed, o->specials);
+        if (!rc) rc = run_job(&J, ugraph, ctx, o, r);
+        if (!rc) variant_text(&J, prog, r);
     }
     cg_program_free(&J.cg);
     op_plan_free(J.plan);

@@ -107,6 +107,8 @@ def _translate(w, node):
     if t in binary:
         if kw.get("alpha", 1) != 1 or kw.get("rounding_mode") is not None:
             raise Unsupported(f"{name} with alpha or rounding_mode")
+        if binary[t] == "*" and len(args) == 2 and args[0] is args[1] and hasattr(args[0], "meta"):
+            return w.emit(node, f"sqr({a(0)})")  # x * x: one operand, as the .mu files write it
         return w.emit(node, f"({a(0)} {binary[t]} {a(1)})")
     if t in (operator.matmul, torch.matmul, torch.mm, torch.bmm, "matmul", "mm", "bmm"):
         return w.emit(node, f"matmul({a(0)}, {a(1)})")

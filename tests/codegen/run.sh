@@ -443,6 +443,10 @@ done
 # outside its range (B = 37); a missing weights file falls back the same way
 "$M" run --backend c --reps 1 --dim B=3 --variant 64 $D >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
     grep -q "B = 3 ran as the variant for 64 rows.*, 2 of 2 launches cut" "$T/out" && ok || bad "run --variant 64: $(tail -c 300 "$T/out")"
+# --variant all: every variant that holds B (B = 5: 8, 16, 32, 64) on one set of inputs, each checked
+"$M" run --backend c --reps 1 --dim B=5 --variant all $D >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+    [ "$(grep -c "^  variant  [0-9]*: ok, time" "$T/out")" = 4 ] && grep -q "^  variant  64: ok, time .*, 2 of 2 launches cut" "$T/out" &&
+    grep -q "B = 5 on each of 4 variants" "$T/out" && ok || bad "run --variant all: $(tail -c 400 "$T/out")"
 "$M" run --backend c --reps 1 --dim B=37 --variant 16 $D >"$T/out" 2>&1
 [ $? = 1 ] && grep -q "the variant for 16 rows does not hold it" "$T/out" && ok || bad "run --variant 16 at B = 37: $(tail -c 300 "$T/out")"
 printf 'mugen-selector 1\nclasses 2\ncaps 4 8\nrange 1 8\nfeatures 4\nblocks 1\nwidth 1 1\nmean 0 0 0 0\nstd 1 1 1 1\nA1 1 0 0 0\nb1 0\nA2 0 0 0 0\nb2 0\nln_g 1\nln_b 0\nA3 0\nb3 0\nAf -1 1\nbf 1.5 0\n' >"$T/sel.txt"
