@@ -188,6 +188,19 @@ def main():
         within = 100.0 * sum(q <= 1.05 for q in r) / len(r)
         geo = math.exp(sum(math.log(q) for q in r) / len(r))
         print("| %s | %.1f%% | %.4fx | %d of %d |" % (name, within, geo, agree, len(test)))
+    # against the single variant of the range's maximum (issue #29's "single variant mugen would
+    # use today"): (i) padded, a static program of HI rows run whole (its time at B = HI), (ii)
+    # the same variant with run-time grids (its time at B)
+    top = max(caps)
+    full = max((b for (b, c) in t if c == top), default=None)  # HI, or the largest B measured
+    if full is not None:
+        print("(the padded variant's time: its time at B = %d, %.2f us)" % (full, t[(full, top)]))
+        for name, base in (("the %d-row variant padded (whole grid)" % top, lambda b: t[(full, top)]),
+                           ("the %d-row variant with run-time grids" % top, lambda b: t[(b, top)])):
+            r = [base(b) / t[(b, pick[b])] for b in test]
+            geo = math.exp(sum(math.log(q) for q in r) / len(r))
+            print("held out, selector against %s: %.3fx geomean, worst %.3fx (B = %d)" %
+                  (name, geo, min(r), test[r.index(min(r))]))
     at = [b for b in (1, 7, 37, 100, 129, 200, 300, 511, 512) if lo <= b <= hi]
     print("decisions (as build/bench-select prints them from the weights): " +
           ", ".join("B = %d: %d" % (b, choose_reformer(b)) for b in at))
