@@ -921,7 +921,9 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
     mg_status rc = MG_OK;
-    if (o->sweep && prog->g->n_syms == 1) { /* every variant that holds B, on one set of inputs */
+    if (o->sweep && prog->g->n_syms != 1)
+        rc = ctx_err(ctx, MG_ERR_INVALID, "every variant (--variant all) is for a program of one symbolic dim; this one has %d", prog->g->n_syms);
+    else if (o->sweep) { /* every variant that holds B, on one set of inputs */
         rc = sweep(&J, prog, ugraph, ctx, o, r);
     } else {
         rc = reference(&J, ctx, o->seed, o->specials);
