@@ -123,6 +123,18 @@ class Program:
                 return d.shape[:k - 1] + (sum(lens),) + d.shape[k + 1:]
         return d.shape
 
+    def capacities(self, k=0):
+        """The capacities of symbolic dim k (dim NAME [LO, HI]), increasing: the sizes mugen
+        compiles a variant for, each running any value up to it (docs/tuning.md)."""
+        nm, lo, hi, val = ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        _check(C.lib.mg_program_dim(self._p, k, ctypes.byref(nm), ctypes.byref(lo), ctypes.byref(hi), ctypes.byref(val)))
+        caps, c = [], C.lib.mg_program_dim_capacity(self._p, k, lo.value)
+        while True:
+            caps.append(c)
+            if c >= hi.value:
+                return caps
+            c = C.lib.mg_program_dim_capacity(self._p, k, c + 1)
+
     def bind(self, name, value):
         """Binds symbolic dim `name` (dim NAME [LO, HI]) to value: the program is then that instance."""
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))

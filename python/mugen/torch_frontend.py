@@ -29,8 +29,8 @@ def _dtype(t):
 class _Writer:
     """The mugen program of a traced graph: statements, inputs, and what could not be written."""
 
-    def __init__(self, gm):
-        self.gm = gm
+    def __init__(self, gm, sym=None):
+        self.gm, self.sym = gm, sym  # sym: the one symbolic size (a sympy symbol) written as dim B
         self.lines, self.inputs, self.params, self.names = [], [], [], {}
         self.unsupported = []  # (node, why)
         self.supported = []    # node names written
@@ -49,7 +49,7 @@ class _Writer:
         if isinstance(a, torch.fx.Node):
             if a not in self.names:  # made by an operator PyTorch runs: an input of the piece after it
                 shape, dt = self.shape(a)
-                self.inputs.append(f"input {self.name(a)} : {_dtype(dt)}[{', '.join(str(x) for x in shape)}]")
+                self.inputs.append(f"input {self.name(a)} : {_dtype(dt)}[{self.dims(shape)}]")
             return self.names[a]
         if isinstance(a, bool) or not isinstance(a, (int, float)):
             raise Unsupported(f"operand {a!r} (tensors and numbers only)")
@@ -61,6 +61,25 @@ class _Writer:
         if tm is None or not hasattr(tm, "shape"):
             raise Unsupported("no single tensor result (shape propagation)")
         return list(tm.shape), tm.dtype
+
+    def dims(self, shape):
+        """A shape as the program writes it: the symbolic size as B, K * B where K times it."""
+        out = []
+        for x in shape:
+            if isinstance(x, int):
+                out.append(str(x))
+                continue
+            e = getattr(getattr(x, "node", None), "expr", None)
+            if e is None or self.sym is None:
+                raise Unsupported(f"a size {x} that is not a number")
+            if e == self.sym:
+                out.append("B")
+                continue
+            k = e / self.sym
+            if not (k.is_Integer and int(k) > 0):
+                raise Unsupported(f"a size {x}: only the batch size or a multiple of it")
+            out.append(f"{int(k)} * B")
+        return ", ".join(out)
 
     def emit(self, node, expr):
         self.lines.append(f"{self.name(node)} = {expr}")
@@ -76,7 +95,7 @@ def _reduce(w, node, op, x, dims, keepdim, rank, out_shape):
     for d in dims:
         expr = f"{op}({expr}, dim={d})"
     if not keepdim:
-        expr = f"reshape({expr}, shape=[{', '.join(str(s) for s in out_shape)}])" if out_shape else None
+        expr = f"reshape({expr}, shape=[{w.dims(out_shape)}])" if out_shape else None
         if expr is None:
             raise Unsupported("a reduction to a scalar")
     w.emit(node, expr)
@@ -147,7 +166,7 @@ def _translate(w, node):
         return w.emit(node, f"{expr} + {w.arg(b)}" if b is not None else expr)
     if t in ("view", "reshape", torch.reshape, "flatten", torch.flatten, "unsqueeze", torch.unsqueeze,
              "squeeze", torch.squeeze):
-        return w.emit(node, f"reshape({a(0)}, shape=[{', '.join(str(s) for s in out_shape)}])")
+        return w.emit(node, f"reshape({a(0)}, shape=[{w.dims(out_shape)}])")
     if t in ("transpose", torch.transpose, "t", torch.t, "permute", torch.permute):
         if name in ("t",):
             perm = [1, 0]
@@ -160,7 +179,7 @@ def _translate(w, node):
             perm[d0], perm[d1] = perm[d1], perm[d0]
         return w.emit(node, f"transpose({a(0)}, perm=[{', '.join(map(str, perm))}])")
     if t in ("contiguous",):
-        return w.emit(node, f"reshape({a(0)}, shape=[{', '.join(str(s) for s in out_shape)}])")
+        return w.emit(node, f"reshape({a(0)}, shape=[{w.dims(out_shape)}])")
     raise Unsupported(f"operator {name}")
 
 
@@ -191,18 +210,36 @@ def _dynamo_meta(gm):
     return True
 
 
-def translate(gm, example_inputs):
-    """(program text, parameter qualified names, unsupported [(node, why)], supported [names])."""
+def _prop(g, args):
+    """ShapeProp on real (or meta) tensors, not the fake mode of a torch.compile in progress
+    (its shape env refuses our tensors, and Dynamo's guards then name tensors it never saw)."""
+    from torch.fx.passes.shape_prop import ShapeProp
+    sp = ShapeProp(g)
+    sp.fake_mode = None
+    sp.propagate(*args)
+
+
+class _Meta:
+    """A node's shape (sizes may be symbolic) and dtype, from Dynamo's example value."""
+
+    def __init__(self, v):
+        self.shape, self.dtype = tuple(v.shape), v.dtype
+
+
+def translate(gm, example_inputs, sym=None):
+    """(program text, the writer, outputs). sym: the graph's one symbolic size (torch.compile's
+    dynamic shapes, _symbolic), written as `dim B`; the shapes then come from Dynamo's example
+    values."""
     import copy
 
     import torch
-    from torch.fx.passes.shape_prop import ShapeProp
-    def prop(g, args):  # ShapeProp on real (or meta) tensors, not the fake mode of a
-        sp = ShapeProp(g)  # torch.compile in progress (its shape env refuses our tensors)
-        sp.fake_mode = None
-        sp.propagate(*args)
-
-    if not _dynamo_meta(gm):
+    prop = _prop
+    if sym is not None:
+        for n in gm.graph.nodes:
+            v = n.meta.get("example_value")
+            if isinstance(v, torch.Tensor):
+                n.meta["tensor_meta"] = _Meta(v)
+    elif not _dynamo_meta(gm):
         try:  # shapes and dtypes only: on the meta device, nothing computed (CPU lacks some f16 ops)
             meta = copy.deepcopy(gm).to("meta")
             prop(meta, [x.to("meta") for x in example_inputs])
@@ -210,13 +247,15 @@ def translate(gm, example_inputs):
                 a.meta["tensor_meta"] = b.meta.get("tensor_meta")
         except Exception:
             prop(gm, example_inputs)
-    w = _Writer(gm)
+    w = _Writer(gm, sym)
     outputs = []
     for node in gm.graph.nodes:
         try:
+            if node.op == "placeholder" and sym is not None and not isinstance(node.meta.get("example_value"), torch.Tensor):
+                continue  # a size (SymInt) Dynamo passes: B is found from the tensors
             if node.op == "placeholder":
                 shape, dt = w.shape(node)
-                w.inputs.append(f"input {w.name(node)} : {_dtype(dt)}[{', '.join(str(s) for s in shape)}]")
+                w.inputs.append(f"input {w.name(node)} : {_dtype(dt)}[{w.dims(shape)}]")
             elif node.op == "get_attr":
                 val = gm
                 for part in node.target.split("."):
@@ -239,7 +278,8 @@ def translate(gm, example_inputs):
                 w.supported.append(node.name)
         except Unsupported as e:
             w.unsupported.append((node, str(e)))
-    text = "\n".join(w.inputs + w.lines + ([f"output {', '.join(outputs)}"] if outputs else [])) + "\n"
+    head = [f"dim B [{_dynamic_lo()}, {_dynamic_max()}]"] if sym is not None else []
+    text = "\n".join(head + w.inputs + w.lines + ([f"output {', '.join(outputs)}"] if outputs else [])) + "\n"
     return text, w, outputs
 
 
@@ -316,7 +356,8 @@ def compile(fn, example_inputs, explain=False, target=None, device=None, optimiz
     import torch.fx
     from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
-    tgt = target or ("cuda" if ex and ex[0].is_cuda else "c")
+    ts = [x for x in ex if isinstance(x, torch.Tensor)]
+    tgt = target or ("cuda" if ts and ts[0].is_cuda else "c")
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
     whole, lines = _compile_whole(gm, ex, tgt, device, optimize, progress)
     if whole is not None:
@@ -337,10 +378,9 @@ def compile(fn, example_inputs, explain=False, target=None, device=None, optimiz
             state["side"] = s
         return state["part"]
     split = split_module(gm, gm, side_of)
-    from torch.fx.passes.shape_prop import ShapeProp
     import copy
     meta = copy.deepcopy(split).to("meta")
-    ShapeProp(meta).propagate(*[x.to("meta") for x in ex])
+    _prop(meta, [x.to("meta") for x in ex])
     report, pieces = [f"mugen: {len(ok)} operators translated, {len(w.unsupported)} not; the graph in pieces:"], 0
     for node in meta.graph.nodes:
         if node.op != "call_module":
@@ -401,11 +441,148 @@ def _out_nodes(gm):
 last_compiled = None  # what the backend made of the last graph it was given (explain, fallback, kernel)
 
 
+def _dynamic_lo():
+    return 2  # Dynamo specialises sizes 0 and 1: its dynamic graphs see 2 and more
+
+
+def _dynamic_max():
+    import os
+    v = os.environ.get("MUGEN_DYNAMIC_MAX", "512")
+    try:
+        v = int(v)
+    except ValueError:
+        v = 0
+    if v < 2:
+        raise Unsupported(f"MUGEN_DYNAMIC_MAX={os.environ.get('MUGEN_DYNAMIC_MAX')}: a whole number of 2 or more")
+    return v
+
+
+def _symbolic(gm):
+    """The one free symbol of the sizes Dynamo gave the graph's inputs (dynamic shapes), None
+    when every size is a number; Unsupported when there are several."""
+    import torch
+    syms = set()
+    for n in gm.graph.nodes:
+        if n.op != "placeholder":
+            continue
+        v = n.meta.get("example_value")
+        sizes = v.shape if isinstance(v, torch.Tensor) else [v] if isinstance(v, torch.SymInt) else []
+        for x in sizes:
+            e = getattr(getattr(x, "node", None), "expr", None)
+            if e is not None and not getattr(e, "is_number", True):
+                syms |= set(e.free_symbols)
+    if len(syms) > 1:
+        raise Unsupported(f"{len(syms)} symbolic sizes ({', '.join(sorted(map(str, syms)))}); mugen takes one, a batch")
+    return next(iter(syms)) if syms else None
+
+
+class Dynamic:
+    """A graph of one symbolic size (torch.compile's dynamic shapes) as a mugen program of
+    `dim B [2, MUGEN_DYNAMIC_MAX]`: a Kernel per capacity of B, all compiled when the graph is;
+    a call of B rows copies the inputs that carry B into the smallest capacity's buffers
+    (cached), runs its Kernel, and returns the outputs' first rows. B past the range runs in
+    PyTorch (the graph as Dynamo gave it). docs/python.md, "Dynamic shapes"."""
+
+    fallback = False
+
+    def __init__(self, gm, program, kernels, params, tensor_args, carries, n_out, explain):
+        self.fn, self.program, self.kernels, self._params = gm, program, kernels, params
+        self._args, self._carries, self._n_out, self.explain = tensor_args, carries, n_out, explain
+        self.kernel = None
+        self.caps = sorted(kernels)
+        self._table = {}   # B -> capacity, made as calls come
+        self._stage = {}   # (capacity, input index) -> the staging tensor
+        self.last_capacity = None
+        self.pieces = 1
+
+    def capacity(self, b):
+        c = self._table.get(b)
+        if c is None:
+            c = self._table[b] = next((c for c in self.caps if c >= b), None)
+        return c
+
+    def __call__(self, *args):
+        import torch
+        xs = [args[i] for i in self._args]
+        k0 = self._carries[0] if self._carries else None
+        b = xs[k0[0]].shape[0] // k0[1] if k0 else None
+        c = self.capacity(b) if b is not None else None
+        if c is None:  # outside the range: PyTorch runs the graph
+            self.last_capacity = None
+            return self.fn(*args)
+        self.last_capacity = c
+        ins = list(xs)
+        for i, k in self._carries:
+            t = self._stage.get((c, i))
+            x = xs[i]
+            if t is None or t.device != x.device:
+                t = self._stage[(c, i)] = torch.empty((k * c,) + tuple(x.shape[1:]), dtype=x.dtype, device=x.device)
+            t[: k * b].copy_(x)
+            ins[i] = t
+        pv = self.__dict__.get("_pvals")
+        if pv is None:
+            pv = self._pvals = tuple(p for _, _, p in self._params)
+        out = self.kernels[c](*ins, *pv)
+        outs = out if isinstance(out, tuple) else (out,)
+        res = tuple(o[: o.shape[0] // c * b] for o in outs)
+        return res if len(res) > 1 else res[0]
+
+    def __repr__(self):
+        return self.explain
+
+
+def _compile_dynamic(gm, ex, sym):
+    """Dynamic for gm (one symbolic size, sym), or Unsupported with the reason."""
+    import time
+
+    import torch
+    t0 = time.perf_counter()
+    text, w, outputs = translate(gm, ex, sym)
+    if w.unsupported:
+        raise Unsupported("; ".join(f"{n.name}: {why}" for n, why in w.unsupported))
+    try:
+        program = Program(text, "<torch.fx, dynamic>")  # the C library checks B is a batch (sym.c)
+    except Exception as e:
+        raise Unsupported(str(e).strip()) from None
+    tensor_args = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
+                   if isinstance(n.meta.get("example_value"), torch.Tensor)]
+    carries = []  # (index among the tensor inputs, rows per B) of the inputs that carry B
+    for i, d in enumerate(program.inputs[: len(tensor_args)]):
+        v = [n for n in gm.graph.nodes if n.op == "placeholder"][tensor_args[i]].meta["example_value"]
+        e = getattr(getattr(v.shape[0], "node", None), "expr", None) if v.dim() else None
+        if e is not None and not getattr(e, "is_number", True):
+            carries.append((i, int(e / sym)))
+    ts = [x for x in ex if isinstance(x, torch.Tensor)]
+    tgt = "cuda" if ts and ts[0].is_cuda else "c"
+    kernels = {}
+    for c in program.capacities():
+        p = Program(text, "<torch.fx, dynamic>").bind("B", c)
+        kernels[c] = Kernel(p, target=tgt)
+    lines = [f"mugen: the whole graph, dynamic: B (Dynamo's {sym}) in [{_dynamic_lo()}, {_dynamic_max()}], "
+             f"{len(kernels)} variants (capacities {', '.join(map(str, sorted(kernels)))}) compiled in "
+             f"{time.perf_counter() - t0:.1f} s; a call of B rows runs the smallest capacity that holds B",
+             text.strip()]
+    return Dynamic(gm, program, kernels, w.params, tensor_args, carries, len(outputs), "\n".join(lines))
+
+
+last_compiled = None  # what the backend made of the last graph it was given (explain, fallback, kernel)
+
+
 def backend(gm, example_inputs):
     """torch.compile(model, backend="mugen"): each graph Dynamo captures, compiled as above;
-    a graph mugen cannot run whole runs as Dynamo gave it."""
+    a graph mugen cannot run whole runs as Dynamo gave it (split, or all in PyTorch), and a
+    graph of one symbolic size (dynamic shapes) as a program of `dim B` (Dynamic). Whatever
+    mugen cannot take runs in PyTorch with the reason in last_compiled.explain: the backend
+    never fails torch.compile."""
     global last_compiled
-    c = last_compiled = compile(gm, example_inputs)
+    try:
+        sym = _symbolic(gm)
+        c = _compile_dynamic(gm, example_inputs, sym) if sym is not None else compile(gm, example_inputs)
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # Unsupported, or anything unexpected: PyTorch runs the graph
+        c = Compiled(gm, None, None, [], f"mugen: the graph runs in PyTorch: {type(e).__name__}: {e}", 0, True)
+    last_compiled = c
     if c.fallback:  # in pieces (or wholly PyTorch's): the split graph returns what gm does
         return c
     n = c._n_out

@@ -88,3 +88,75 @@ def test_optimize_through_the_search_cache(tmp_path, monkeypatch):
         assert rel(c(x, w), f(x.float(), w.float())) < 1e-2
         logs.append(c.explain)
     assert "search complete" in logs[0] and "from the search cache" in logs[1]
+
+
+def _dynamo():
+    d = pytest.importorskip("torch._dynamo")  # torch.compile: PyTorch 2 (Debian 12 has 1.13)
+    from mugen import torch_frontend
+    torch_frontend._register()  # the package's entry point does this once it is pip-installed
+    d.reset()
+    return d
+
+
+def test_torch_compile_a_new_batch_runs_a_dim_b_program(monkeypatch):
+    """The second batch size makes Dynamo recompile with a symbolic batch: mugen runs it as a
+    program of `dim B` (a variant per capacity), each call checked against PyTorch; a batch
+    past MUGEN_DYNAMIC_MAX runs in PyTorch, still right."""
+    _dynamo()
+    from mugen import torch_frontend as tf
+    monkeypatch.setenv("MUGEN_DYNAMIC_MAX", "64")
+    g = torch.Generator().manual_seed(11)
+    w = torch.rand(48, 24, generator=g) - 0.5
+
+    def f(x):
+        return torch.relu(x @ w) * 2 - torch.sigmoid(x @ w)
+    c = torch.compile(f, backend="mugen")
+    for b, cap in ((4, None), (7, 8), (9, 16), (33, 64), (2, 2), (64, 64), (65, None), (300, None)):
+        x = torch.rand(b, 48, generator=g) * 2 - 1
+        y = c(x)
+        assert y.shape == (b, 24) and rel(y, f(x)) < 1e-5, (b, rel(y, f(x)))
+        lc = tf.last_compiled
+        if b == 4:
+            assert not lc.fallback and lc.kernel is not None  # the first shape: specialised
+        else:
+            assert isinstance(lc, tf.Dynamic), lc.explain
+            assert lc.last_capacity == cap, (b, lc.last_capacity)
+    assert "dim B [2, 64]" in lc.explain and "capacities 2, 4, 8, 16, 32, 64" in lc.explain
+
+
+def test_torch_compile_graph_in_pieces():
+    """An operator mugen lacks (a slice) splits the graph under torch.compile too (Dynamo's
+    guards must not see the shape propagation's tensors)."""
+    _dynamo()
+    from mugen import torch_frontend as tf
+    w = torch.rand(48, 24) - 0.5
+
+    def f(x):
+        return torch.relu(x @ w) * 2 + x[:, :24]
+    x = torch.rand(4, 48) * 2 - 1
+    y = torch.compile(f, backend="mugen")(x)
+    assert rel(y, f(x)) < 1e-5 and tf.last_compiled.pieces == 2 and "getitem" in tf.last_compiled.explain
+
+
+def test_torch_compile_dynamic_graphs_mugen_cannot_take_run_in_pytorch():
+    """A symbolic batch that is summed over is no batch of independent rows (the C library's
+    check): PyTorch runs the graph, with the reason; two symbolic sizes likewise."""
+    _dynamo()
+    from mugen import torch_frontend as tf
+
+    def f(x):
+        return torch.sum(torch.relu(x), dim=0, keepdim=True) * 3
+    c = torch.compile(f, backend="mugen")
+    for b in (4, 6, 10):
+        x = torch.randn(b, 16)
+        assert rel(c(x), f(x)) < 1e-6
+    assert tf.last_compiled.fallback and "runs in PyTorch" in tf.last_compiled.explain, tf.last_compiled.explain
+    _dynamo()
+
+    def h(x, y):
+        return x @ y
+    c = torch.compile(h, backend="mugen")
+    for m, n in ((4, 8), (6, 10), (7, 12)):
+        x, y = torch.randn(m, 16), torch.randn(16, n)
+        assert rel(c(x, y), h(x, y)) < 1e-5
+    assert tf.last_compiled.fallback and "symbolic sizes" in tf.last_compiled.explain, tf.last_compiled.explain
