@@ -177,4 +177,25 @@ if hasattr(torch, "compile"):
         check("torch.compile(backend='mugen')", rel(y, r) < 1e-2, f"rel err {rel(y, r):.2e}")
     except Exception as ex:
         check("torch.compile(backend='mugen')", False, repr(ex)[:400])
+if hasattr(torch, "compile"):  # a new batch size: Dynamo's dynamic graph as a program of dim B
+    try:
+        from mugen import torch_frontend as tf
+        torch._dynamo.reset()
+        w1 = torch.randn(1024, 2048, device="cuda").half() / 32
+        w2 = torch.randn(2048, 512, device="cuda").half() / 45
+
+        def mlp(x):
+            return torch.nn.functional.silu(x @ w1) @ w2
+        mc = torch.compile(mlp, backend="mugen")
+        errs, caps = [], []
+        for b in (8, 13, 100, 300):
+            x = torch.randn(b, 1024, device="cuda").half()
+            y = mc(x)
+            errs.append(rel(y, mlp(x.float().half()).float()) if y.shape == (b, 512) else 1.0)
+            caps.append(getattr(tf.last_compiled, "last_capacity", None))
+        dyn = isinstance(tf.last_compiled, tf.Dynamic)
+        check("torch.compile at batch 8, then 13, 100, 300 (dim B, CUDA f16)", dyn and max(errs) < 1e-2 and None not in caps[1:],
+              f"rel err {max(errs):.1e}; capacities {caps[1:]}; {tf.last_compiled.explain.splitlines()[0][:160]}")
+    except Exception as ex:
+        check("torch.compile at batch 8, then 13, 100, 300 (dim B, CUDA f16)", False, repr(ex)[:400])
 print(f"{passed} passed, {failed} failed")
