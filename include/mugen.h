@@ -601,6 +601,16 @@ mg_status mg_compiled_output(const mg_compiled *c, int i, mg_tensor_desc *d);
 mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inputs,
                     int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
                     void *stream);
+/* mg_launch for a call of `rows` of a program of one symbolic dim (dim B [LO, HI]) compiled at
+ * capacity C (mg_program_variant): the buffers hold C rows as mg_compiled_input says, the
+ * first `rows` (1 <= rows <= C) are the call's, and on CUDA only the blocks over those rows are
+ * launched where a launch's grid splits them (run-time grids, docs/tuning.md); the rows past
+ * them are computed on whatever they hold, or not at all, and ignored. The C target runs its
+ * loops whole. mg_launch is this at rows = C. MG_ERR_INVALID for rows outside [1, C] (a handle
+ * of no symbolic dim takes none), else as mg_launch. */
+mg_status mg_launch_rows(mg_ctx *ctx, mg_compiled *c, int64_t rows, int n_inputs, void *const *inputs,
+                         int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
+                         void *stream);
 
 /* After the caller has synchronised with the launches of c on `workspace`: MG_OK, or
  * MG_ERR_LAUNCH when c is one persistent launch (mg_run_opts.persist) and its watchdog ended a

@@ -38,6 +38,8 @@ struct mg_compiled {
     int n_launches;
     int pdl, cached;
     int graphs;               /* mg_launch replays its launches as CUDA graphs (MUGEN_LAUNCH_GRAPH) */
+    int64_t cap;              /* a program of one symbolic dim: the capacity compiled for (its
+                               * launches' row_axis marked by cg_mark_rows; mg_launch_rows), else 0 */
     char device[64];
     rt_ext *ext;              /* CUDA */
     void *so;                 /* C: the dlopen handle and its entry */
@@ -157,12 +159,46 @@ static mg_status build_c(mg_compiled *c, const cg_program *cg, mg_ctx *ctx) {
     return rc;
 }
 
+/* A program of one symbolic dim compiled at capacity cap: marks the launches whose grids
+ * split the dim's rows (cg_mark_rows, as mg_run's run-time grids, driver.c cut_rows), found by
+ * comparing the instance at cap (g) with one at another value of the range. */
+static mg_status mark_rows(const mg_program *prog, const ir_graph *g, const vf_io_map *io, int64_t cap, cg_program *cg, mg_ctx *ctx) {
+    const ir_sym *s = &prog->g->syms[0];
+    int64_t other = cap > s->lo ? cap - 1 : cap + 1;
+    if (other < s->lo || other > s->hi) return MG_OK; /* one value: nothing to cut */
+    ir_graph *o = NULL;
+    mg_status rc = mg_program_instance(prog, ctx, other, &o);
+    if (rc || o->n_nodes != g->n_nodes) {
+        ir_graph_free(o);
+        return rc;
+    }
+    unsigned char varies[VF_MAX_IO] = {0};
+    int64_t ks[64];
+    int n_ks = 0;
+    for (int i = 0, np = 0; i < g->n_nodes; i++) {
+        const ir_shape *a = &g->nodes[i].shape, *b = &o->nodes[i].shape;
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            for (int ni = 0; ni < cg->n_in && ni < VF_MAX_IO; ni++)
+                if (io->in[ni] == np) varies[ni] = a->d[0] != b->d[0];
+            np++;
+        }
+        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % cap) continue;
+        int seen = 0;
+        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / cap;
+        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / cap;
+    }
+    cg_mark_rows(cg, varies, cap, ks, n_ks);
+    ir_graph_free(o);
+    return MG_OK;
+}
+
 mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,
                      const mg_compile_opts *o, mg_compiled **out) {
     if (!prog || !out) return ctx_err(ctx, MG_ERR_INVALID, "mg_compile: NULL argument");
     *out = NULL;
     ir_graph *tok = NULL; /* a ragged program compiles in token form for its bound lengths (docs/ragged.md) */
     mg_program tp = {0};
+    const mg_program *given = prog;
     mg_status tr = mg_token_program(prog, ugraph, ctx, "compilation", &tok);
     if (tr) return tr;
     if (tok) tp.g = tok, prog = &tp;
@@ -188,6 +224,10 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
                               &plan, &cg, NULL);
     if (!rc) rc = dr_plant(&cg, ctx); /* test hook (docs/env.md) */
+    if (!rc && given->g->n_syms == 1 && !given->g->n_lens) {
+        c->cap = mg_program_variant(given, 0, NULL);
+        rc = mark_rows(given, prog->g, &io, c->cap, &cg, ctx);
+    }
     if (!rc) rc = copy_io(c, prog, ctx);
     if (!rc) rc = place_buffers(c, &cg, &io, ctx);
     if (!rc) rc = o->target == MG_TARGET_C ? build_c(c, &cg, ctx) : build_cuda(c, &cg, &dev, ctx);
@@ -282,6 +322,7 @@ typedef struct launch_args {
     const rt_ext_mod *m;
     void *const *in, *const *out;
     void *ws;
+    int64_t rows; /* mg_launch_rows: the dim's rows, c->cap or fewer */
 } launch_args;
 
 /* Queues the zeroing of the counters (persistent launches), then every kernel, on stream. */
@@ -299,7 +340,9 @@ static mg_status queue_cuda(void *arg, void *stream) {
         dr_tmap maps[CG_MAX_TMAPS];
         for (int v = 0; v < L->n_args; v++) val[v] = buf_addr(c, L->args[v], a->in, a->out, a->ws);
         rc = dr_params(a->ctx, L, val, maps, params);
-        if (!rc) rc = rt_ext_launch(a->ctx, c->ext, a->m, l, L->grid, L->block, params,
+        unsigned grid[3];
+        cg_row_grid(L, a->rows, c->cap, grid); /* L's grid, cut to the rows' blocks */
+        if (!rc) rc = rt_ext_launch(a->ctx, c->ext, a->m, l, grid, L->block, params,
                                      (c->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster, stream);
     }
     return rc;
@@ -310,16 +353,17 @@ static mg_status queue_cuda(void *arg, void *stream) {
  * the kernels), else kernel by kernel (rt_ext_graph_run says when). A persistent launch's
  * counters are zeroed by a memset node as well. */
 static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
-                             void *const *out, void *ws, void *stream) {
-    launch_args a = {c, ctx, NULL, in, out, ws};
+                             void *const *out, void *ws, int64_t rows, void *stream) {
+    launch_args a = {c, ctx, NULL, in, out, ws, rows};
     mg_status rc = rt_ext_enter(c->ext, ctx, &a.m);
     if (rc) return rc;
-    if (c->graphs && c->n_in + c->n_out < 63) {
+    if (c->graphs && c->n_in + c->n_out < 62) {
         uintptr_t key[64];
         int n = 0, done = 0;
         for (int i = 0; i < c->n_in; i++) key[n++] = (uintptr_t)in[i];
         for (int i = 0; i < c->n_out; i++) key[n++] = (uintptr_t)out[i];
         key[n++] = (uintptr_t)ws;
+        key[n++] = (uintptr_t)rows; /* the grids differ with the rows */
         rc = rt_ext_graph_run(ctx, c->ext, a.m, key, n, stream, queue_cuda, &a, &done);
         if (rc || done) return rc;
     }
@@ -342,11 +386,20 @@ static mg_status launch_c(mg_ctx *ctx, const mg_compiled *c, void *const *in, vo
 mg_status mg_launch(mg_ctx *ctx, mg_compiled *c, int n_inputs, void *const *inputs,
                     int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
                     void *stream) {
+    return mg_launch_rows(ctx, c, c ? c->cap : 0, n_inputs, inputs, n_outputs, outputs, workspace, workspace_bytes, stream);
+}
+
+mg_status mg_launch_rows(mg_ctx *ctx, mg_compiled *c, int64_t rows, int n_inputs, void *const *inputs,
+                         int n_outputs, void *const *outputs, void *workspace, size_t workspace_bytes,
+                         void *stream) {
     mg_status rc = check_launch(ctx, c, n_inputs, inputs, n_outputs, outputs, workspace,
                                 workspace_bytes);
     if (rc) return rc;
+    if (rows != c->cap && (rows < 1 || rows > c->cap))
+        return ctx_err(ctx, MG_ERR_INVALID, "mg_launch_rows: %lld rows; the handle holds 1 to %lld (its capacity)%s",
+                       (long long)rows, (long long)c->cap, c->cap ? "" : ": it is no program of a symbolic dim");
     if (c->target == MG_TARGET_C) return launch_c(ctx, c, inputs, outputs, workspace);
-    return launch_cuda(ctx, c, inputs, outputs, workspace, stream);
+    return launch_cuda(ctx, c, inputs, outputs, workspace, rows, stream);
 }
 
 mg_status mg_compiled_check(mg_ctx *ctx, const mg_compiled *c, void *workspace) {

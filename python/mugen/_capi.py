@@ -90,6 +90,7 @@ for name, res, args in [
     ("mg_compiled_free", None, [P]), ("mg_compiled_get_info", I, [P, ctypes.POINTER(CompiledInfo)]),
     ("mg_compiled_input", I, [P, I, D]), ("mg_compiled_output", I, [P, I, D]),
     ("mg_launch", I, [P, P, I, ctypes.POINTER(P), I, ctypes.POINTER(P), P, ctypes.c_size_t, P]),
+    ("mg_launch_rows", I, [P, P, ctypes.c_int64, I, ctypes.POINTER(P), I, ctypes.POINTER(P), P, ctypes.c_size_t, P]),
 ]:
     f = getattr(lib, name)
     f.restype, f.argtypes = res, args

@@ -253,14 +253,17 @@ class Kernel:
         if tuple(shape) != d.shape or dtype != d.dtype:
             raise ValueError(f"mugen: input {d.name} is {d.dtype}{list(d.shape)}, got {dtype}{list(shape)}")
 
-    def __call__(self, *inputs, out=None):
+    def __call__(self, *inputs, out=None, rows=None):
+        """rows: for a program of one symbolic dim, the call's value of it (at most the capacity
+        compiled for; the buffers hold the capacity's rows): on CUDA only the blocks over those
+        rows run (mg_launch_rows)."""
         if len(inputs) != len(self.inputs):
             raise ValueError(f"mugen: the kernel takes {len(self.inputs)} inputs, got {len(inputs)}")
         if inputs and type(inputs[0]).__module__.startswith("torch"):
-            return self._call_torch(inputs, out)
-        return self._call_numpy(inputs, out)
+            return self._call_torch(inputs, out, rows)
+        return self._call_numpy(inputs, out, rows)
 
-    def _call_numpy(self, inputs, out):
+    def _call_numpy(self, inputs, out, rows=None):
         import numpy as np
         if self.target != "c":
             raise ValueError("mugen: NumPy arrays run on the C target (Kernel(program, target='c'))")
@@ -270,10 +273,10 @@ class Kernel:
             self._check_in(i, x, x.shape, str(x.dtype))
             ins.append(x)
         outs = out if out is not None else [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
-        self._launch([x.ctypes.data for x in ins], [o.ctypes.data for o in outs], None, np.empty)
+        self._launch([x.ctypes.data for x in ins], [o.ctypes.data for o in outs], None, np.empty, rows)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _call_torch(self, inputs, out):
+    def _call_torch(self, inputs, out, rows=None):
         """The torch path, kept short (docs/python.md, "Per-call cost"): shapes and dtypes compared
         against sizes made once, outputs from torch.empty, the stream as PyTorch's raw pointer,
         one C call (which replays the kernels as one CUDA graph for buffers it has seen)."""
@@ -307,11 +310,11 @@ class Kernel:
             stream = self._raw_stream(dev.index) if self._raw_stream else torch.cuda.current_stream(dev).cuda_stream
         else:
             stream = None
-        self._launch(None, None, stream, lambda nb: torch.empty(nb, dtype=torch.uint8, device=dev))
+        self._launch(None, None, stream, lambda nb: torch.empty(nb, dtype=torch.uint8, device=dev), rows)
         del keep
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def _launch(self, ins, outs, stream, alloc):
+    def _launch(self, ins, outs, stream, alloc, rows=None):
         n = self.info["workspace_bytes"]
         if n and (self._ws is None or len(self._ws) < n + 256):
             self._ws = alloc(n + 256)  # aligned up to MG_LAUNCH_ALIGN below
@@ -321,7 +324,11 @@ class Kernel:
             self._ip[i] = p
         for i, p in enumerate(outs or ()):
             self._op[i] = p
-        st = C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op,
-                             self._wp if n else None, n, stream)
+        if rows is None:
+            st = C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op,
+                                 self._wp if n else None, n, stream)
+        else:
+            st = C.lib.mg_launch_rows(_ctx(), self._c, rows, len(self._ip), self._ip, len(self._op), self._op,
+                                      self._wp if n else None, n, stream)
         if st:
             _check(st)

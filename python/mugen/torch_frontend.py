@@ -480,7 +480,8 @@ class Dynamic:
     """A graph of one symbolic size (torch.compile's dynamic shapes) as a mugen program of
     `dim B [2, MUGEN_DYNAMIC_MAX]`: a Kernel per capacity of B, all compiled when the graph is;
     a call of B rows copies the inputs that carry B into the smallest capacity's buffers
-    (cached), runs its Kernel, and returns the outputs' first rows. B past the range runs in
+    (cached), runs its Kernel over B's rows (mg_launch_rows), and returns the outputs' first
+    rows. B past the range runs in
     PyTorch (the graph as Dynamo gave it). docs/python.md, "Dynamic shapes"."""
 
     fallback = False
@@ -522,7 +523,7 @@ class Dynamic:
         pv = self.__dict__.get("_pvals")
         if pv is None:
             pv = self._pvals = tuple(p for _, _, p in self._params)
-        out = self.kernels[c](*ins, *pv)
+        out = self.kernels[c](*ins, *pv, rows=b)  # on CUDA only the blocks over B's rows run
         outs = out if isinstance(out, tuple) else (out,)
         res = tuple(o[: o.shape[0] // c * b] for o in outs)
         return res if len(res) > 1 else res[0]

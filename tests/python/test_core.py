@@ -44,6 +44,14 @@ def test_symbolic_dim_binding():
     assert np.allclose(p.reference(x)[0], np.maximum(x, 0) + 1)
     with pytest.raises(mugen.MugenError, match="outside its range"):
         p.bind("B", 65)
+    assert p.capacities() == [1, 2, 4, 8, 16, 32, 64]
+    k = mugen.Kernel(p, target="c")  # the variant for 8 rows (B = 5): buffers of 8 rows
+    assert k.inputs[0].shape == (8, 8)
+    x8 = np.full((8, 8), np.nan, dtype=np.float32)
+    x8[:5] = x
+    assert np.allclose(k(x8, rows=5)[:5], np.maximum(x, 0) + 1)
+    with pytest.raises(mugen.MugenError, match="holds 1 to 8"):
+        k(x8, rows=9)
 
 
 def test_errors_are_clear():

@@ -624,6 +624,51 @@ static void fake_graphs(const fake_api *f) {
     mg_program_free(p);
 }
 
+/* mg_launch_rows: a program of dim B compiled for the capacity of B = 300 (384 rows), launched
+ * for 300 rows: the launches over B's rows have fewer blocks (none more), the others the
+ * same; rows past the capacity or below 1, and any rows for a program of no dim, are refused
+ * before anything is queued. Kernel by kernel (MUGEN_LAUNCH_GRAPH=0), so each launch is seen. */
+static void fake_rows(const fake_api *f) {
+    mg_program *p = load_prog("examples/dims/rmsnorm_linear.mu"), *q = load_prog("bench/suite/bias_relu.mu");
+    mg_ctx *ctx = mg_ctx_new();
+    mg_compiled *c = NULL, *d = NULL;
+    mg_compile_opts o = {.target = MG_TARGET_CUDA};
+    setenv("MUGEN_LAUNCH_GRAPH", "0", 1);
+    CHECK(p && q && mg_program_bind_dim(ctx, p, "B", 300) == MG_OK);
+    CHECK_MSG(p && q && mg_compile(ctx, p, NULL, &o, &c) == MG_OK && mg_compile(ctx, q, NULL, &o, &d) == MG_OK,
+              "compile: %s", mg_ctx_error(ctx));
+    unsetenv("MUGEN_LAUNCH_GRAPH");
+    if (c && d) {
+        bufset b, e;
+        fake_stats s0, s1, s2;
+        fake_buffers(&b, c), fake_buffers(&e, d);
+        mg_tensor_desc x;
+        CHECK(mg_compiled_input(c, 0, &x) == MG_OK && x.dims[0] == 384);
+        void *s = (void *)0x5000;
+        f->stats(&s0);
+        CHECK(mg_launch(ctx, c, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+        f->stats(&s1);
+        CHECK(mg_launch_rows(ctx, c, 300, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_OK);
+        f->stats(&s2);
+        int n = s1.launches - s0.launches, fewer = 0, more = 0;
+        CHECK_MSG(n > 0 && s2.launches - s1.launches == n, "%d and %d launches", n, s2.launches - s1.launches);
+        for (int l = 0; n > 0 && l < n && s2.launches - s1.launches == n; l++) {
+            const fake_launch *w = f->launch(s0.launches + l), *r = f->launch(s1.launches + l);
+            uint64_t bw = (uint64_t)w->grid[0] * w->grid[1] * w->grid[2], br = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
+            fewer += br < bw, more += br > bw;
+        }
+        CHECK_MSG(fewer >= 1 && !more, "300 of 384 rows: %d launches with fewer blocks, %d with more", fewer, more);
+        CHECK(mg_launch_rows(ctx, c, 385, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_ERR_INVALID);
+        CHECK(mg_launch_rows(ctx, c, 0, b.n_in, b.in, b.n_out, b.out, b.ws, b.ws_bytes, s) == MG_ERR_INVALID);
+        CHECK(mg_launch_rows(ctx, d, 1, e.n_in, e.in, e.n_out, e.out, e.ws, e.ws_bytes, s) == MG_ERR_INVALID);
+        f->stats(&s0);
+        CHECK(s0.launches == s2.launches);
+    }
+    mg_compiled_free(c), mg_compiled_free(d);
+    mg_ctx_free(ctx);
+    mg_program_free(p), mg_program_free(q);
+}
+
 /* mg_compile for the current context's device and mg_launch on made-up device pointers and a
  * stream, through the fake driver: with no current context the primary one is retained and
  * used; the cubin is loaded once per context, also with four threads launching at once; every
@@ -691,6 +736,7 @@ void test_compiled_fake_gpu(void) {
     fake_persistent(&f, lora);
     fake_tma(&f);
     fake_graphs(&f);
+    fake_rows(&f);
 done:
     mg_compiled_free(c);
     mg_ctx_free(ctx);
