@@ -205,7 +205,7 @@ if hasattr(torch, "compile"):  # a new batch size: Dynamo's dynamic graph as a p
                 fn(x)
             torch.cuda.synchronize()
             tm.append((time.perf_counter() - t0) / 200 * 1e6)
-        print(f"     dynamic batch 100: mugen {tm[0]:.1f} us a call (staging copy, 384-row variant over 100 rows), PyTorch eager {tm[1]:.1f} us", flush=True)
+        print(f"     dynamic batch 100: mugen {tm[0]:.1f} us a call (a staging copy, the 128-row variant over 100 rows), PyTorch eager {tm[1]:.1f} us", flush=True)
         check("torch.compile at batch 8, then 13, 100, 300 (dim B, CUDA f16)", dyn and max(errs) < 1e-2 and None not in caps[1:],
               f"rel err {max(errs):.1e}; capacities {caps[1:]}; {tf.last_compiled.explain.splitlines()[0][:160]}")
     except Exception as ex:
