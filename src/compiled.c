@@ -159,37 +159,18 @@ static mg_status build_c(mg_compiled *c, const cg_program *cg, mg_ctx *ctx) {
     return rc;
 }
 
-/* A program of one symbolic dim compiled at capacity cap: marks the launches whose grids
- * split the dim's rows (cg_mark_rows, as mg_run's run-time grids, driver.c cut_rows), found by
- * comparing the instance at cap (g) with one at another value of the range. */
+/* A program of one symbolic dim compiled at capacity cap (g, its instance there): marks the
+ * launches whose grids split the dim's rows (dr_mark_rows, as mugen run's run-time grids),
+ * comparing g with the instance at another value of the range. */
 static mg_status mark_rows(const mg_program *prog, const ir_graph *g, const vf_io_map *io, int64_t cap, cg_program *cg, mg_ctx *ctx) {
     const ir_sym *s = &prog->g->syms[0];
     int64_t other = cap > s->lo ? cap - 1 : cap + 1;
     if (other < s->lo || other > s->hi) return MG_OK; /* one value: nothing to cut */
     ir_graph *o = NULL;
     mg_status rc = mg_program_instance(prog, ctx, other, &o);
-    if (rc || o->n_nodes != g->n_nodes) {
-        ir_graph_free(o);
-        return rc;
-    }
-    unsigned char varies[VF_MAX_IO] = {0};
-    int64_t ks[64];
-    int n_ks = 0;
-    for (int i = 0, np = 0; i < g->n_nodes; i++) {
-        const ir_shape *a = &g->nodes[i].shape, *b = &o->nodes[i].shape;
-        if (g->nodes[i].op == IR_OP_INPUT) {
-            for (int ni = 0; ni < cg->n_in && ni < VF_MAX_IO; ni++)
-                if (io->in[ni] == np) varies[ni] = a->d[0] != b->d[0];
-            np++;
-        }
-        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % cap) continue;
-        int seen = 0;
-        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / cap;
-        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / cap;
-    }
-    cg_mark_rows(cg, varies, cap, ks, n_ks);
+    if (!rc && o->n_nodes == g->n_nodes) dr_mark_rows(cg, g, o, io, cap);
     ir_graph_free(o);
-    return MG_OK;
+    return rc;
 }
 
 mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph,

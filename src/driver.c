@@ -357,24 +357,28 @@ static void count_blocks(job *J) {
     }
 }
 
-/* Cuts the grids of J->cg's launches over B's rows (cg_mark_rows, cg_row_grid). */
-static void cut_rows(job *J) {
+void dr_mark_rows(cg_program *cg, const ir_graph *g, const ir_graph *other, const vf_io_map *io, int64_t cap) {
     unsigned char varies[VF_MAX_IO] = {0};
     int64_t ks[64];
     int n_ks = 0; /* the K of the program's tensors that hold B's rows (K * cap of them at cap) */
-    for (int i = 0, np = 0; i < J->prog->n_nodes; i++) { /* the same text at cap and at B: the same nodes (sym.c) */
-        const ir_shape *a = &J->prog->nodes[i].shape, *b = &J->bound->nodes[i].shape;
-        if (J->prog->nodes[i].op == IR_OP_INPUT) {
-            for (int ni = 0; ni < J->cg.n_in && ni < VF_MAX_IO; ni++)
-                if (J->io.in[ni] == np) varies[ni] = a->d[0] != b->d[0];
+    for (int i = 0, np = 0; i < g->n_nodes && i < other->n_nodes; i++) { /* the same text: the same nodes (sym.c) */
+        const ir_shape *a = &g->nodes[i].shape, *b = &other->nodes[i].shape;
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            for (int ni = 0; ni < cg->n_in && ni < VF_MAX_IO; ni++)
+                if (io->in[ni] == np) varies[ni] = a->d[0] != b->d[0];
             np++;
         }
-        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % J->dim_cap) continue;
+        if (a->ndim < 1 || a->d[0] == b->d[0] || a->d[0] % cap) continue;
         int seen = 0;
-        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / J->dim_cap;
-        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / J->dim_cap;
+        for (int q = 0; q < n_ks; q++) seen |= ks[q] == a->d[0] / cap;
+        if (!seen && n_ks < 64) ks[n_ks++] = a->d[0] / cap;
     }
-    cg_mark_rows(&J->cg, varies, J->dim_cap, ks, n_ks);
+    cg_mark_rows(cg, varies, cap, ks, n_ks);
+}
+
+/* Cuts the grids of J->cg's launches over B's rows (dr_mark_rows, cg_row_grid). */
+static void cut_rows(job *J) {
+    dr_mark_rows(&J->cg, J->prog, J->bound, &J->io, J->dim_cap);
     for (int l = 0; l < J->cg.n_launches; l++) {
         cg_launch *L = &J->cg.launches[l];
         unsigned g[3];

@@ -4,6 +4,7 @@
 #define MG_DRIVER_H
 
 #include "codegen/codegen.h"
+#include "verify/verify.h"
 
 /* g lowered to μGraphs (lower/) for target t into *owned (the caller frees it), *use
  * pointing at what runs: g itself when it already holds kernels or o->plain asks for the
@@ -42,6 +43,11 @@ void dr_tuned_put(const char *dev, uint64_t key, const char *spec, double us, co
  * when cg's task map and the kernel graph ug are given (else by number). */
 size_t dr_stall_at(int n_tasks);
 mg_status dr_stall_error(mg_ctx *ctx, const unsigned w[3], const cg_program *cg, const ir_graph *ug);
+/* Run-time grids (docs/tuning.md): marks cg's launches whose grid splits the rows of a
+ * symbolic dim (cg_mark_rows), from g (the program at capacity cap) against other (the same
+ * text at another value of the dim: the tensors whose dim 0 differs follow it); io maps cg's
+ * inputs to g's. */
+void dr_mark_rows(cg_program *cg, const ir_graph *g, const ir_graph *other, const vf_io_map *io, int64_t cap);
 /* Test hook: MUGEN_PLANT (docs/env.md) breaks cg's source or first launch on purpose. */
 mg_status dr_plant(cg_program *cg, mg_ctx *ctx);
 /* One launch's kernel parameters: params[a] = &val[a] for its buffer arguments (val their
