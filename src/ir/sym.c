@@ -41,7 +41,8 @@ static int varies(const ir_graph *a, const ir_graph *b, int i, const ir_sym *s, 
     for (int d = 1; d < x->ndim; d++)
         if (x->d[d] != y->d[d]) {
             *bad = ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: dim %s reaches dim %d of %s; only dim 0 of a tensor may follow a dim "
-                           "(a batch of independent rows, docs/tuning.md)", f, n->line, n->col, s->name, d, label(n, l, sizeof l));
+                           "(a batch of independent rows); a dim that is reduced or contracted (a KV length) is not "
+                           "built yet (docs/tuning.md \"Reduced dims\")", f, n->line, n->col, s->name, d, label(n, l, sizeof l));
             return 1;
         }
     if (x->d[0] % P1 || y->d[0] % P2 || x->d[0] / P1 != y->d[0] / P2)
@@ -86,7 +87,8 @@ static mg_status check_one(mg_ctx *ctx, const char *text, size_t len, const char
                          f, n->line, n->col, label(n, l, sizeof l));
         else if (in_var && !v)
             rc = ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: %s combines the rows of dim %s (a sum, product or slice over them); a dim is a batch "
-                         "of independent rows (docs/tuning.md)", f, n->line, n->col, label(n, l, sizeof l), s->name);
+                         "of independent rows; reduced dims are not built yet (docs/tuning.md \"Reduced dims\")", f, n->line, n->col,
+                         label(n, l, sizeof l), s->name);
         else if (in_var && ((n->op == IR_OP_CONCAT && n->dim == 0) || (n->op == IR_OP_SLICE && n->dim == 0) ||
                             (n->op == IR_OP_REPEAT && n->n_ints && n->ints[0] != 1)))
             rc = ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: %s %s along the rows of dim %s; a dim is a batch of independent rows (docs/tuning.md)",
