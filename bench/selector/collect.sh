@@ -12,7 +12,8 @@
 # range's ends and the capacities, then log-uniform draws in the range (Python's random, seeded
 # with SEED) until NB distinct; all programs' values visited in one seeded order so that a run
 # cut short by LIMIT_S (seconds; default 280) is still a random sample of them. Column B is the
-# dim's value, whatever its name.
+# dim's value, whatever its name. DONE=CSV skips the values that CSV (an earlier call's, with
+# the same SEED and NB) holds, so a second call finishes what the first left.
 # Output: $OUT/selector-data.csv (program,B,capacity,schedule,time_us,device,blocks,waves; one
 # row a run, blocks and waves those launched with run-time grids, as `mugen run` reports them;
 # time_us "-" and the row left out where the check failed: see collect-log.txt), packed with the
@@ -71,6 +72,8 @@ for pr in $pairs; do
     name=${rest%%:*} rest=${rest#*:}
     b=${rest%%:*} caps=$(echo "${rest#*:}" | tr ',' ' ')
     P=$DIMS/$w.mu
+    # DONE=CSV: a value an earlier collection (that CSV) holds for this program is not run again
+    [ -n "$DONE" ] && grep -q "^$w,$b," "$DONE" && continue
     if [ $(( $(date +%s) - start )) -ge "$LIMIT_S" ]; then
         n_left=$((n_left + $(for c in $caps; do [ "$c" -ge "$b" ] && echo; done | wc -l))); continue
     fi
