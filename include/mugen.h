@@ -124,8 +124,12 @@ mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, i
  * here when cap is no capacity); 0: chosen again at each call (MUGEN_SELECTOR's weights, else
  * the smallest capacity that holds the value). */
 mg_status mg_program_set_variant(mg_ctx *ctx, mg_program *prog, const char *name, int64_t cap);
-/* The capacity whose variant runs dim k at value v (v itself when dim k is not declared). */
+/* The smallest capacity of dim k that holds value v (v itself when dim k is not declared). */
 int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v);
+/* The capacity whose variant a call of dim k's bound value runs: mg_program_set_variant's,
+ * else the learned selector's choice (MUGEN_SELECTOR, docs/tuning.md), else the smallest that
+ * holds it. 0 when dim k is not declared. */
+int64_t mg_program_dim_choice(const mg_program *prog, int k);
 
 /* Renders the program as .mu text, JSON, Graphviz dot, its Lax partition (as .mu text, one
  * subprogram per part), or (MG_FMT_TASKS) the task graph a megakernel would run, as Graphviz

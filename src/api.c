@@ -182,6 +182,10 @@ mg_status mg_program_set_variant(mg_ctx *ctx, mg_program *prog, const char *name
     return MG_OK;
 }
 
+int64_t mg_program_dim_choice(const mg_program *prog, int k) {
+    return prog && k >= 0 && k < prog->g->n_syms ? mg_program_variant(prog, k, NULL) : 0;
+}
+
 int64_t mg_program_variant(const mg_program *prog, int k, int *how) {
     const ir_sym *s = &prog->g->syms[k];
     int64_t cap = ir_sym_capacity(s, s->val), c = 0;

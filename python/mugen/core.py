@@ -135,6 +135,11 @@ class Program:
                 return caps
             c = C.lib.mg_program_dim_capacity(self._p, k, c + 1)
 
+    def variant(self, k=0):
+        """The capacity whose variant a call of dim k's bound value runs: the learned selector's
+        choice where MUGEN_SELECTOR names its weights, else the smallest that holds it."""
+        return C.lib.mg_program_dim_choice(self._p, k)
+
     def bind(self, name, value):
         """Binds symbolic dim `name` (dim NAME [LO, HI]) to value: the program is then that instance."""
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))

@@ -555,15 +555,24 @@ def _compile_dynamic(gm, ex, sym):
             carries.append((i, int(e / sym)))
     ts = [x for x in ex if isinstance(x, torch.Tensor)]
     tgt = "cuda" if ts and ts[0].is_cuda else "c"
+    import os
+    table = {}  # with MUGEN_SELECTOR, the learned selector's capacity for each B, asked once
+    if os.environ.get("MUGEN_SELECTOR"):
+        p = Program(text, "<torch.fx, dynamic>")
+        for b in range(_dynamic_lo(), _dynamic_max() + 1):
+            table[b] = p.bind("B", b).variant()
     kernels = {}
     for c in program.capacities():
         p = Program(text, "<torch.fx, dynamic>").bind("B", c)
         kernels[c] = Kernel(p, target=tgt)
     lines = [f"mugen: the whole graph, dynamic: B (Dynamo's {sym}) in [{_dynamic_lo()}, {_dynamic_max()}], "
              f"{len(kernels)} variants (capacities {', '.join(map(str, sorted(kernels)))}) compiled in "
-             f"{time.perf_counter() - t0:.1f} s; a call of B rows runs the smallest capacity that holds B",
+             f"{time.perf_counter() - t0:.1f} s; a call of B rows runs " +
+             ("the learned selector's capacity (MUGEN_SELECTOR)" if table else "the smallest capacity that holds B"),
              text.strip()]
-    return Dynamic(gm, program, kernels, w.params, tensor_args, carries, len(outputs), "\n".join(lines))
+    d = Dynamic(gm, program, kernels, w.params, tensor_args, carries, len(outputs), "\n".join(lines))
+    d._table.update(table)
+    return d
 
 
 last_compiled = None  # what the backend made of the last graph it was given (explain, fallback, kernel)

@@ -160,3 +160,30 @@ def test_torch_compile_dynamic_graphs_mugen_cannot_take_run_in_pytorch():
         x, y = torch.randn(m, 16), torch.randn(16, n)
         assert rel(c(x, y), h(x, y)) < 1e-5
     assert tf.last_compiled.fallback and "symbolic sizes" in tf.last_compiled.explain, tf.last_compiled.explain
+
+
+def test_torch_compile_dynamic_batch_follows_the_selector(monkeypatch, tmp_path):
+    """With MUGEN_SELECTOR, a call of the dynamic path runs the capacity the learned selector
+    chooses (the same as the C library's, Program.variant), not the smallest: hand-made weights
+    (tests/unit/test_selector.c's: B in [1, 8], the variants for 4 and 8 rows) choose 8 rows at
+    B = 3, where the smallest capacity is 4; past their range, the smallest."""
+    _dynamo()
+    from mugen import torch_frontend as tf
+    sel = tmp_path / "sel.txt"
+    sel.write_text("mugen-selector 1\nclasses 2\ncaps 4 8\nrange 1 8\nfeatures 4\nblocks 1\nwidth 1 1\nmean 0 0 0 0\n"
+                   "std 1 1 1 1\nA1 1 0 0 0\nb1 0\nA2 0 0 0 0\nb2 0\nln_g 1\nln_b 0\nA3 0\nb3 0\nAf -1 1\nbf 1.5 0\n")
+    monkeypatch.setenv("MUGEN_SELECTOR", str(sel))
+    monkeypatch.setenv("MUGEN_DYNAMIC_MAX", "32")
+    w = torch.rand(16, 8) - 0.5
+
+    def f(x):
+        return torch.relu(x @ w) + 1
+    c = torch.compile(f, backend="mugen")
+    for b, cap in ((5, None), (3, 8), (9, 16)):
+        x = torch.rand(b, 16) * 2 - 1
+        assert rel(c(x), f(x)) < 1e-5
+        if cap is not None:
+            assert tf.last_compiled.last_capacity == cap, (b, tf.last_compiled.last_capacity)
+    assert "learned selector" in tf.last_compiled.explain
+    p = mugen.Program("dim B [1, 64]\ninput x : f32[B, 8]\ny = relu(x)\noutput y\n").bind("B", 3)
+    assert p.variant() == 8 and p.capacities()[:4] == [1, 2, 4, 8]
