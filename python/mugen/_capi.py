@@ -80,6 +80,7 @@ for name, res, args in [
     ("mg_program_bind_dim", I, [P, P, S, ctypes.c_int64]),
     ("mg_program_dim_capacity", ctypes.c_int64, [P, I, ctypes.c_int64]),
     ("mg_program_dim_choice", ctypes.c_int64, [P, I]),
+    ("mg_program_set_variant", I, [P, P, S, ctypes.c_int64]),
     ("mg_program_n_lengths", I, [P]),
     ("mg_program_lengths", I, [P, I, ctypes.POINTER(S), ctypes.POINTER(ctypes.c_int64), ctypes.POINTER(ctypes.c_int64)]),
     ("mg_program_bind_lengths", I, [P, P, S, ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]),

@@ -140,6 +140,12 @@ class Program:
         choice where MUGEN_SELECTOR names its weights, else the smallest that holds it."""
         return C.lib.mg_program_dim_choice(self._p, k)
 
+    def set_variant(self, name, cap):
+        """Runs (and compiles) symbolic dim `name` as the variant for capacity cap, whatever the
+        selector would choose (cap >= the bound value; 0: chosen again)."""
+        _check(C.lib.mg_program_set_variant(_ctx(), self._p, name.encode(), int(cap)))
+        return self
+
     def bind(self, name, value):
         """Binds symbolic dim `name` (dim NAME [LO, HI]) to value: the program is then that instance."""
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))

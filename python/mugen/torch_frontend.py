@@ -525,7 +525,7 @@ class Dynamic:
             pv = self._pvals = tuple(p for _, _, p in self._params)
         out = self.kernels[c](*ins, *pv, rows=b)  # on CUDA only the blocks over B's rows run
         outs = out if isinstance(out, tuple) else (out,)
-        res = tuple(o[: o.shape[0] // c * b] for o in outs)
+        res = tuple(o[: k * b] if k else o for o, k in zip(outs, self._out_k))
         return res if len(res) > 1 else res[0]
 
     def __repr__(self):
@@ -563,14 +563,20 @@ def _compile_dynamic(gm, ex, sym):
             table[b] = p.bind("B", b).variant()
     kernels = {}
     for c in program.capacities():
-        p = Program(text, "<torch.fx, dynamic>").bind("B", c)
+        p = Program(text, "<torch.fx, dynamic>").bind("B", c).set_variant("B", c)  # c, not the selector's
         kernels[c] = Kernel(p, target=tgt)
     lines = [f"mugen: the whole graph, dynamic: B (Dynamo's {sym}) in [{_dynamic_lo()}, {_dynamic_max()}], "
              f"{len(kernels)} variants (capacities {', '.join(map(str, sorted(kernels)))}) compiled in "
              f"{time.perf_counter() - t0:.1f} s; a call of B rows runs " +
              ("the learned selector's capacity (MUGEN_SELECTOR)" if table else "the smallest capacity that holds B"),
              text.strip()]
+    # each output's rows per B (K of K * B in dim 0), None for an output that does not follow B
+    # (its dim 0 the same at two capacities)
+    cs = sorted(kernels)
+    a, z = kernels[cs[0]].outputs, kernels[cs[-1]].outputs
+    out_k = [d.shape[0] // cs[0] if d.shape and e.shape[0] != d.shape[0] else None for d, e in zip(a, z)]
     d = Dynamic(gm, program, kernels, w.params, tensor_args, carries, len(outputs), "\n".join(lines))
+    d._out_k = out_k
     d._table.update(table)
     return d
 

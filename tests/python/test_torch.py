@@ -187,3 +187,21 @@ def test_torch_compile_dynamic_batch_follows_the_selector(monkeypatch, tmp_path)
     assert "learned selector" in tf.last_compiled.explain
     p = mugen.Program("dim B [1, 64]\ninput x : f32[B, 8]\ny = relu(x)\noutput y\n").bind("B", 3)
     assert p.variant() == 8 and p.capacities()[:4] == [1, 2, 4, 8]
+
+
+def test_torch_compile_dynamic_output_without_the_batch():
+    """An output that does not follow the batch (computed from a weight alone) is returned
+    whole, the one that does cut to B's rows."""
+    _dynamo()
+    from mugen import torch_frontend as tf
+    w = torch.rand(16, 8) - 0.5
+    v = torch.rand(16, 8) - 0.5
+
+    def f(x, v):
+        return torch.relu(x @ w), v * 2 + 1
+    c = torch.compile(f, backend="mugen")
+    for b in (4, 7, 12):
+        x = torch.rand(b, 16) * 2 - 1
+        y, u = c(x, v)
+        assert y.shape == (b, 8) and u.shape == (16, 8) and rel(y, f(x, v)[0]) < 1e-5 and rel(u, v * 2 + 1) < 1e-6
+    assert isinstance(tf.last_compiled, tf.Dynamic), tf.last_compiled.explain
