@@ -356,8 +356,7 @@ def compile(fn, example_inputs, explain=False, target=None, device=None, optimiz
     import torch.fx
     from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
-    ts = [x for x in ex if isinstance(x, torch.Tensor)]
-    tgt = target or ("cuda" if ts and ts[0].is_cuda else "c")
+    tgt = target or _target(ex)
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
     whole, lines = _compile_whole(gm, ex, tgt, device, optimize, progress)
     if whole is not None:
@@ -441,6 +440,13 @@ def _out_nodes(gm):
 last_compiled = None  # what the backend made of the last graph it was given (explain, fallback, kernel)
 
 
+def _target(ex):
+    """The target for example inputs: CUDA when the first tensor among them is on the GPU."""
+    import torch
+    ts = [x for x in ex if isinstance(x, torch.Tensor)]
+    return "cuda" if ts and ts[0].is_cuda else "c"
+
+
 def _dynamic_lo():
     return 2  # Dynamo specialises sizes 0 and 1: its dynamic graphs see 2 and more
 
@@ -452,8 +458,8 @@ def _dynamic_max():
         v = int(v)
     except ValueError:
         v = 0
-    if v < 2:
-        raise Unsupported(f"MUGEN_DYNAMIC_MAX={os.environ.get('MUGEN_DYNAMIC_MAX')}: a whole number of 2 or more")
+    if v < 3:
+        raise Unsupported(f"MUGEN_DYNAMIC_MAX={os.environ.get('MUGEN_DYNAMIC_MAX')}: a whole number of 3 or more")
     return v
 
 
@@ -547,14 +553,17 @@ def _compile_dynamic(gm, ex, sym):
         raise Unsupported(str(e).strip()) from None
     tensor_args = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
                    if isinstance(n.meta.get("example_value"), torch.Tensor)]
-    carries = []  # (index among the tensor inputs, rows per B) of the inputs that carry B
-    for i, d in enumerate(program.inputs[: len(tensor_args)]):
-        v = [n for n in gm.graph.nodes if n.op == "placeholder"][tensor_args[i]].meta["example_value"]
-        e = getattr(getattr(v.shape[0], "node", None), "expr", None) if v.dim() else None
-        if e is not None and not getattr(e, "is_number", True):
-            carries.append((i, int(e / sym)))
-    ts = [x for x in ex if isinstance(x, torch.Tensor)]
-    tgt = "cuda" if ts and ts[0].is_cuda else "c"
+    # rows per B (K of K * B in dim 0) of each input and output, None where dim 0 does not
+    # follow B: the program at the range's ends compared
+    lo, hi = _dynamic_lo(), _dynamic_max()
+    at_lo, at_hi = Program(text, "<torch.fx, dynamic>").bind("B", lo), Program(text, "<torch.fx, dynamic>").bind("B", hi)
+
+    def per_b(x, y):
+        return x.shape[0] // lo if x.shape and x.shape[0] != y.shape[0] else None
+    n = len(tensor_args)
+    carries = [(i, k) for i, k in enumerate(per_b(x, y) for x, y in zip(at_lo.inputs[:n], at_hi.inputs[:n])) if k]
+    out_k = [per_b(x, y) for x, y in zip(at_lo.outputs, at_hi.outputs)]
+    tgt = _target(ex)
     import os
     table = {}  # with MUGEN_SELECTOR, the learned selector's capacity for each B, asked once
     if os.environ.get("MUGEN_SELECTOR"):
@@ -570,11 +579,6 @@ def _compile_dynamic(gm, ex, sym):
              f"{time.perf_counter() - t0:.1f} s; a call of B rows runs " +
              ("the learned selector's capacity (MUGEN_SELECTOR)" if table else "the smallest capacity that holds B"),
              text.strip()]
-    # each output's rows per B (K of K * B in dim 0), None for an output that does not follow B
-    # (its dim 0 the same at two capacities)
-    cs = sorted(kernels)
-    a, z = kernels[cs[0]].outputs, kernels[cs[-1]].outputs
-    out_k = [d.shape[0] // cs[0] if d.shape and e.shape[0] != d.shape[0] else None for d, e in zip(a, z)]
     d = Dynamic(gm, program, kernels, w.params, tensor_args, carries, len(outputs), "\n".join(lines))
     d._out_k = out_k
     d._table.update(table)
