@@ -126,6 +126,11 @@ mg_status mg_program_bind_dim(mg_ctx *ctx, mg_program *prog, const char *name, i
 mg_status mg_program_set_variant(mg_ctx *ctx, mg_program *prog, const char *name, int64_t cap);
 /* The smallest capacity of dim k that holds value v (v itself when dim k is not declared). */
 int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v);
+/* 1 when dim k is a reduced dim (a KV length: summed or contracted, anywhere in a tensor;
+ * capacities 128, 256, 512, ...; a call's entries past its value are never read, whatever the
+ * buffers hold there: docs/tuning.md "Reduced dims"), 0 when it is a batch of independent rows
+ * or not declared. */
+int mg_program_dim_reduced(const mg_program *prog, int k);
 /* The capacity whose variant a call of dim k's bound value runs: mg_program_set_variant's,
  * else the learned selector's choice (MUGEN_SELECTOR, docs/tuning.md), else the smallest that
  * holds it. 0 when dim k is not declared. */

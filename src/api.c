@@ -139,13 +139,36 @@ mg_status mg_program_dim(const mg_program *prog, int k, const char **name, int64
     return MG_OK;
 }
 
+int mg_program_dim_reduced(const mg_program *prog, int k) {
+    return prog && k >= 0 && k < prog->g->n_syms && prog->g->syms[k].reduced;
+}
+
 int64_t mg_program_dim_capacity(const mg_program *prog, int k, int64_t v) {
     return prog && k >= 0 && k < prog->g->n_syms ? ir_sym_capacity(&prog->g->syms[k], v) : v;
 }
 
 /* prog's instance with symbolic dim k at v[k] (each in its range, or a capacity) into *out */
 static mg_status instance(const mg_program *prog, mg_ctx *ctx, const int64_t *v, ir_graph **out) {
-    return ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v, prog->g->n_syms, 0, out);
+    mg_status rc = ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v, prog->g->n_syms, 0, out);
+    for (int k = 0; !rc && k < prog->g->n_syms; k++) (*out)->syms[k].reduced = prog->g->syms[k].reduced; /* ir_sym_check's verdict */
+    return rc;
+}
+
+mg_status mg_program_dim_bits(const mg_program *prog, mg_ctx *ctx, unsigned char *bits, int max) {
+    if (prog->g->n_syms != 1 || !prog->src) return ctx_err(ctx, MG_ERR_INVALID, "a program of one symbolic dim is wanted");
+    int64_t v1[IR_MAX_SYMS] = {1009}, v2[IR_MAX_SYMS] = {1013}; /* sym.c's probes: sizes no other dim has */
+    ir_graph *a = NULL, *b = NULL;
+    mg_status rc = ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v1, 1, 1, &a);
+    if (!rc) rc = ir_parse_text_at(ctx, prog->src, prog->src_len, prog->file, v2, 1, 1, &b);
+    for (int i = 0, ni = 0; !rc && i < a->n_nodes && i < b->n_nodes; i++) {
+        if (a->nodes[i].op != IR_OP_INPUT) continue;
+        unsigned m = 0;
+        for (int d = 0; d < a->nodes[i].shape.ndim; d++) m |= (unsigned)(a->nodes[i].shape.d[d] != b->nodes[i].shape.d[d]) << d;
+        if (ni < max) bits[ni] = (unsigned char)m;
+        ni++;
+    }
+    ir_graph_free(a), ir_graph_free(b);
+    return rc;
 }
 
 mg_status mg_program_instance(const mg_program *prog, mg_ctx *ctx, int64_t cap, ir_graph **out) {

@@ -20,6 +20,11 @@ struct mg_program {
  * range it was trained on (*how = 2); else that smallest capacity (*how = 0). how may be NULL. */
 int64_t mg_program_variant(const mg_program *prog, int k, int *how);
 
+/* Per input of a program of one symbolic dim, in order (bits[0 .. max)), the dims (bit d:
+ * dim d) that follow the dim: those that differ between two instances (ir_sym_check's
+ * probes). MG_ERR_INVALID for a program of no or several dims. */
+mg_status mg_program_dim_bits(const mg_program *prog, mg_ctx *ctx, unsigned char *bits, int max);
+
 /* MG_ERR_UNSUPPORTED naming `what` when g is a ragged program that stage cannot take yet. */
 mg_status mg_ragged_refuse(const ir_graph *g, mg_ctx *ctx, const char *what);
 /* MG_ERR_INVALID naming prog's first lengths not bound (mg_program_bind_lengths), else MG_OK. */

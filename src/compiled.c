@@ -44,6 +44,7 @@ struct mg_compiled {
     rt_ext *ext;              /* CUDA */
     void *so;                 /* C: the dlopen handle and its entry */
     void (*entry)(void **bufs);
+    void (*set_len)(long long); /* C, a reduced dim: the length a call runs (mg_set_len) */
 };
 
 /* The compilers' first use loads libraries without locks (nvrtc.c): compiles take turns. */
@@ -154,6 +155,8 @@ static mg_status build_c(mg_compiled *c, const cg_program *cg, mg_ctx *ctx) {
     else if (!rc && !(p = dlsym(c->so, "mg_entry")))
         rc = ctx_err(ctx, MG_ERR_LAUNCH, "no function mg_entry in %s", so);
     if (!rc) memcpy(&c->entry, &p, sizeof p); /* object -> function pointer */
+    void *sl = !rc && cg->reduced ? dlsym(c->so, "mg_set_len") : NULL;
+    if (sl) memcpy(&c->set_len, &sl, sizeof sl);
     snprintf(c->device, sizeof c->device, "C (host)");
     base_free(so);
     return rc;
@@ -202,12 +205,16 @@ mg_status mg_compile(mg_ctx *ctx, const mg_program *prog, const mg_program *ugra
     if (!rc && !ugraph)
         rc = dr_lower(prog->g, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &ug);
     if (!rc) rc = vf_match_io(prog->g, ug, ctx, &io);
+    dr_reduced red;
+    if (!rc) rc = dr_reduced_of(given, ug, &red, ctx);
     if (!rc) rc = dr_generate(ug, ctx, &o->opt, o->target == MG_TARGET_C ? CG_C : CG_CUDA, &dev,
-                              &plan, &cg, NULL);
+                              &plan, &cg, NULL, &red);
     if (!rc) rc = dr_plant(&cg, ctx); /* test hook (docs/env.md) */
     if (!rc && given->g->n_syms == 1 && !given->g->n_lens) {
         c->cap = mg_program_variant(given, 0, NULL);
-        rc = mark_rows(given, prog->g, &io, c->cap, &cg, ctx);
+        if (red.n) /* a reduced dim: every grid whole, the code masks past the length (docs/tuning.md) */
+            for (int l = 0; l < cg.n_launches; l++) cg.launches[l].row_axis = -1;
+        else rc = mark_rows(given, prog->g, &io, c->cap, &cg, ctx);
     }
     if (!rc) rc = copy_io(c, prog, ctx);
     if (!rc) rc = place_buffers(c, &cg, &io, ctx);
@@ -303,7 +310,8 @@ typedef struct launch_args {
     const rt_ext_mod *m;
     void *const *in, *const *out;
     void *ws;
-    int64_t rows; /* mg_launch_rows: the dim's rows, c->cap or fewer */
+    int64_t rows; /* mg_launch_rows: the dim's rows, c->cap or fewer (a reduced dim: its length) */
+    long long len; /* the same, as a reduced dim's kernels take it (cg_launch.len_param) */
 } launch_args;
 
 /* Queues the zeroing of the counters (persistent launches), then every kernel, on stream. */
@@ -316,11 +324,11 @@ static mg_status queue_cuda(void *arg, void *stream) {
     for (int l = 0; l < c->n_launches && !rc; l++) {
         const cg_launch *L = &c->launches[l];
         unsigned long long val[CG_MAX_ARGS];
-        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1]; /* NULL-terminated: the driver reads the
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 2]; /* NULL-terminated: the driver reads the
                                         * kernel's own count; the tests' fake driver stops at the NULL */
         dr_tmap maps[CG_MAX_TMAPS];
         for (int v = 0; v < L->n_args; v++) val[v] = buf_addr(c, L->args[v], a->in, a->out, a->ws);
-        rc = dr_params(a->ctx, L, val, maps, params);
+        rc = dr_params(a->ctx, L, val, maps, params, &a->len);
         unsigned grid[3];
         cg_row_grid(L, a->rows, c->cap, grid); /* L's grid, cut to the rows' blocks */
         if (!rc) rc = rt_ext_launch(a->ctx, c->ext, a->m, l, grid, L->block, params,
@@ -335,7 +343,7 @@ static mg_status queue_cuda(void *arg, void *stream) {
  * counters are zeroed by a memset node as well. */
 static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
                              void *const *out, void *ws, int64_t rows, void *stream) {
-    launch_args a = {c, ctx, NULL, in, out, ws, rows};
+    launch_args a = {c, ctx, NULL, in, out, ws, rows, (long long)rows};
     mg_status rc = rt_ext_enter(c->ext, ctx, &a.m);
     if (rc) return rc;
     if (c->graphs && c->n_in + c->n_out < 62) {
@@ -354,11 +362,12 @@ static mg_status launch_cuda(mg_ctx *ctx, const mg_compiled *c, void *const *in,
 /* Runs mg_entry in this thread over the buffers' addresses (on the stack up to
  * C_STACK_BUFS buffers, the rare larger plan allocates them). */
 static mg_status launch_c(mg_ctx *ctx, const mg_compiled *c, void *const *in, void *const *out,
-                          void *ws) {
+                          void *ws, long long len) {
     void *stack[C_STACK_BUFS], **bufs = stack;
     if (c->n_bufs > C_STACK_BUFS && !(bufs = base_alloc((size_t)c->n_bufs * sizeof *bufs)))
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int b = 0; b < c->n_bufs; b++) bufs[b] = (void *)buf_addr(c, b, in, out, ws);
+    if (c->set_len) c->set_len(len); /* a reduced dim's length (codegen/mask.c) */
     c->entry(bufs);
     if (bufs != stack) base_free(bufs);
     return MG_OK;
@@ -379,7 +388,7 @@ mg_status mg_launch_rows(mg_ctx *ctx, mg_compiled *c, int64_t rows, int n_inputs
     if (rows != c->cap && (rows < 1 || rows > c->cap))
         return ctx_err(ctx, MG_ERR_INVALID, "mg_launch_rows: %lld rows; the handle holds 1 to %lld (its capacity)%s",
                        (long long)rows, (long long)c->cap, c->cap ? "" : ": it is no program of a symbolic dim");
-    if (c->target == MG_TARGET_C) return launch_c(ctx, c, inputs, outputs, workspace);
+    if (c->target == MG_TARGET_C) return launch_c(ctx, c, inputs, outputs, workspace, (long long)rows);
     return launch_cuda(ctx, c, inputs, outputs, workspace, rows, stream);
 }
 

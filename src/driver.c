@@ -46,6 +46,11 @@ typedef struct job {
     const ir_graph *bound; /* a program of one symbolic dim run as a capacity's variant (prog):
                             * the program at the call's B; outputs are compared on its rows */
     int64_t dim_b, dim_cap; /* then B and the capacity; run-time grids cover B's rows */
+    const mg_program *dims; /* that program (its symbolic dims), or NULL */
+    int bound_sub;          /* its dim is reduced: the reference reads each input's leading box */
+    dr_reduced red;         /* its dim is reduced: the inputs' dims that follow it (dr_reduced_of);
+                             * the code masks past dim_b (long long len) */
+    long long len;
     int n_cut;              /* launches whose grid was cut to B's rows (row_grids) */
     int64_t blocks, waves;  /* then the blocks launched, and their waves: each launch's blocks
                              * over the target's SMs, rounded up, summed (the selector's cost
@@ -174,9 +179,30 @@ void dr_tuned_put(const char *dev, uint64_t key, const char *spec, double us, co
     if (key && n > 0 && (size_t)n < sizeof text) rt_cache_put(key, ext, text, (size_t)n);
 }
 
+mg_status dr_reduced_of(const mg_program *prog, const ir_graph *ug, dr_reduced *r, mg_ctx *ctx) {
+    memset(r, 0, sizeof *r);
+    if (!prog || prog->g->n_syms != 1 || !prog->g->syms[0].reduced) return MG_OK;
+    unsigned char bits[VF_MAX_IO] = {0};
+    mg_status rc = mg_program_dim_bits(prog, ctx, bits, VF_MAX_IO);
+    for (int i = 0; !rc && i < ug->n_nodes; i++) { /* by name: a μGraph's inputs are the program's */
+        const ir_node *n = &ug->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        if (r->n == VF_MAX_IO) return ctx_err(ctx, MG_ERR_LIMIT, "more than %d inputs", VF_MAX_IO);
+        for (int k = 0, ni = 0; k < prog->g->n_nodes; k++) {
+            const ir_node *pn = &prog->g->nodes[k];
+            if (pn->op != IR_OP_INPUT) continue;
+            if (n->name && pn->name && !strcmp(n->name, pn->name) && ni < VF_MAX_IO) r->in[r->n] = bits[ni];
+            ni++;
+        }
+        r->n++;
+    }
+    return rc;
+}
+
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t, const mg_device *dev,
-                          op_plan **plan, cg_program *cg, char *tuned) {
+                          op_plan **plan, cg_program *cg, char *tuned, const dr_reduced *red) {
     op_opts oo = opts_of(o);
+    if (red && red->n) oo.reduced_in = red->in, oo.n_reduced_in = red->n;
     if (t == CG_C) oo.chain = 0, oo.swizzle = 0, oo.persist = 0, oo.cluster = 0, oo.tma = 0; /* CUDA only (opt.h) */
     if (t == CG_C) oo.colmajor = 0; /* the C matmul reads B along its rows (opt.h) */
     /* C: tiles converted to f32 once, in their copy; no loads ahead (a copy on the CPU is
@@ -213,6 +239,23 @@ static double special(double x, int64_t t, int k) {
     return t % 3 ? x : v[(t / 3 + 2 * k) % 5];
 }
 
+int64_t dr_sub_index(const ir_shape *big, const ir_shape *small, int64_t t) {
+    int64_t at = 0, stride = 1;
+    for (int d = small->ndim - 1; d >= 0; d--) {
+        at += t % small->d[d] * stride;
+        t /= small->d[d], stride *= big->d[d];
+    }
+    return at;
+}
+
+int dr_sub_holds(const ir_shape *big, const ir_shape *small, int64_t t) {
+    for (int d = big->ndim - 1; d >= 0; d--) {
+        if (t % big->d[d] >= small->d[d]) return 0;
+        t /= big->d[d];
+    }
+    return 1;
+}
+
 /* Random inputs (uniform in [-r, r) for an input of range= r, 1 by default; rounded to dtype;
  * with specials some special values) and prog's f32 reference outputs. */
 static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
@@ -238,8 +281,25 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
         if (rc) return rc;
         if (!(J->ref[k] = base_alloc(cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     }
-    /* a capacity's variant: the reference is the program at the call's B, on the inputs' first rows */
-    return ev_float(J->bound ? J->bound : J->prog, ctx, 0, (const double *const *)J->in, J->ref);
+    /* a capacity's variant: the reference is the program at the call's B, on the inputs' first
+     * rows; for a reduced dim, on each input's entries before L, those past it NaN (the code
+     * must not read them: codegen/mask.c) */
+    if (!J->bound || !J->bound_sub) return ev_float(J->bound ? J->bound : J->prog, ctx, 0, (const double *const *)J->in, J->ref);
+    double *sub[VF_MAX_IO] = {0};
+    mg_status rc = MG_OK;
+    for (int i = 0, k = 0; i < J->prog->n_nodes && !rc; i++) {
+        if (J->prog->nodes[i].op != IR_OP_INPUT) continue;
+        const ir_shape *big = &J->prog->nodes[i].shape, *small = &J->bound->nodes[i].shape;
+        int64_t n = ir_numel(small), nb = ir_numel(big);
+        if (!(sub[k] = base_alloc((size_t)n * sizeof(double) + 1))) rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        for (int64_t t = 0; !rc && t < n; t++) sub[k][t] = J->in[k][dr_sub_index(big, small, t)];
+        for (int64_t t = 0; !rc && t < nb; t++)
+            if (!dr_sub_holds(big, small, t)) J->in[k][t] = NAN;
+        k++;
+    }
+    if (!rc) rc = ev_float(J->bound, ctx, 0, (const double *const *)sub, J->ref);
+    for (int k = 0; k < VF_MAX_IO; k++) base_free(sub[k]);
+    return rc;
 }
 
 /* Host buffers in storage format: inputs filled, a persistent launch's counters zeroed,
@@ -293,9 +353,10 @@ static void compare(job *J, void *const *bufs, mg_run_report *r) {
         double num = 0, den = 0;
         /* a variant for a capacity: the first rows, B's, are the call's (dim 0 of every output) */
         const ir_graph *bg = J->bound;
-        int64_t cnt = bg ? ir_numel(&bg->nodes[bg->outputs[J->io.out[k]]].shape) : ir_numel(&n->shape);
+        const ir_shape *bs = bg ? &bg->nodes[bg->outputs[J->io.out[k]]].shape : &n->shape;
+        int64_t cnt = ir_numel(bs);
         for (int64_t t = 0; t < cnt; t++) {
-            double v = from_store(bufs[J->cg.out_buf[k]], t, n->dtype), e = fabs(v - ref[t]);
+            double v = from_store(bufs[J->cg.out_buf[k]], dr_sub_index(&n->shape, bs, t), n->dtype), e = fabs(v - ref[t]);
             int cr = value_class(ref[t]), cv = value_class(v);
             if (cr > 3 || cv > 3) { /* a zero: its sign must agree only where the reference is 0 */
                 if (cr > 3 && cv > 3 && cr != cv && J->specials) o->n_nan++;
@@ -331,7 +392,7 @@ static mg_status run_c(job *J, mg_ctx *ctx, mg_run_report *r) {
     for (int b = 0; b < cg->n_bufs; b++) sizes[b] = (size_t)cg->buf_bytes[b];
     /* the default reps stop after C_BUDGET_S of timed runs: a plain program's scalar loops
      * can take a second a run */
-    rt_c_timing tm = {.reps = J->reps > 0 ? J->reps : 0, .budget_s = J->reps_default ? C_BUDGET_S : 0};
+    rt_c_timing tm = {.reps = J->reps > 0 ? J->reps : 0, .budget_s = J->reps_default ? C_BUDGET_S : 0, .has_len = cg->reduced, .len = J->len};
     if (!rc) rc = rt_c_run_timed(ctx, so, "mg_entry", cg->n_bufs, bufs, sizes, &tm, 600);
     if (!rc) {
         compare(J, bufs, r);
@@ -389,7 +450,7 @@ static void cut_rows(job *J) {
 }
 
 static void row_grids(job *J) {
-    if (J->bound && J->dim_b < J->dim_cap && J->prog->n_nodes == J->bound->n_nodes) cut_rows(J);
+    if (J->bound && !J->red.n && J->dim_b < J->dim_cap && J->prog->n_nodes == J->bound->n_nodes) cut_rows(J);
     count_blocks(J);
 }
 
@@ -404,7 +465,7 @@ typedef struct gpu_run {
 } gpu_run;
 
 mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr_tmap *maps,
-                    void **params) {
+                    void **params, const long long *len) {
     if (L->packed) { /* one struct of the first n_args - 1 addresses, then the last */
         params[0] = &val[0], params[1] = &val[L->n_args - 1], params[2] = NULL;
         return MG_OK;
@@ -417,17 +478,18 @@ mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr
         params[L->n_args + i] = maps[i].b;
     }
     params[L->n_args + L->n_tmaps] = NULL;
+    if (L->len_param) params[L->n_args + L->n_tmaps] = (void *)len, params[L->n_args + L->n_tmaps + 1] = NULL;
     return MG_OK;
 }
 
-static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int set) {
+static mg_status launch_all(gpu_run *G, mg_ctx *ctx, const cg_program *cg, int set, const long long *len) {
     for (int l = 0; l < cg->n_launches; l++) {
         const cg_launch *L = &cg->launches[l];
-        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1];
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 2];
         unsigned long long val[CG_MAX_ARGS];
         dr_tmap maps[CG_MAX_TMAPS];
         for (int a = 0; a < L->n_args; a++) val[a] = G->dev[set][L->args[a]];
-        mg_status rc = dr_params(ctx, L, val, maps, params);
+        mg_status rc = dr_params(ctx, L, val, maps, params, len);
         if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
                                  (G->pdl && L->pdl ? RT_PDL : 0) | (L->coresident ? RT_CORESIDENT : 0), L->cluster);
         if (rc) return rc;
@@ -547,7 +609,7 @@ static mg_status gpu_time(gpu_run *G, job *J, mg_ctx *ctx, double *us) {
     double *t = base_alloc((size_t)J->reps * sizeof *t);
     if (!t) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     mg_status rc = rt_capture_begin(G->gpu, ctx);
-    for (int s = 0; s < G->n_sets && !rc; s++) rc = launch_all(G, ctx, &J->cg, s);
+    for (int s = 0; s < G->n_sets && !rc; s++) rc = launch_all(G, ctx, &J->cg, s, &J->len);
     mg_status rc2 = rc ? MG_OK : rt_capture_end(G->gpu, ctx, &gr);
     if (!rc) rc = rc2;
     for (int w = 0; w < 3 && !rc; w++) rc = rt_graph_launch(G->gpu, ctx, gr);
@@ -581,12 +643,12 @@ static mg_status gpu_profile(gpu_run *G, job *J, mg_ctx *ctx) {
     mg_status rc = ord && us ? MG_OK : ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     for (int l = 0; l < n && !rc; l++) {
         const cg_launch *L = &cg->launches[l];
-        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 1];
+        void *params[CG_MAX_ARGS + CG_MAX_TMAPS + 2];
         unsigned long long val[CG_MAX_ARGS];
         dr_tmap maps[CG_MAX_TMAPS];
         double t[5];
         for (int a = 0; a < L->n_args; a++) val[a] = G->dev[0][L->args[a]];
-        rc = dr_params(ctx, L, val, maps, params);
+        rc = dr_params(ctx, L, val, maps, params, &J->len);
         for (int i = 0; i < 5 && !rc; i++) {
             rc = rt_timer_start(G->gpu, ctx);
             if (!rc) rc = rt_launch(G->gpu, ctx, G->mod, L->name, L->grid, L->block, (size_t)L->smem, params,
@@ -630,7 +692,7 @@ static mg_status rerun_check(gpu_run *G, job *J, mg_ctx *ctx, void **host, mg_ru
         memset(host[b], 0xFF, (size_t)cg->buf_bytes[b]);
         rc = rt_upload(G->gpu, ctx, G->dev[0][b], host[b], (size_t)cg->buf_bytes[b]);
     }
-    if (!rc) rc = launch_all(G, ctx, cg, 0);
+    if (!rc) rc = launch_all(G, ctx, cg, 0, &J->len);
     if (!rc) rc = rt_sync(G->gpu, ctx);
     if (!rc) rc = stall_check(G, J, ctx);
     for (int k = 0; k < cg->n_out && !rc; k++)
@@ -654,7 +716,7 @@ static mg_status run_gpu(job *J, mg_ctx *ctx, rt_gpu *gpu, mg_run_report *r) {
     if (!rc) rc = rt_module_load(gpu, ctx, img, n_img, &G.mod);
     if (!rc) rc = host_buffers(J, ctx, host);
     if (!rc) rc = gpu_buffers(&G, J, ctx, host);
-    if (!rc) rc = launch_all(&G, ctx, cg, 0);
+    if (!rc) rc = launch_all(&G, ctx, cg, 0, &J->len);
     if (!rc) rc = rt_sync(gpu, ctx);
     if (!rc) rc = stall_check(&G, J, ctx);
     for (int k = 0; k < cg->n_out && !rc; k++)
@@ -749,7 +811,7 @@ static mg_status run_gpu_isolated(job *J, mg_ctx *ctx, const mg_run_opts *o, mg_
         if (!rc) {
             const rt_gpu_info *in = rt_gpu_get_info(gpu);
             mg_device_detect(in->name, in->cc_major, in->cc_minor, in->n_sm, in->smem_optin, in->mem_bytes, &J->dev);
-            rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg, tuned);
+            rc = dr_generate(J->ug, &c, o, CG_CUDA, &J->dev, &J->plan, &J->cg, tuned, &J->red);
         }
         if (!rc) rc = dr_plant(&J->cg, &c);
         if (!rc) row_grids(J), launch_stats(&J->cg, &sh->r), rc = run_gpu(J, &c, gpu, &sh->r);
@@ -807,6 +869,7 @@ static mg_status run_job(job *J, const mg_program *ugraph, mg_ctx *ctx, const mg
     int on_gpu = 0;
     mg_status rc = ugraph ? MG_OK : dr_lower(J->prog, ctx, o, o->backend == MG_BACKEND_C ? CG_C : CG_CUDA, &J->lowered, &J->ug);
     if (!rc) rc = vf_match_io(J->prog, J->ug, ctx, &J->io);
+    if (!rc) rc = dr_reduced_of(J->dims, J->ug, &J->red, ctx);
     if (!rc && J->prog->n_outputs > MAX_OUT) rc = ctx_err(ctx, MG_ERR_LIMIT, "mg_run compares at most %d outputs", MAX_OUT);
     if (!rc && o->backend != MG_BACKEND_C) {
         rc = run_gpu_isolated(J, ctx, o, r);
@@ -817,9 +880,10 @@ static mg_status run_job(job *J, const mg_program *ugraph, mg_ctx *ctx, const mg
         ir_graph_free(J->lowered), J->lowered = NULL;
         rc = dr_lower(J->prog, ctx, o, CG_C, &J->lowered, &J->ug);
         if (!rc) rc = vf_match_io(J->prog, J->ug, ctx, &J->io);
+        if (!rc) rc = dr_reduced_of(J->dims, J->ug, &J->red, ctx);
     }
     if (!rc && !on_gpu) {
-        rc = dr_generate(J->ug, ctx, o, CG_C, &J->dev, &J->plan, &J->cg, NULL);
+        rc = dr_generate(J->ug, ctx, o, CG_C, &J->dev, &J->plan, &J->cg, NULL, &J->red);
         if (!rc) rc = dr_plant(&J->cg, ctx);
         if (!rc) row_grids(J), launch_stats(&J->cg, r), rc = run_c(J, ctx, r);
     }
@@ -862,7 +926,7 @@ static mg_status sweep(job *J, const mg_program *prog, const mg_program *ugraph,
     ir_graph *big = NULL;
     mg_status rc = mg_program_instance(prog, ctx, caps[n - 1], &big);
     int failed = 0;
-    J->prog = big, J->bound = prog->g, J->dim_b = s->val;
+    J->prog = big, J->bound = prog->g, J->dim_b = J->len = s->val, J->dims = prog;
     if (!rc) rc = reference(J, ctx, o->seed, o->specials);
     strbuf sb = {0};
     mg_run_report *v = rc ? NULL : base_calloc(1, sizeof *v);
@@ -918,9 +982,10 @@ mg_status mg_run(mg_ctx *ctx, const mg_program *prog, const mg_program *ugraph, 
         for (int64_t b = 0; b < J.n_seq; b++) J.tokens += J.lens[b];
         J.rows = mg_token_rows(J.tokens);
     }
-    if (tok && prog->g->n_syms == 1) { /* the variant for a capacity: compared on B's rows */
+    if (prog->g->n_syms == 1) { /* the variant for a capacity: compared on B's rows (or L's entries) */
         J.lens_name = NULL, J.lens = NULL, J.n_seq = J.tokens = J.rows = 0;
-        J.bound = prog->g, J.dim_b = prog->g->syms[0].val, J.dim_cap = mg_program_variant(prog, 0, NULL);
+        J.dims = prog, J.dim_b = J.len = prog->g->syms[0].val, J.dim_cap = mg_program_variant(prog, 0, NULL);
+        if (tok) J.bound = prog->g, J.bound_sub = prog->g->syms[0].reduced;
     }
     J.reps = o->reps == 0 ? 50 : o->reps, J.reps_default = o->reps == 0;
     J.pdl = !o->no_pdl, J.specials = o->specials;
@@ -955,7 +1020,9 @@ mg_status mg_emit(mg_ctx *ctx, const mg_program *prog, mg_target t, const mg_run
     ir_graph *lowered = NULL;
     const ir_graph *g = NULL;
     rc = dr_lower(tok ? tok : prog->g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, &lowered, &g);
-    if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg, NULL);
+    dr_reduced red;
+    if (!rc) rc = dr_reduced_of(prog, g, &red, ctx);
+    if (!rc) rc = dr_generate(g, ctx, o, t == MG_TARGET_C ? CG_C : CG_CUDA, dev, &plan, &cg, NULL, &red);
     if (!rc) rc = dr_plant(&cg, ctx);
     if (!rc && compile && t == MG_TARGET_CUDA) {
         void *img = NULL;

@@ -27,8 +27,19 @@ int dr_sketch(const char *spec, const char **rest); /* a schedule point's text (
  * o->schedule's point of the schedule space, else at the tuning cache's point for g on dev
  * (docs/tuning.md; not with o->untuned, and not where the space rejects it), else by the
  * rules; tuned (DR_POINT_MAX bytes, may be NULL) gets the cache's point used, "" when none. */
+/* A variant of a reduced dim (docs/tuning.md "Reduced dims"): per input of the graph a run
+ * plans, in its order, the dims (bit d: dim d) that follow the dim; n = 0: no reduced dim. */
+typedef struct dr_reduced {
+    unsigned char in[VF_MAX_IO];
+    int n;
+} dr_reduced;
+/* *r for graph ug (its inputs named as prog's) when prog's one symbolic dim is reduced, else
+ * r->n = 0. */
+struct mg_program;
+mg_status dr_reduced_of(const struct mg_program *prog, const ir_graph *ug, dr_reduced *r, mg_ctx *ctx);
+/* red: a variant of a reduced dim (NULL or n = 0: none); its code masks past the call's length */
 mg_status dr_generate(const ir_graph *g, mg_ctx *ctx, const mg_run_opts *o, cg_target t,
-                      const mg_device *dev, op_plan **plan, cg_program *cg, char *tuned);
+                      const mg_device *dev, op_plan **plan, cg_program *cg, char *tuned, const dr_reduced *red);
 /* The tuning key of g, the graph a run plans: FNV-1a of its printed form (0: out of memory). */
 uint64_t dr_graph_key(const ir_graph *g);
 /* The tuning cache's entry for key on the device named dev (docs/tuning.md): 1 with its point
@@ -52,13 +63,21 @@ void dr_mark_rows(cg_program *cg, const ir_graph *g, const ir_graph *other, cons
 mg_status dr_plant(cg_program *cg, mg_ctx *ctx);
 /* One launch's kernel parameters: params[a] = &val[a] for its buffer arguments (val their
  * addresses), then its tensor maps (cg_launch.tmaps) encoded for those addresses into maps
- * and passed by value; params NULL-terminated. MG_ERR_LAUNCH when a map cannot be made
+ * and passed by value, then len (a reduced dim's length: cg_launch.len_param); params
+ * NULL-terminated. MG_ERR_LAUNCH when a map cannot be made
  * (rt_tmap). Thread-safe; no allocation. */
 typedef struct dr_tmap {
     _Alignas(64) unsigned char b[128];
 } dr_tmap;
 mg_status dr_params(mg_ctx *ctx, const cg_launch *L, unsigned long long *val, dr_tmap *maps,
-                    void **params);
+                    void **params, const long long *len);
+
+/* Element t (row-major) of a tensor of shape small, as an index into one of shape big that
+ * holds it as its leading box (same rank, each dim at most big's): a variant's buffer at its
+ * capacity holding a call's tensor. */
+int64_t dr_sub_index(const ir_shape *big, const ir_shape *small, int64_t t);
+/* Whether element t of a tensor of shape big lies in its leading box of shape small. */
+int dr_sub_holds(const ir_shape *big, const ir_shape *small, int64_t t);
 
 /* Is one of a (the reference) and b an infinity and the other finite, of its sign and within
  * dtype t's tolerance (1e-2 f16, 2e-2 bf16, 1e-4 f32) of t's largest finite value? Then they

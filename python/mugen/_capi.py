@@ -79,6 +79,7 @@ for name, res, args in [
                            ctypes.POINTER(ctypes.c_int64)]),
     ("mg_program_bind_dim", I, [P, P, S, ctypes.c_int64]),
     ("mg_program_dim_capacity", ctypes.c_int64, [P, I, ctypes.c_int64]),
+    ("mg_program_dim_reduced", I, [P, I]),
     ("mg_program_dim_choice", ctypes.c_int64, [P, I]),
     ("mg_program_set_variant", I, [P, P, S, ctypes.c_int64]),
     ("mg_program_n_lengths", I, [P]),

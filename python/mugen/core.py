@@ -123,6 +123,11 @@ class Program:
                 return d.shape[:k - 1] + (sum(lens),) + d.shape[k + 1:]
         return d.shape
 
+    def reduced(self, k=0):
+        """Whether symbolic dim k is a reduced dim (a KV length, summed or contracted) rather
+        than a batch of independent rows (docs/tuning.md "Reduced dims")."""
+        return bool(C.lib.mg_program_dim_reduced(self._p, k))
+
     def capacities(self, k=0):
         """The capacities of symbolic dim k (dim NAME [LO, HI]), increasing: the sizes mugen
         compiles a variant for, each running any value up to it (docs/tuning.md)."""

@@ -551,6 +551,9 @@ def _compile_dynamic(gm, ex, sym):
         program = Program(text, "<torch.fx, dynamic>")  # the C library checks B is a batch (sym.c)
     except Exception as e:
         raise Unsupported(str(e).strip()) from None
+    if program.reduced():  # rows are staged and cut here; a summed size needs the length masks
+        raise Unsupported(f"the symbolic size {sym} is summed or contracted over (a reduced dim); "
+                          "the dynamic path takes a batch of independent rows")
     tensor_args = [i for i, n in enumerate(n for n in gm.graph.nodes if n.op == "placeholder")
                    if isinstance(n.meta.get("example_value"), torch.Tensor)]
     # rows per B (K of K * B in dim 0) of each input and output, None where dim 0 does not

@@ -48,7 +48,7 @@ static void step_iter(em *E, int j, const char *gname, int x) {
     sb_puts(E->sb, "    {\n    const long long base_ = ");
     tile_base(E, n, t->dim, fst, E->sb);
     sb_puts(E->sb, ";\n");
-    if (cg_cuda_iter_wg(E, j, gname, fst) || cg_cuda_iter_vec(E, j, gname, fst)) return;
+    if (cg_cuda_iter_wg(E, j, gname, fst) || cg_cuda_iter_vec(E, j, x, gname, fst)) return;
     coord c;
     int perm[4] = {0, 1, 2, 3};
     /* element by element, the source's most contiguous dims fastest */
@@ -58,9 +58,21 @@ static void step_iter(em *E, int j, const char *gname, int x) {
             perm[b] = perm[b - 1], perm[b - 1] = tmp;
         }
     cg_loop_open_perm(E, t->dim, c, perm);
+    mg_dtype src = E->p->store[x]; /* converted when the tile's type differs (tc.cvt, f32iter) */
+    if (cg_lbits(E, j) && cg_input_data(E->p, x)) { /* a reduced dim's entries past mg_L: 0 (mask.c) */
+        int raw = src == t->store && src != MG_F32; /* 16-bit bits copied as they are */
+        sb_puts(E->sb, "        {\n        const int ok_ = ");
+        cg_mask_cond(E, E->sb, j, c);
+        sb_printf(E->sb, ";\n        %s[", E->names[j]);
+        cg_index_expr(E->sb, c, t->stride, 0);
+        if (raw) sb_printf(E->sb, "].x = ok_ ? %s[base_ + ", gname);
+        else sb_printf(E->sb, "] = %s(ok_ ? %s(%s[base_ + ", cg_stfn(t->store), cg_ldfn(src), gname);
+        cg_index_expr(E->sb, c, fst, 1);
+        sb_puts(E->sb, raw ? "].x : 0;\n        }\n    }\n    }\n" : "]) : 0.0f);\n        }\n    }\n    }\n");
+        return;
+    }
     sb_printf(E->sb, "        %s[", E->names[j]);
     cg_index_expr(E->sb, c, t->stride, 0);
-    mg_dtype src = E->p->store[x]; /* converted when the tile's type differs (tc.cvt, f32iter) */
     if (src == t->store)
         sb_printf(E->sb, "] = %s[base_ + ", gname);
     else

@@ -37,6 +37,8 @@ typedef struct em {
                           * launch), not block blockIdx.x of gridDim.x */
     int64_t work;        /* C, kernel level: operations per element of the next loop opened
                           * (a reduction's group; 1 otherwise), for its OpenMP threshold */
+    int nomask;          /* cg_expr leaves elementwise values unmasked (an epilogue that mg_mask
+                          * masks as a whole, mask.c) */
     mg_status rc;
     mg_ctx *ctx;
 } em;
@@ -101,6 +103,25 @@ void cg_compute_matmul(em *E, const ir_node *n, coord c);
 /* Statements computing node j's value at c into a variable v (see the section's ruler). */
 void cg_compute(em *E, int j, coord c);
 
+/* ---- mask.c: a reduced dim's values past the call's length mg_L read as 0 ---- */
+/* The program has a reduced dim: its kernels take mg_L (CUDA: a parameter; C: a global). */
+int cg_masked(const em *E);
+/* The padded dims (bit d) of node j of the current graph that follow the reduced dim. */
+unsigned cg_lbits(const em *E, int j);
+/* Is kernel-graph node x a program input's data (an input, or a view of one)? */
+int cg_input_data(const op_plan *p, int x);
+/* Dim d of node j's first index in the whole tensor (block: its tile base; kernel level: 0). */
+void cg_lbase(const em *E, strbuf *o, int j, int d);
+/* "(index < mg_L && ...)" over node j's dims that follow the dim, at local coordinate c. */
+void cg_mask_cond(const em *E, strbuf *o, int j, coord c);
+/* The bytes of a 16-byte vector of v elements of esize bytes at c (dim `inner` along it) of
+ * node j's tile that lie before mg_L, as an int expression. */
+void cg_mask_bytes(const em *E, strbuf *o, int j, coord c, int inner, int64_t v, int64_t esize);
+/* Around an epilogue lambda of node j (CUDA): mg_mask(lambda, rows left, columns left) where
+ * j follows the dim (open before the lambda, close after it); nothing otherwise. */
+void cg_mask_epilogue_open(em *E, int j);
+void cg_mask_epilogue_close(em *E, int j);
+
 /* ---- loops.c: element loops ---- */
 void cg_loop_open_lanes(em *E, const int64_t d[4], coord c, int lanes);
 /* cg_loop_open_lanes with one thread an element */
@@ -137,7 +158,7 @@ void cg_cuda_regacc_decl(em *E, int acc);
 void cg_cuda_store_regacc(em *E, int acc);
 
 /* ---- cuda/vector.c: 16-byte copies, four elements a thread, in-place conversion ---- */
-int cg_cuda_iter_vec(em *E, int j, const char *gname, const int64_t fst[4]);
+int cg_cuda_iter_vec(em *E, int j, int x, const char *gname, const int64_t fst[4]);
 int cg_cuda_convert_in_place(em *E, int knode, int pipelined);
 int cg_cuda_save4(em *E, const int64_t td[4], const char *gname, const int64_t fst[4], int node);
 int cg_cuda_elementwise4(em *E, int j);

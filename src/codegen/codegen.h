@@ -54,6 +54,9 @@ typedef struct cg_launch {
     int64_t row_rows;  /* dim 0 of its outputs (their rows), when row_axis >= 0 */
     int n_tmaps;       /* CUDA: tensor maps after the args, in kernel-parameter order */
     cg_tmap tmaps[CG_MAX_TMAPS];
+    int len_param;     /* CUDA: a variant of a reduced dim's kernel takes the call's length (a long
+                        * long) after the tensor maps (docs/tuning.md "Reduced dims"); C: the
+                        * program's mg_set_len sets it for every kernel */
 } cg_launch;
 
 /* A generated program. Buffer b holds buf_bytes[b] bytes; program input i is buffer
@@ -79,6 +82,8 @@ typedef struct cg_program {
                         * .. task_first[l + 1] of kernel-graph node task_node[l] (for messages) */
     int n_task_launches;
     int *task_first, *task_node;
+    int reduced;       /* a variant of a reduced dim: its code masks past a length it is given
+                        * at each call (cg_launch.len_param; C: mg_set_len(long long)) */
     int64_t trace_at;  /* MUGEN_TRACE (docs/env.md): byte offset in sync_buf of the persistent
                         * launch's trace, 4 u64 a task (task.cuh mg_trace); -1: not traced */
 } cg_program;

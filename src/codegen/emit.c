@@ -155,6 +155,9 @@ mg_status cg_emit(const op_plan *p, mg_ctx *ctx, cg_target t, cg_program *out) {
     if (!E.rc && t == CG_C) cg_c_entry(&E, out);
     arena_free(&a);
     write_lib(&sb, t, used); /* the device code the kernels call, then the kernels */
+    out->reduced = p->lmask != NULL;
+    if (t == CG_C && p->lmask) /* the call's length of a reduced dim (mask.c), set before mg_entry */
+        sb_puts(&sb, "static long long mg_L = 1LL << 62;\nvoid mg_set_len(long long v);\nvoid mg_set_len(long long v) { mg_L = v; }\n");
     sb_puts(&sb, body.s ? body.s : "");
     if (!E.rc && (sb.oom || body.oom)) E.rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
     sb_free(&body);

@@ -85,17 +85,27 @@ void cg_expr(em *E, strbuf *o, int j, coord c, int force) {
         sb_printf(o, "%s%sf", lit, strpbrk(lit, ".e") ? "" : ".0");
         return;
     }
-    if (!force && cg_stored(E, j)) {
+    ir_kind kind = ir_ops[n->op].kind;
+    int stored = !force && cg_stored(E, j);
+    /* a reduced dim's values past mg_L: 0 (mask.c); loads of a program input at kernel level
+     * (a block's come masked from its copy), elementwise values anywhere */
+    int mask = cg_lbits(E, j) && !E->nomask &&
+               (stored ? !E->block && cg_input_data(E->p, j) : kind == IR_KIND_UNARY || kind == IR_KIND_BINARY);
+    if (mask) {
+        sb_puts(o, "(");
+        cg_mask_cond(E, o, j, c);
+        sb_puts(o, " ? ");
+    }
+    if (stored) {
         int64_t st[4];
         mg_dtype t;
         cg_tensor_strides(E, j, st, &t);
         sb_printf(o, "%s(%s[", cg_ldfn(t), E->names[j]);
         cg_index_expr(o, c, st, !E->block);
         sb_puts(o, "])");
-        return;
     }
-    ir_kind kind = ir_ops[n->op].kind;
-    if (n->op == IR_OP_ACCUM) cg_expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
+    if (stored) {
+    } else if (n->op == IR_OP_ACCUM) cg_expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
     else if (n->op == IR_OP_RESHAPE) { /* the same row-major flat index in the operand */
         int64_t nd[4], ad[4], inner = 1;
         op_pad4(&n->shape, nd), op_pad4(&E->g->nodes[n->in[0]].shape, ad);
@@ -122,6 +132,7 @@ void cg_expr(em *E, strbuf *o, int j, coord c, int force) {
     else if (kind == IR_KIND_UNARY) unary(E, o, n, c);
     else if (kind == IR_KIND_BINARY) binary(E, o, n, c);
     else if (!E->rc) E->rc = ctx_err(E->ctx, MG_ERR_UNSUPPORTED, "codegen: %s cannot be inlined", ir_ops[n->op].name);
+    if (mask) sb_puts(o, " : 0.0f)");
 }
 
 /* ---- computing one materialised value: statements ending in `const float v = ...;` ---- */

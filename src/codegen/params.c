@@ -73,6 +73,7 @@ void cg_signature(em *E, const char *kname, const params *ps, int nthreads, cons
     else sb_printf(E->sb, "static void %s(", kname);
     cg_param_list(E, gn, ps, 0);
     if (E->tg == CG_CUDA && E->block && E->k->tma) cg_tma_params(E);
+    if (E->tg == CG_CUDA && cg_masked(E)) sb_puts(E->sb, ", const long long mg_L"); /* the call's length (mask.c; C: a global) */
     sb_puts(E->sb, ") {\n");
     if (E->tg == CG_CUDA && after) sb_puts(E->sb, "    mg_grid_wait(); /* the previous kernel's results */\n");
 }
@@ -83,6 +84,7 @@ void cg_record_launch(const em *E, cg_program *out, const char *kname, int node,
     snprintf(l->name, sizeof l->name, "%s", kname);
     l->node = node, l->block = block, l->smem = smem, l->n_args = ps->n, l->n_out = ps->n_out;
     l->row_axis = -1, l->row_rows = 0; /* block.c sets it for a block kernel */
+    l->len_param = E->tg == CG_CUDA && cg_masked(E);
     l->pdl = E->tg == CG_CUDA && !E->p->fused && !E->p->clustered; /* cg_signature() made it wait */
     memcpy(l->grid, grid, sizeof l->grid);
     for (int i = 0; i < ps->n; i++) l->args[i] = E->p->buf[ps->node[i]];

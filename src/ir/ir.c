@@ -151,12 +151,16 @@ int ir_add_sym(ir_graph *g, mg_ctx *ctx, const char *name, int64_t lo, int64_t h
         return -(int)ctx_err(ctx, MG_ERR_INVALID, "dim %s = %" PRId64 " is outside its range [%" PRId64 ", %" PRId64 "]", name, val, lo, hi);
     char *s = arena_strdup(&g->mem, name);
     if (!s) return -(int)ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    g->syms[g->n_syms] = (ir_sym){s, lo, hi, val, line, col};
+    g->syms[g->n_syms] = (ir_sym){s, lo, hi, val, line, col, 0};
     return g->n_syms++;
 }
 
 int64_t ir_sym_capacity(const ir_sym *s, int64_t v) {
     int64_t c = 1;
+    if (s->reduced) { /* the work past v under half the variant's (docs/tuning.md "Reduced dims") */
+        for (c = 128; c < v; c *= 2) {}
+        return c < s->hi ? c : s->hi;
+    }
     while (c < v && c < 128) c *= 2;
     if (c < v) c = (v + 127) / 128 * 128;
     return c < s->hi ? c : s->hi;

@@ -100,6 +100,9 @@ typedef struct ir_sym {
     const char *name; /* in the graph's arena */
     int64_t lo, hi, val;
     int line, col;
+    int reduced; /* ir_sym_check's verdict: 0 a batch of independent rows (dim 0 of the tensors
+                  * it reaches), 1 a reduced dim (a KV length: anywhere in a tensor, summed or
+                  * contracted; docs/tuning.md "Reduced dims") */
 } ir_sym;
 
 /* A node. Attributes by op:
@@ -212,12 +215,14 @@ int ir_add_sym(ir_graph *g, mg_ctx *ctx, const char *name, int64_t lo, int64_t h
 /* Index of the symbolic dim called name, or -1. */
 int ir_find_sym(const ir_graph *g, const char *name);
 /* The sizes a program of symbolic dims is compiled for (docs/tuning.md, "Symbolic dims"): the
- * smallest of 1, 2, 4, ..., 128, then the multiples of 128, that holds v, at most hi. */
+ * smallest that holds v, at most hi, of 1, 2, 4, ..., 128, then the multiples of 128 (a batch
+ * of rows), or of 128, 256, 512, ... (a reduced dim: s->reduced). */
 int64_t ir_sym_capacity(const ir_sym *s, int64_t v);
-/* Checks that each symbolic dim of g (parsed from text, len bytes, named file) is a batch of
- * independent rows (sym.c): MG_ERR_SHAPE naming the operator that breaks it, MG_ERR_UNSUPPORTED
- * for dims with lengths, kernels or ragged attention. */
-mg_status ir_sym_check(mg_ctx *ctx, const char *text, size_t len, const char *file, const ir_graph *g);
+/* Classifies each symbolic dim of g (parsed from text, len bytes, named file; sym.c) and sets
+ * its `reduced`: a batch of independent rows, else a reduced dim (a KV length), else
+ * MG_ERR_SHAPE naming the operator that makes it neither; MG_ERR_UNSUPPORTED for dims with
+ * lengths, kernels or ragged attention, or a reduced dim beside another dim. */
+mg_status ir_sym_check(mg_ctx *ctx, const char *text, size_t len, const char *file, ir_graph *g);
 /* Whether any dim of s is ragged or its dim 0 a batch. */
 int ir_shape_ragged(const ir_shape *s);
 /* Checks run-time lengths len[0..n) for lengths k of g: n must be its count, each length in

@@ -76,6 +76,12 @@ typedef struct op_opts {
      * Read while planning only: the plan's own copy has none. */
     const struct op_force *force;
     int n_force;
+    /* A variant of a reduced dim (docs/tuning.md "Reduced dims"): per program input, in order,
+     * the dims (bit d: dim d) that follow the dim; NULL: none. The plan masks values past the
+     * call's length (lmask, lfrom) and runs without TMA, wgmma, persistent or clustered
+     * launches. Read while planning only, as force. */
+    const unsigned char *reduced_in;
+    int n_reduced_in;
 } op_opts;
 
 /* One graph-defined kernel's forced schedule choices (op_opts.force; 0: the rules' choice). */
@@ -104,6 +110,9 @@ typedef struct op_tensor {
     int64_t dim[4];    /* logical shape, padded on the left to 4 dims */
     int64_t stride[4]; /* element strides of the logical dims (0 where dim == 1) */
     int64_t bytes, off;
+    int lfrom[4];      /* (reduced.c) per dim: 4 i + e when the dim follows a reduced dim, its index
+                        * that of iterator i's dim e (its tile base there plus the local index);
+                        * -1 otherwise */
     int level;         /* barrier interval it is computed in (see op_kernel) */
     int last;          /* last barrier interval that reads it */
     /* The software pipeline (memory.c). */
@@ -239,6 +248,8 @@ typedef struct op_plan {
     int clustered;
     int cluster[3];
     int *cluster_map;
+    unsigned char *lmask; /* (reduced.c) per node: the dims (padded to 4, bit d) that follow a
+                           * reduced dim; NULL in a plan of none (opts.reduced_in NULL) */
     op_opts opts;
 } op_plan;
 

@@ -122,4 +122,11 @@ void op_block_range(const ir_graph *bg, const ir_node *n, const int b[3], int64_
 void op_block_coord(const int grid[3], int i, int b[3]);
 void op_plan_cluster(op_plan *p, const mg_device *dev);
 
+/* reduced.c: where a reduced dim lives (docs/tuning.md "Reduced dims"). op_reduced_masks sets
+ * p->lmask from the program inputs' dims in_bits[0 .. n_in) (bit d: dim d follows the dim);
+ * op_reduced_block sets k's op_tensor.lfrom (all -1 in a plan without lmask). Both refuse an
+ * operator a mask cannot follow with MG_ERR_UNSUPPORTED. */
+mg_status op_reduced_masks(op_plan *p, mg_ctx *ctx, const unsigned char *in_bits, int n_in);
+mg_status op_reduced_block(const op_plan *p, mg_ctx *ctx, int knode, op_kernel *k);
+
 #endif

@@ -83,6 +83,11 @@ static mg_status plan_once(op_plan *p, mg_ctx *ctx, const mg_device *dev, int kn
     op_fixed_values(b, fixed);
     op_count_uses(b, uses, user);
     reset_strategies(k);
+    mg_status rr = op_reduced_block(p, ctx, knode, k);
+    if (rr) {
+        base_free(tmp);
+        return rr;
+    }
     op_thread_graph(b, k, uses, user, depth, p->opts.depth);
     op_fuse_epilogues(b, k, uses);
     op_choose_layouts(p, knode, k);
@@ -160,6 +165,10 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
     mg_status rc = MG_OK;
     if (!p->buf || !p->inl || !p->kern || !p->store || !p->kernels || !p->kst || !p->view || !p->voff)
         rc = ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+    if (!rc && p->opts.reduced_in) { /* masks past the call's length: the plain forms only */
+        p->opts.tma = p->opts.wgmma = p->opts.persist = p->opts.cluster = p->opts.prefetch = 0;
+        rc = op_reduced_masks(p, ctx, p->opts.reduced_in, p->opts.n_reduced_in);
+    }
     if (!rc) {
         op_count_uses(g, uses, uses + n);
         op_plan_buffers(p, uses, uses + n, uses + 2 * n);
@@ -177,7 +186,8 @@ mg_status op_plan_new(const ir_graph *g, mg_ctx *ctx, const mg_device *dev, cons
         return rc;
     }
     check_plan(p);
-    p->opts.force = NULL, p->opts.n_force = 0; /* not owned: the plan does not keep it */
+    p->opts.force = NULL, p->opts.n_force = 0; /* not owned: the plan does not keep them */
+    p->opts.reduced_in = NULL, p->opts.n_reduced_in = 0;
     *out = p;
     return MG_OK;
 }

@@ -262,7 +262,7 @@ static double median(double *t, int n) {
  * (after the first, only while their total stays under budget_ms when budget_ms > 0),
  * report, _exit. */
 static _Noreturn void child_main(run_shared *sh, const char *so, const char *entry,
-                                 void **ptrs, double *times, int reps, double budget_ms) {
+                                 void **ptrs, double *times, int reps, double budget_ms, long long len) {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -285,6 +285,12 @@ static _Noreturn void child_main(run_shared *sh, const char *so, const char *ent
     }
     void (*fn)(void **);
     memcpy(&fn, &p, sizeof p); /* object -> function pointer */
+    void *sl = len >= 0 ? dlsym(h, "mg_set_len") : NULL;
+    if (sl) { /* a variant of a reduced dim: the call's length (codegen/mask.c) */
+        void (*set)(long long);
+        memcpy(&set, &sl, sizeof sl);
+        set(len);
+    }
     double t0 = now_ms(), spent = 0;
     fn(ptrs); /* the warm-up: times[0] */
     times[0] = now_ms() - t0;
@@ -400,7 +406,7 @@ mg_status rt_c_run_timed(mg_ctx *ctx, const char *so_path, const char *entry, in
     int status = 0, w = 0;
     mg_status rc = MG_OK;
     pid_t pid = fork();
-    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps, tm ? tm->budget_s * 1e3 : 0);
+    if (pid == 0) child_main(sh, so_path, entry, ptrs, times, reps, tm ? tm->budget_s * 1e3 : 0, tm && tm->has_len ? tm->len : -1);
     if (pid < 0) rc = ctx_err(ctx, MG_ERR_LAUNCH, "fork: %s", strerror(errno));
     else if ((w = wait_child(pid, timeout_s, &status)) > 0)
         rc = ctx_err(ctx, MG_ERR_LAUNCH, "generated C ran past the %.3g s timeout in %s() and "

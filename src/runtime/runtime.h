@@ -195,6 +195,8 @@ mg_status rt_c_run(mg_ctx *ctx, const char *so_path, const char *entry, int n_bu
 typedef struct rt_c_timing {
     int reps;
     double budget_s;
+    int has_len;   /* a variant of a reduced dim: mg_set_len(len) before the runs (codegen/mask.c) */
+    long long len;
     double ms;   /* out */
     int n_timed; /* out */
 } rt_c_timing;

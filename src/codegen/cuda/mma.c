@@ -42,11 +42,13 @@ static void frag_modes(const op_tensor *a, const op_tensor *b, int bf, int64_t K
 /* node j's value as the body of a lambda over vr_, the value of node `in` (an epilogue) */
 static void epilogue(em *E, int j, int in) {
     coord c0 = {"0", "0", "0", "0"};
+    cg_mask_epilogue_open(E, j); /* a reduced dim's values past mg_L: 0 (mask.c) */
     sb_puts(E->sb, "[](float vr_) { return ");
-    E->reg_node = in;
+    E->reg_node = in, E->nomask = 1;
     cg_expr(E, E->sb, j, c0, 1);
-    E->reg_node = -1;
+    E->reg_node = -1, E->nomask = 0;
     sb_puts(E->sb, "; }");
+    cg_mask_epilogue_close(E, j);
 }
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise

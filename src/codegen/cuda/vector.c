@@ -25,7 +25,7 @@ static int vector_iter(const em *E, const op_tensor *t, const int64_t fst[4]) {
 /* iterator j's tile (a kernel input's of strides fst, at base_) copied in 16-byte vectors
  * when vector_iter allows: as cp.async copies (mg_cp16) when pipelined or asked for
  * (E->async), else plain vector loads and stores; 1 if written, else 0 */
-int cg_cuda_iter_vec(em *E, int j, const char *gname, const int64_t fst[4]) {
+int cg_cuda_iter_vec(em *E, int j, int x, const char *gname, const int64_t fst[4]) {
     const op_tensor *t = &E->k->t[j];
     if (!vector_iter(E, t, fst)) return 0;
     /* loop over vectors: the inner dim counted in vectors */
@@ -45,6 +45,17 @@ int cg_cuda_iter_vec(em *E, int j, const char *gname, const int64_t fst[4]) {
                  c[2], v);
     int as = t->pipe.stages || E->async;
     if (as) cg_uses(E, CG_LIB_COPY);
+    if (cg_lbits(E, j) && cg_input_data(E->p, x)) { /* a reduced dim's entries past mg_L: zero-filled (mask.c) */
+        cg_uses(E, CG_LIB_COPY);
+        sb_puts(E->sb, "        const int nb_ = ");
+        cg_mask_bytes(E, E->sb, j, c, inner, v, (int64_t)base_dtype_size(t->store));
+        sb_printf(E->sb, ";\n        %s&%s[", as ? "mg_cp16z(" : "*(uint4 *)", E->names[j]);
+        cg_index_expr(E->sb, cs, t->stride, 0);
+        sb_printf(E->sb, as ? "], &%s[base_ + " : "] = mg_ld16z(&%s[base_ + ", gname);
+        cg_index_expr(E->sb, c, fst, 1);
+        sb_puts(E->sb, "], nb_);\n    }\n    }\n");
+        return 1;
+    }
     sb_printf(E->sb, as ? "        mg_cp16(&%s[" : "        *(uint4 *)&%s[", E->names[j]);
     cg_index_expr(E->sb, cs, t->stride, 0);
     sb_printf(E->sb, as ? "], &%s[base_ + " : "] = *(const uint4 *)&%s[base_ + ", gname);

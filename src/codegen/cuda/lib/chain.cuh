@@ -49,7 +49,7 @@ MG_DI void mg_chain_put(TC *C, const float (&o)[TS * NT2][4][4], int M, int N2, 
                     const int m = (w + q * G) * 16 + g + 8 * (r >> 1), n = c2 * 32 + s4 * 8 + 2 * t + (r & 1);
                     if (m >= M || n >= N2) continue;
                     TC *c_ = &C[m * scm + n * scn];
-                    mg_put(c_, f((step ? mg_f(*c_) : 0.0f) + o[q * NT2 + c2][s4][r]));
+                    mg_put(c_, mg_ep(f, (step ? mg_f(*c_) : 0.0f) + o[q * NT2 + c2][s4][r], m, n));
                 }
     }
 }
@@ -86,7 +86,8 @@ MG_DI void mg_chain(float (&o)[TS * NT2][4][4], float *R, int srm, const TA *A, 
 #pragma unroll
     for (int i = 0; i < TS * NC * 16; i++) {
         float &x = sc[i / (NC * 16)][i / 16 % NC][i / 4 % 4][i % 4];
-        x = f(x);
+        const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3, r = i % 4;
+        x = mg_ep(f, x, (w + i / (NC * 16) * G) * 16 + g + 8 * (r >> 1), n1 + i / 16 % NC * 32 + i / 4 % 4 * 8 + 2 * t + (r & 1));
         rs[i / (NC * 16)][(i & 3) >> 1] += x;
     }
     /* o += P V: P's k-step kk (columns 16 kk..) as bf16 A fragments */

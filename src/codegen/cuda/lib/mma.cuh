@@ -189,6 +189,13 @@ MG_DI void mg_mm_tile(float (&acc)[4][4], const TA *a_, const TB *b_, int mi, in
 }
 /* one warp's 16x32 tile of accumulators to C (rows g, g+8; columns 2t (+1)) */
 struct mg_idf { __device__ __forceinline__ float operator()(float x) const { return x; } }; /* no epilogue */
+/* An epilogue f at row m, column n of its tile: f(x); for a masked one (a reduced dim's rows or
+ * columns past the call's length, docs/tuning.md "Reduced dims") 0 where m >= rows or n >= cols
+ * (a select: f's value there, NaN or not, never enters) */
+template <typename F> struct mg_msk { F f; long long rows, cols; };
+template <typename F> MG_DI mg_msk<F> mg_mask(F f, long long rows, long long cols) { return mg_msk<F>{f, rows, cols}; }
+template <typename F> MG_DI float mg_ep(const F &f, float x, int, int) { return f(x); }
+template <typename F> MG_DI float mg_ep(const mg_msk<F> &w, float x, int m, int n) { return m < w.rows && n < w.cols ? w.f(x) : 0.0f; }
 template <typename TC, typename F>
 MG_DI void mg_mm_put(TC *c_, const float (&acc)[4][4], int mi, int ni, int M, int N, int scm, int scn, F f) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
@@ -197,7 +204,7 @@ MG_DI void mg_mm_put(TC *c_, const float (&acc)[4][4], int mi, int ni, int M, in
 #pragma unroll
         for (int r = 0; r < 4; r++) {
             const int m = mi * 16 + g + 8 * (r >> 1), n = ni * 32 + s * 8 + 2 * t + (r & 1);
-            if (m < M && n < N) mg_put(&c_[m * scm + n * scn], f(acc[s][r]));
+            if (m < M && n < N) mg_put(&c_[m * scm + n * scn], mg_ep(f, acc[s][r], m, n));
         }
 }
 /* C = A B for every matrix of a [B0, B1] batch, by the whole block: warps take the 16x32
