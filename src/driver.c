@@ -48,6 +48,8 @@ typedef struct job {
     int64_t dim_b, dim_cap; /* then B and the capacity; run-time grids cover B's rows */
     const mg_program *dims; /* that program (its symbolic dims), or NULL */
     int bound_sub;          /* its dim is reduced: the reference reads each input's leading box */
+    ir_shape in_shape[VF_MAX_IO]; /* the shapes in[] were made at (prog's, at reference time): a
+                                   * variant of a smaller capacity takes each one's leading box */
     dr_reduced red;         /* its dim is reduced: the inputs' dims that follow it (dr_reduced_of);
                              * the code masks past dim_b (long long len) */
     long long len;
@@ -268,6 +270,7 @@ static mg_status reference(job *J, mg_ctx *ctx, uint64_t seed, int specials) {
         mg_status rc = ev_check_size(J->prog, ctx, i, sizeof(double));
         if (rc) return rc;
         if (!(J->in[np] = base_alloc((size_t)cnt * sizeof(double)))) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+        J->in_shape[np] = n->shape;
         int is_lens = J->lens_name && n->name && !strcmp(n->name, J->lens_name);
         for (int64_t t = 0; t < cnt; t++) {
             double x = base_round_dtype((rng_uniform(&rg) * 2 - 1) * ir_input_range(n), n->dtype);
@@ -315,7 +318,15 @@ static mg_status host_buffers(job *J, mg_ctx *ctx, void **bufs) {
     for (int i = 0; i < J->ug->n_nodes; i++) {
         const ir_node *n = &J->ug->nodes[i];
         if (n->op != IR_OP_INPUT) continue;
-        to_store(J->in[J->io.in[ni]], ir_numel(&n->shape), n->dtype, bufs[cg->in_buf[ni]]);
+        const double *x = J->in[J->io.in[ni]];
+        const ir_shape *made = &J->in_shape[J->io.in[ni]];
+        if (made->ndim == n->shape.ndim && memcmp(made->d, n->shape.d, sizeof(int64_t) * (size_t)n->shape.ndim)) {
+            double *box = base_alloc((size_t)ir_numel(&n->shape) * sizeof(double) + 1); /* its leading box */
+            if (!box) return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
+            for (int64_t t = 0; t < ir_numel(&n->shape); t++) box[t] = x[dr_sub_index(made, &n->shape, t)];
+            to_store(box, ir_numel(&n->shape), n->dtype, bufs[cg->in_buf[ni]]);
+            base_free(box);
+        } else to_store(x, ir_numel(&n->shape), n->dtype, bufs[cg->in_buf[ni]]);
         ni++;
     }
     return MG_OK;
@@ -899,10 +910,15 @@ static void variant_text(const job *J, const mg_program *prog, mg_run_report *r)
         int64_t cap = mg_program_variant(prog, k, &how);
         if (J->dim_cap && J->dim_cap != cap) cap = J->dim_cap, how = 0; /* a sweep's variant */
         size_t n = strlen(r->text);
-        snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
-                 "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
-                 s->name, s->val, cap, r->cached ? ", its code from the compile cache" : "",
-                 J->n_cut, r->n_launches, J->blocks, J->waves, J->dev.n_sm);
+        if (s->reduced) /* a KV length: every grid whole, masked past the value */
+            snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 "%s, a reduced dim: entries past %" PRId64
+                     " masked, never read (docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
+                     s->name, s->val, cap, r->cached ? ", its code from the compile cache" : "", s->val, J->blocks, J->waves, J->dev.n_sm);
+        else
+            snprintf(r->text + n, sizeof r->text - n, "  dim      %s = %" PRId64 " ran as the variant for %" PRId64 " rows%s, %d of %d launches cut to its rows "
+                     "(docs/tuning.md)\n           %" PRId64 " blocks in %" PRId64 " waves of %d SMs\n",
+                     s->name, s->val, cap, r->cached ? ", its code from the compile cache" : "",
+                     J->n_cut, r->n_launches, J->blocks, J->waves, J->dev.n_sm);
         n = strlen(r->text);
         if (how) snprintf(r->text + n, sizeof r->text - n, "           %s\n", how == 1 ? "chosen by the selector (MUGEN_SELECTOR)" :
                           "the smallest that holds it: the selector (MUGEN_SELECTOR) could not choose");
@@ -926,7 +942,7 @@ static mg_status sweep(job *J, const mg_program *prog, const mg_program *ugraph,
     ir_graph *big = NULL;
     mg_status rc = mg_program_instance(prog, ctx, caps[n - 1], &big);
     int failed = 0;
-    J->prog = big, J->bound = prog->g, J->dim_b = J->len = s->val, J->dims = prog;
+    J->prog = big, J->bound = prog->g, J->dim_b = J->len = s->val, J->dims = prog, J->bound_sub = s->reduced;
     if (!rc) rc = reference(J, ctx, o->seed, o->specials);
     strbuf sb = {0};
     mg_run_report *v = rc ? NULL : base_calloc(1, sizeof *v);

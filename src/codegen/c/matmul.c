@@ -87,6 +87,7 @@ static int in_place(em *E, int j, coord c, strbuf *ptr, int64_t *ld) {
     int64_t st[4];
     mg_dtype t;
     if (j == E->reg_node || !cg_stored(E, j)) return 0;
+    if (!E->block && cg_lbits(E, j) && cg_input_data(E->p, j)) return 0; /* read masked past mg_L (mask.c) */
     cg_tensor_strides(E, j, st, &t);
     if (t != MG_F32 || (st[3] != 1 && E->g->nodes[j].shape.d[E->g->nodes[j].shape.ndim - 1] > 1)) return 0;
     sb_printf(ptr, "&%s[", E->names[j]);
