@@ -469,6 +469,27 @@ for c in "run --dim B=0@the value is a positive integer@1" "run --dim B=65@dim B
     "$M" ${c%%@*} $D >"$T/out" 2>&1; r=$?
     [ $r = "${w#*@}" ] && grep -qF -- "${w%@*}" "$T/out" && ok || bad "${c%%@*}: exit $r, $(head -c 300 "$T/out")"
 done
+# reduced dims (a KV length, docs/tuning.md "Reduced dims"): each tests/codegen/kv program on C
+# at its range's ends and between, checked against the program at that length with NaN in every
+# input entry past it (a load or an elementwise value not masked makes the output NaN); its
+# CUDA at one length compiled with NVRTC; --variant all runs every variant that holds L on one
+# set of inputs (each variant's buffers the leading box of the largest's)
+for f in tests/codegen/kv/*.mu; do
+    hi=$(sed -n 's/^dim L \[128, \([0-9]*\)\]/\1/p' "$f")
+    for L in 128 129 $((hi / 3 + 7)) "$hi"; do
+        "$M" run --backend c --reps 1 --dim "L=$L" "$f" >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+            grep -q "L = $L ran as the variant for .*a reduced dim: entries past $L masked" "$T/out" && ok ||
+            bad "$f --dim L=$L: $(tail -c 400 "$T/out")"
+    done
+    "$M" emit --compile --dim L=$((hi / 2 + 3)) "$f" >"$T/kv.cu" 2>"$T/err" && grep -q "const long long mg_L" "$T/kv.cu" && ok ||
+        bad "$f: NVRTC at L = $((hi / 2 + 3)): $(head -c 400 "$T/err")"
+done
+"$M" run --backend c --reps 1 --dim L=300 --variant all tests/codegen/kv/gqa.mu >"$T/out" 2>&1 && grep -q "^ok on C" "$T/out" &&
+    [ "$(grep -c "^  variant  [0-9]*: ok, time" "$T/out")" = 3 ] && grep -q "L = 300 on each of 3 variants" "$T/out" && ok ||
+    bad "kv --variant all: $(tail -c 400 "$T/out")"
+MUGEN_CACHE_DIR=$T/pkv "$M" portfolio --target c tests/codegen/kv/expsum.mu >"$T/out" 2>&1 &&
+    grep -q "^portfolio: 6 variants of L in \[128, 4096\]" "$T/out" && grep -q "^L in \[1025, 2048\]: the variant for 2048" "$T/out" && ok ||
+    bad "kv portfolio: $(tail -c 400 "$T/out")"
 "$M" run --dim B=2 $D examples/ugraphs/gated_mlp.mu >"$T/out" 2>&1
 [ $? = 1 ] && grep -q "a μGraph is for one size" "$T/out" && ok || bad "run --dim with a μGraph: $(head -c 300 "$T/out")"
 "$M" portfolio examples/lora.mu >"$T/out" 2>&1

@@ -41,7 +41,7 @@ int unit_fails;
     X(test_lower_examples) X(test_lower_random) X(test_lower_attention) X(test_lower_store_normed)                                       \
     X(test_compiled_c_programs) X(test_compiled_errors) X(test_compiled_threads) \
     X(test_compiled_fake_gpu)                                                         \
-    X(test_ragged_forms) X(test_ragged_rules) X(test_ragged_lengths) X(test_ragged_eval_vs_padded) X(test_ragged_verify) X(test_ragged_layout) X(test_ragged_field) X(test_ragged_token_form) X(test_ragged_attention) X(test_ragged_random) X(test_compiled_ragged) X(test_compiled_ragged_attention) X(test_dims) X(test_selector)
+    X(test_ragged_forms) X(test_ragged_rules) X(test_ragged_lengths) X(test_ragged_eval_vs_padded) X(test_ragged_verify) X(test_ragged_layout) X(test_ragged_field) X(test_ragged_token_form) X(test_ragged_attention) X(test_ragged_random) X(test_compiled_ragged) X(test_compiled_ragged_attention) X(test_compiled_reduced) X(test_dims) X(test_selector)
 
 #define DECL(t) void t(void);
 TESTS(DECL)

@@ -20,6 +20,7 @@ void test_compiled_threads(void);
 void test_compiled_fake_gpu(void);
 void test_compiled_ragged(void);
 void test_compiled_ragged_attention(void);
+void test_compiled_reduced(void);
 
 enum { MAX_IO = 16 };
 
@@ -867,4 +868,56 @@ void test_compiled_ragged_attention(void) {
     mg_compiled_free(c);
     mg_program_free(p);
     mg_ctx_free(ctx);
+}
+
+/* A reduced dim through the library (docs/tuning.md "Reduced dims"): GQA decode compiled for
+ * C at the capacity of L = 300 (512), launched by mg_launch_rows at L = 300 and then L = 170
+ * on the same handle, its K and V buffers holding NaN past each length; each output against
+ * the program at that length on the inputs' leading entries. A length past the capacity is
+ * refused. */
+void test_compiled_reduced(void) {
+    char dir[4096], *old;
+    cache_dir_push(dir, sizeof dir, &old);
+    mg_program *p = load_prog("tests/codegen/kv/gqa.mu");
+    mg_ctx *ctx = mg_ctx_new();
+    CHECK(p && mg_program_dim_reduced(p, 0) == 1 && mg_program_bind_dim(ctx, p, "L", 300) == MG_OK);
+    mg_compiled *c = p ? compile_c(p, NULL, "gqa.mu at L = 300") : NULL;
+    bufset s;
+    if (c && !bufset_new(&s, c, NULL, 34)) {
+        CHECK(s.in_d[1].dims[2] == 512 && s.in_d[2].dims[1] == 512); /* K [2, 64, 512], V [2, 512, 64] */
+        const int lens[2] = {300, 170};
+        for (int q = 0; q < 2; q++) {
+            int L = lens[q];
+            mg_program *at = load_prog("tests/codegen/kv/gqa.mu");
+            CHECK(at && mg_program_bind_dim(ctx, at, "L", L) == MG_OK);
+            double *x[3];
+            for (int i = 0; i < 3; i++) { /* the leading box at L; NaN past L in the buffers */
+                const mg_tensor_desc *d = &s.in_d[i];
+                int64_t n = 1, ld = i == 1 ? 2 : 1; /* the dim of L: K's 2, V's 1 (Q has none) */
+                for (int k = 0; k < d->ndim; k++) n *= i && k == ld ? L : d->dims[k];
+                x[i] = malloc((size_t)n * sizeof(double));
+                int64_t m = 0;
+                for (int64_t t = 0; t < d->numel; t++) {
+                    int64_t r = t, idx[4] = {0};
+                    for (int k = d->ndim - 1; k >= 0; k--) idx[k] = r % d->dims[k], r /= d->dims[k];
+                    if (i && idx[ld] >= L) store(d->dtype, s.in[i], t, NAN);
+                    else x[i][m++] = s.x[i][t], store(d->dtype, s.in[i], t, s.x[i][t]);
+                }
+                CHECK(m == n);
+            }
+            CHECK(mg_eval_float(ctx, at, 0, (const double *const *)x, s.ref) == MG_OK);
+            poison_outputs(&s);
+            mg_status rc = mg_launch_rows(ctx, c, L, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL);
+            CHECK_MSG(rc == MG_OK, "mg_launch_rows at L = %d: %s", L, mg_ctx_error(ctx));
+            compare_ref(&s, L == 300 ? "gqa.mu at L = 300" : "gqa.mu at L = 170 (same handle)");
+            for (int i = 0; i < 3; i++) free(x[i]);
+            mg_program_free(at);
+        }
+        CHECK(mg_launch_rows(ctx, c, 513, s.n_in, s.in, s.n_out, s.out, s.ws, s.ws_bytes, NULL) == MG_ERR_INVALID);
+        bufset_free(&s);
+    }
+    mg_compiled_free(c);
+    mg_ctx_free(ctx);
+    mg_program_free(p);
+    cache_dir_pop(dir, old);
 }
