@@ -82,13 +82,23 @@ MG_DI void mg_chain(float (&o)[TS * NT2][4][4], float *R, int srm, const TA *A, 
                 mg_mma<BF1>(sc[q][c / 2][c % 2 * 2], af[q], bf), mg_mma<BF1>(sc[q][c / 2][c % 2 * 2 + 1], af[q], bf + 2);
         }
     }
-    /* P = f(S) and its row sums (rows g and g + 8 of each strip) */
+    /* P = f(S) and its row sums (rows g and g + 8 of each strip); a masked f (mg_mask) checks
+     * each element's place only where this warp group's columns reach its limits */
+    if (mg_ep_whole(f, M, n1 + NC * 32)) {
 #pragma unroll
-    for (int i = 0; i < TS * NC * 16; i++) {
-        float &x = sc[i / (NC * 16)][i / 16 % NC][i / 4 % 4][i % 4];
-        const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3, r = i % 4;
-        x = mg_ep(f, x, (w + i / (NC * 16) * G) * 16 + g + 8 * (r >> 1), n1 + i / 16 % NC * 32 + i / 4 % 4 * 8 + 2 * t + (r & 1));
-        rs[i / (NC * 16)][(i & 3) >> 1] += x;
+        for (int i = 0; i < TS * NC * 16; i++) {
+            float &x = sc[i / (NC * 16)][i / 16 % NC][i / 4 % 4][i % 4];
+            x = mg_ep_fn(f)(x);
+            rs[i / (NC * 16)][(i & 3) >> 1] += x;
+        }
+    } else {
+#pragma unroll
+        for (int i = 0; i < TS * NC * 16; i++) {
+            float &x = sc[i / (NC * 16)][i / 16 % NC][i / 4 % 4][i % 4];
+            const int g = (threadIdx.x & 31) >> 2, t = threadIdx.x & 3, r = i % 4;
+            x = mg_ep(f, x, (w + i / (NC * 16) * G) * 16 + g + 8 * (r >> 1), n1 + i / 16 % NC * 32 + i / 4 % 4 * 8 + 2 * t + (r & 1));
+            rs[i / (NC * 16)][(i & 3) >> 1] += x;
+        }
     }
     /* o += P V: P's k-step kk (columns 16 kk..) as bf16 A fragments */
 #pragma unroll

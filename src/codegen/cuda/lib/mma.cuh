@@ -196,6 +196,12 @@ template <typename F> struct mg_msk { F f; long long rows, cols; };
 template <typename F> MG_DI mg_msk<F> mg_mask(F f, long long rows, long long cols) { return mg_msk<F>{f, rows, cols}; }
 template <typename F> MG_DI float mg_ep(const F &f, float x, int, int) { return f(x); }
 template <typename F> MG_DI float mg_ep(const mg_msk<F> &w, float x, int m, int n) { return m < w.rows && n < w.cols ? w.f(x) : 0.0f; }
+/* whether every element of rows [0, rows) and columns [0, cols) keeps f's value (no mask
+ * reaches them), and f itself there */
+template <typename F> MG_DI bool mg_ep_whole(const F &, long long, long long) { return true; }
+template <typename F> MG_DI bool mg_ep_whole(const mg_msk<F> &w, long long rows, long long cols) { return rows <= w.rows && cols <= w.cols; }
+template <typename F> MG_DI const F &mg_ep_fn(const F &f) { return f; }
+template <typename F> MG_DI const F &mg_ep_fn(const mg_msk<F> &w) { return w.f; }
 template <typename TC, typename F>
 MG_DI void mg_mm_put(TC *c_, const float (&acc)[4][4], int mi, int ni, int M, int N, int scm, int scn, F f) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
