@@ -49,8 +49,6 @@ static mg_status row_rule(const ir_graph *a, const ir_graph *b, int i, const uns
     const ir_node *n = &a->nodes[i];
     const ir_shape *x = &n->shape, *y = &b->nodes[i].shape;
     char l[96];
-    if (x->ndim != y->ndim)
-        return ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: the rank of %s depends on dim %s", f, n->line, n->col, label(n, l, sizeof l), s->name);
     if (vm[i] & ~1u) {
         int d = 1;
         while (!(vm[i] >> d & 1)) d++;
@@ -80,8 +78,6 @@ static mg_status reduced_rule(const ir_graph *a, const ir_graph *b, int i, const
     const ir_node *n = &a->nodes[i];
     const ir_shape *x = &n->shape, *y = &b->nodes[i].shape;
     char l[96];
-    if (x->ndim != y->ndim)
-        return ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: the rank of %s depends on dim %s", f, n->line, n->col, label(n, l, sizeof l), s->name);
     for (int d = 0; d < x->ndim; d++)
         if ((vm[i] >> d & 1) && (x->d[d] != P1 || y->d[d] != P2))
             return ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: dim %d of %s is a multiple of dim %s, not the dim itself; a reduced dim (summed or "
@@ -140,6 +136,8 @@ static mg_status check_one(mg_ctx *ctx, const char *text, size_t len, const char
         else if (n->op == IR_OP_KERNEL || n->op == IR_OP_SEQATTN)
             rc = ctx_err(ctx, MG_ERR_UNSUPPORTED, "%s:%d:%d: %s: a program of dims has no kernels or ragged attention yet (mugen lowers each size)",
                          f, n->line, n->col, label(n, l, sizeof l));
+        else if (n->shape.ndim != b->nodes[i].shape.ndim)
+            rc = ctx_err(ctx, MG_ERR_SHAPE, "%s:%d:%d: the rank of %s depends on dim %s", f, n->line, n->col, label(n, l, sizeof l), s->name);
         else vm[i] = vary_mask(a, b, i), all |= vm[i];
     }
     int used = 0;
