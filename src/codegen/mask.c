@@ -65,20 +65,6 @@ void cg_mask_cond(const em *E, strbuf *o, int j, coord c) {
     sb_puts(o, any ? ")" : "1)");
 }
 
-void cg_mask_whole(const em *E, strbuf *o, int j) {
-    unsigned m = cg_lbits(E, j);
-    int any = 0;
-    sb_puts(o, "(");
-    for (int d = 0; d < 4; d++) {
-        if (!(m >> d & 1)) continue;
-        sb_puts(o, any ? " && (" : "(");
-        cg_lbase(E, o, j, d);
-        sb_printf(o, " + %" PRId64 "LL) <= mg_L", E->k ? E->k->t[j].dim[d] : 0);
-        any = 1;
-    }
-    sb_puts(o, any ? ")" : "1)");
-}
-
 void cg_mask_bytes(const em *E, strbuf *o, int j, coord c, int inner, int64_t v, int64_t esize) {
     unsigned m = cg_lbits(E, j);
     sb_puts(o, "(int)(");

@@ -36,12 +36,6 @@ int cg_cuda_iter_vec(em *E, int j, int x, const char *gname, const int64_t fst[4
     memcpy(vd, t->dim, sizeof vd);
     vd[inner] /= v;
     if (inner == 2) perm[2] = 3, perm[3] = 2;
-    int masked = cg_lbits(E, j) && cg_input_data(E->p, x); /* a reduced dim's entries past mg_L: zero-filled (mask.c) */
-    if (masked) { /* a tile wholly before mg_L copies as any other */
-        sb_puts(E->sb, "    const bool whole_ = ");
-        cg_mask_whole(E, E->sb, j);
-        sb_puts(E->sb, ";\n");
-    }
     cg_loop_open_perm(E, vd, c, perm);
     coord cs; /* the destination's coordinates: 16-byte piece c3 of row c2 at c3 ^ swizzle */
     if (vd[inner] > 1) snprintf(c[inner], CW, "(c3 * %" PRId64 ")", v); /* inner is counted fastest */
@@ -51,9 +45,9 @@ int cg_cuda_iter_vec(em *E, int j, int x, const char *gname, const int64_t fst[4
                  c[2], v);
     int as = t->pipe.stages || E->async;
     if (as) cg_uses(E, CG_LIB_COPY);
-    if (masked) {
+    if (cg_lbits(E, j) && cg_input_data(E->p, x)) { /* a reduced dim's entries past mg_L: zero-filled (mask.c) */
         cg_uses(E, CG_LIB_COPY);
-        sb_puts(E->sb, "        const int nb_ = whole_ ? 16 : ");
+        sb_puts(E->sb, "        const int nb_ = ");
         cg_mask_bytes(E, E->sb, j, c, inner, v, (int64_t)base_dtype_size(t->store));
         sb_printf(E->sb, ";\n        %s&%s[", as ? "mg_cp16z(" : "*(uint4 *)", E->names[j]);
         cg_index_expr(E->sb, cs, t->stride, 0);
