@@ -114,6 +114,8 @@ int cg_input_data(const op_plan *p, int x);
 void cg_lbase(const em *E, strbuf *o, int j, int d);
 /* "(index < mg_L && ...)" over node j's dims that follow the dim, at local coordinate c. */
 void cg_mask_cond(const em *E, strbuf *o, int j, coord c);
+/* The same over those of the dims in `bits` (bit d: padded dim d); "(1)" when none is. */
+void cg_mask_cond_bits(const em *E, strbuf *o, int j, coord c, unsigned bits);
 /* The bytes of a 16-byte vector of v elements of esize bytes at c (dim `inner` along it) of
  * node j's tile that lie before mg_L, as an int expression. */
 void cg_mask_bytes(const em *E, strbuf *o, int j, coord c, int inner, int64_t v, int64_t esize);

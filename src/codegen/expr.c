@@ -196,6 +196,19 @@ int cg_reduce_lanes(const em *E, const ir_node *n) {
 /* v = the reduction at c: each lane (l_, of `lanes`) folds every lanes-th element of the group
  * into up to 4 independent partials (instruction-level parallelism), then the lanes combine
  * by shuffles. The order of the sum differs from the reference's; within f32 rounding. */
+/* An element of reduction n's operand at ac (its reduced dim r): a max over a reduced dim
+ * reads its identity past mg_L, not the 0 every value there holds (mask.c) */
+static void reduce_elem(em *E, const ir_node *n, int r, coord ac, const char *identity) {
+    int masked = n->op == IR_OP_MAX && (cg_lbits(E, n->in[0]) >> r & 1);
+    if (masked) {
+        sb_puts(E->sb, "(");
+        cg_mask_cond_bits(E, E->sb, n->in[0], ac, 1u << r);
+        sb_puts(E->sb, " ? ");
+    }
+    cg_expr(E, E->sb, n->in[0], ac, 0);
+    if (masked) sb_printf(E->sb, " : %s)", identity);
+}
+
 void cg_compute_reduce(em *E, const ir_node *n, coord c) {
     const ir_node *a = &E->g->nodes[n->in[0]];
     int r = n->dim + 4 - a->shape.ndim, lanes = cg_reduce_lanes(E, n);
@@ -224,7 +237,7 @@ void cg_compute_reduce(em *E, const ir_node *n, coord c) {
         sb_printf(E->sb, "        for (int r_ = 0; r_ < %" PRId64 "; r_ += %d) {\n"
                   "            #pragma omp simd\n            for (int q_ = 0; q_ < %d; q_++) a_[q_] = %s",
                   n->group, u, u, is_max ? "mg_max(a_[q_], " : "a_[q_] + ");
-        cg_expr(E, E->sb, n->in[0], ac, 0);
+        reduce_elem(E, n, r, ac, init);
         sb_puts(E->sb, is_max ? ");\n        }\n" : ";\n        }\n");
         sb_puts(E->sb, "        float v0_ = a_[0]");
         for (int q = 1; q < u; q++) sb_printf(E->sb, ", v%d_ = a_[%d]", q, q);
@@ -242,7 +255,7 @@ void cg_compute_reduce(em *E, const ir_node *n, coord c) {
         snprintf(ac[r], CW, "(%s * %" PRId64 " + r_ + %" PRId64 ")", c[r], n->group, near ? (int64_t)q : (int64_t)q * lanes);
         sb_printf(E->sb, "            v%d_ = %s", q, is_max ? "mg_max(" : "");
         sb_printf(E->sb, "v%d_%s", q, is_max ? ", " : " + ");
-        cg_expr(E, E->sb, n->in[0], ac, 0);
+        reduce_elem(E, n, r, ac, init);
         sb_puts(E->sb, is_max ? ");\n" : ";\n");
     }
     sb_puts(E->sb, "        }\n");

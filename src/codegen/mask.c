@@ -5,7 +5,8 @@
  *     (block tiles: cg_mask_bytes, cg_mask_cond on the iterator's copy; kernel level: cg_expr);
  *   - an elementwise value at such an index is 0 (a select, so exp(0) = 1 and NaN never
  *     enter): cg_expr wraps it, and an epilogue on tensor cores is masked by its tile's rows
- *     and columns left (mg_mask, cuda/lib/mma.cuh).
+ *     and columns left (mg_mask, cuda/lib/mma.cuh);
+ *   - a max over the dim reads -inf there instead (its identity; expr.c cg_compute_reduce).
  * A product's or a sum's value past mg_L is then a sum of zeros, and so is what any block
  * wholly past mg_L writes. Each dim's index is its tile base plus the local index; the plan
  * says which dims follow the reduced dim and where their index comes from (opt/reduced.c). */
@@ -50,8 +51,10 @@ void cg_lbase(const em *E, strbuf *o, int j, int d) {
     if (!any) sb_puts(o, "0LL");
 }
 
-void cg_mask_cond(const em *E, strbuf *o, int j, coord c) {
-    unsigned m = cg_lbits(E, j);
+void cg_mask_cond(const em *E, strbuf *o, int j, coord c) { cg_mask_cond_bits(E, o, j, c, 15u); }
+
+void cg_mask_cond_bits(const em *E, strbuf *o, int j, coord c, unsigned bits) {
+    unsigned m = cg_lbits(E, j) & bits;
     int any = 0;
     sb_puts(o, "(");
     for (int d = 0; d < 4; d++) {

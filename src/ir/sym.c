@@ -71,8 +71,8 @@ static mg_status row_rule(const ir_graph *a, const ir_graph *b, int i, const uns
 
 /* The reduced rules (docs/tuning.md "Reduced dims"): a dim that varies is the dim itself (P1
  * against P2, no multiple), and an operator over it may be elementwise, a product (the dim
- * free or contracted), a transpose, a sum, or any operator along another dim; no max over it
- * (its identity is no 0), no reshape of a tensor over it, no concat, slice or repeat along it. */
+ * free or contracted), a transpose, a sum or a max over all of it, or any operator along
+ * another dim; no reshape of a tensor over it, no concat, slice or repeat along it. */
 static mg_status reduced_rule(const ir_graph *a, const ir_graph *b, int i, const unsigned *vm, const ir_sym *s, const char *f,
                               mg_ctx *ctx) {
     const ir_node *n = &a->nodes[i];
@@ -90,8 +90,8 @@ static mg_status reduced_rule(const ir_graph *a, const ir_graph *b, int i, const
     if (!in && !(n->n_in > 1 && vm[n->in[1]])) return MG_OK;
     const char *what = NULL;
     int along = n->dim >= 0 && n->dim < IR_MAX_DIMS && (in >> n->dim & 1);
-    if (n->op == IR_OP_MAX && along) what = "takes a max over";
-    else if (n->op == IR_OP_SUM && along && n->group != a->nodes[n->in[0]].shape.d[n->dim]) what = "sums in groups along";
+    if ((n->op == IR_OP_SUM || n->op == IR_OP_MAX) && along && n->group != a->nodes[n->in[0]].shape.d[n->dim])
+        what = n->op == IR_OP_SUM ? "sums in groups along" : "takes a max in groups along";
     else if (n->op == IR_OP_RESHAPE) what = "reshapes a tensor over";
     else if ((n->op == IR_OP_CONCAT || n->op == IR_OP_SLICE) && (along || (n->n_in > 1 && (vm[n->in[1]] >> n->dim & 1))))
         what = n->op == IR_OP_CONCAT ? "concatenates along" : "slices along";
