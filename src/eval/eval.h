@@ -80,6 +80,9 @@ int *ev_last_use(const ir_graph *g);
  * MG_ERR_LIMIT once this thread's stop flag is set (ev_set_stop). */
 mg_status ev_check_size(const ir_graph *g, mg_ctx *ctx, int i, size_t elem_size);
 
+/* The float meaning of elementwise operator op (unary: of a; binary: of a and b), in double
+ * (feval.c; scalar.h's, libm's exp and sqrt). */
+double ev_scalar(ir_op op, double a, double b);
 /* feval.c / ffeval.c implement mg_eval_float / mg_eval_field on an ir_graph. ev_float's
  * mode: EV_F64 keeps intermediates in f64 (else f32); EV_ROUNDED says every input already
  * holds values of its dtype, so it is read in place instead of copied and rounded; EV_RAW_OUT

@@ -47,6 +47,10 @@ static double binary(ir_op op, double a, double b) {
     return 0;
 }
 
+double ev_scalar(ir_op op, double a, double b) {
+    return ir_ops[op].kind == IR_KIND_UNARY ? unary(op, a) : binary(op, a, b);
+}
+
 /* Elementwise op with broadcasting: the output is written in row-major order (t) while each
  * operand follows its ev_bcast strides, 0 on broadcast dims. */
 static void run_binary(const fctx *c, const ir_graph *g, const ir_node *n, double **v, double *o) {

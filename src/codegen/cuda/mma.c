@@ -4,10 +4,12 @@
  * inner step), with wgmma's core-matrix tile copies. Device side: cuda/lib/mma.cuh, chain.cuh
  * and wgmma.cuh. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "../cg_internal.h"
+#include "../../eval/eval.h"
 
 /* Can block matmul j run on tensor cores (whole warps, f16/bf16 dtype)? */
 static int tc_matmul(const em *E, int j) {
@@ -49,6 +51,43 @@ static void epilogue(em *E, int j, int in) {
     E->reg_node = -1, E->nomask = 0;
     sb_puts(E->sb, "; }");
     cg_mask_epilogue_close(E, j);
+}
+
+/* The value of node j's expression where the matmul `in` is 0 (its other operands constants),
+ * in *v; 0 when it reads anything else (codegen then masks element by element). */
+static int at_zero(const em *E, int j, int in, double *v) {
+    const ir_node *n = &E->g->nodes[j];
+    ir_kind k = ir_ops[n->op].kind;
+    if (j == in) return *v = 0, 1;
+    if (n->op == IR_OP_CONST) return *v = n->value, 1;
+    if (E->k->t[j].mat && j != E->k->t[in].chain.of) return 0;
+    if ((n->op == IR_OP_ACCUM || n->op == IR_OP_RESHAPE) && n->n_in == 1) return at_zero(E, n->in[0], in, v);
+    if (k != IR_KIND_UNARY && k != IR_KIND_BINARY) return 0;
+    double a = 0, b = 0;
+    if (!at_zero(E, n->in[0], in, &a) || (k == IR_KIND_BINARY && !at_zero(E, n->in[1], in, &b))) return 0;
+    *v = ev_scalar(n->op, a, b);
+    return 1;
+}
+
+/* A chain's scores e over its product in: where only its columns follow a reduced dim and
+ * e(0) is finite (mg_mask0: the zeros past L give e(0) there, taken off the row sums), else as
+ * any epilogue (a select an element, mask.c) */
+static void chain_epilogue(em *E, int e, int in) {
+    double f0 = 0;
+    if (cg_lbits(E, e) != 8u || !at_zero(E, e, in, &f0) || !isfinite(f0) || fabs(f0) > 1e30) {
+        epilogue(E, e, in);
+        return;
+    }
+    coord c0 = {"0", "0", "0", "0"};
+    sb_puts(E->sb, "mg_mask0([](float vr_) { return ");
+    E->reg_node = in, E->nomask = 1;
+    cg_expr(E, E->sb, e, c0, 1);
+    E->reg_node = -1, E->nomask = 0;
+    sb_puts(E->sb, "; }, mg_L - (");
+    cg_lbase(E, E->sb, e, 3);
+    char lit[48];
+    snprintf(lit, sizeof lit, "%.9g", (double)(float)f0);
+    sb_printf(E->sb, "), %s%sf)", lit, strpbrk(lit, ".e") ? "" : ".0");
 }
 
 /* a block matmul on tensor cores: into shared memory (mg_mm_tc; through the elementwise
@@ -217,7 +256,8 @@ static void step_chain(em *E, int e) {
               K1 / 16, oname, E->names[h->chain.sw], srm, E->names[stored_as(E, m1->in[0])],
               E->names[stored_as(E, m1->in[1])], E->names[stored_as(E, m2->in[1])], M, N1, N2, a->stride[2], a->stride[3],
               b->stride[2], b->stride[3], v->stride[2], v->stride[3]);
-    epilogue(E, e, h->fuse.mm);
+    if (h->chain.wg) epilogue(E, e, h->fuse.mm);
+    else chain_epilogue(E, e, h->fuse.mm);
     sb_puts(E->sb, ");\n");
     if (acc >= 0) return;
     sb_printf(E->sb, "    mg_chain_put<%d, %" PRId64 ", %d, %d>(%s, r_chain, %" PRId64 ", %" PRId64 ", %" PRId64 ", %" PRId64 ", ",

@@ -100,6 +100,7 @@ MG_DI void mg_chain(float (&o)[TS * NT2][4][4], float *R, int srm, const TA *A, 
             rs[i / (NC * 16)][(i & 3) >> 1] += x;
         }
     }
+    mg_ep_fix<TS, NC>(f, rs, n1 + 2 * (threadIdx.x & 3));
     /* o += P V: P's k-step kk (columns 16 kk..) as bf16 A fragments */
 #pragma unroll
     for (int kk = 0; kk < NC * 2; kk++) {

@@ -202,6 +202,26 @@ template <typename F> MG_DI bool mg_ep_whole(const F &, long long, long long) { 
 template <typename F> MG_DI bool mg_ep_whole(const mg_msk<F> &w, long long rows, long long cols) { return rows <= w.rows && cols <= w.cols; }
 template <typename F> MG_DI const F &mg_ep_fn(const F &f) { return f; }
 template <typename F> MG_DI const F &mg_ep_fn(const mg_msk<F> &w) { return w.f; }
+/* A chain's scores masked past column `cols` where every score there is 0 and f(0) = f0 is
+ * finite (mask.c: the zeros a reduced dim keeps past L): the chain applies f everywhere and
+ * takes f0 once a place past the limit off its row sums (its product with V adds f0 * 0);
+ * anywhere else a select as mg_msk */
+template <typename F> struct mg_mskz { F f; long long cols; float f0; };
+template <typename F> MG_DI mg_mskz<F> mg_mask0(F f, long long cols, float f0) { return mg_mskz<F>{f, cols, f0}; }
+template <typename F> MG_DI float mg_ep(const mg_mskz<F> &w, float x, int, int n) { return n < w.cols ? w.f(x) : 0.0f; }
+template <typename F> MG_DI bool mg_ep_whole(const mg_mskz<F> &, long long, long long) { return true; }
+template <typename F> MG_DI const F &mg_ep_fn(const mg_mskz<F> &w) { return w.f; }
+/* Row sums rs of TS strips over a thread's columns (from + 32 c + 8 s4 + b, c < NC): those
+ * of mg_mskz's places past its limit taken off (nothing for any other f) */
+template <int TS, int NC, typename F> MG_DI void mg_ep_fix(const F &, float (&)[TS][2], long long) {}
+template <int TS, int NC, typename F> MG_DI void mg_ep_fix(const mg_mskz<F> &w, float (&rs)[TS][2], long long from) {
+    int past = 0;
+#pragma unroll
+    for (int c = 0; c < NC * 8; c++) past += from + c / 8 * 32 + c % 8 / 2 * 8 + c % 2 >= w.cols;
+    if (!past) return;
+#pragma unroll
+    for (int q = 0; q < TS; q++) rs[q][0] -= past * w.f0, rs[q][1] -= past * w.f0;
+}
 template <typename TC, typename F>
 MG_DI void mg_mm_put(TC *c_, const float (&acc)[4][4], int mi, int ni, int M, int N, int scm, int scn, F f) {
     const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
