@@ -54,6 +54,31 @@ def test_symbolic_dim_binding():
         k(x8, rows=9)
 
 
+def test_reduced_dim_kv_length():
+    """A KV length (a reduced dim, docs/tuning.md): one kernel for the capacity of L = 300 (512)
+    runs L = 300 and then 170 (rows=), its K and V buffers NaN past each length, against numpy."""
+    p = mugen.Program("dim L [128, 2048]\ninput q : f32[8, 32]\ninput k : f32[32, L]\ninput v : f32[L, 16]\n"
+                      "e = exp(matmul(q, k) * 0.25)\no = matmul(e / sum(e, dim=1), v)\noutput o\n")
+    assert p.reduced() and p.capacities() == [128, 256, 512, 1024, 2048]
+    p.bind("L", 300)
+    kern = mugen.Kernel(p, target="c")
+    assert kern.inputs[1].shape == (32, 512) and kern.inputs[2].shape == (512, 16)
+    rng = np.random.default_rng(34)
+    q = rng.uniform(-1, 1, (8, 32)).astype(np.float32)
+    for n in (300, 170):
+        k = np.full((32, 512), np.nan, np.float32)
+        v = np.full((512, 16), np.nan, np.float32)
+        k[:, :n] = rng.uniform(-1, 1, (32, n))
+        v[:n] = rng.uniform(-1, 1, (n, 16))
+        e = np.exp(q.astype(np.float64) @ k[:, :n] * 0.25)
+        want = (e / e.sum(axis=1, keepdims=True)) @ v[:n]
+        got = kern(q, k, v, rows=n)
+        assert not np.isnan(got).any() and np.linalg.norm(got - want) / np.linalg.norm(want) < 1e-4
+    with pytest.raises(mugen.MugenError, match="holds 1 to 512"):
+        kern(q, k, v, rows=513)
+    assert not mugen.Program("dim B [1, 8]\ninput x : f32[B, 4]\ny = x + 1\noutput y\n").reduced()
+
+
 def test_errors_are_clear():
     with pytest.raises(mugen.MugenError) as e:
         mugen.Program("input x : f16[4, 8]\ny = exq(x)\noutput y\n")
