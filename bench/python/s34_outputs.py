@@ -13,35 +13,6 @@ import mugen  # noqa: E402
 from suite import graph_time  # noqa: E402
 
 
-def graph_time_sync(fn, xs, reps=200):
-    """graph_time with a wait after each replay, as driver.c gpu_time waits (cuEventSynchronize
-    on the stop event) before the next replay starts: each replay begins on an idle GPU."""
-    nbytes = sum(x.numel() * x.element_size() for x in xs)
-    l2 = getattr(torch.cuda.get_device_properties(xs[0].device), "L2_cache_size", 50 << 20)
-    sets = [xs] + [[x.clone() for x in xs] for _ in range(min(8, int(2 * l2 / max(nbytes, 1)) + 1) - 1)]
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            for st in sets:
-                fn(*st)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        [fn(*st) for st in sets]
-    for _ in range(3):
-        g.replay()
-    t = []
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    for _ in range(reps):
-        a.record()
-        g.replay()
-        b.record()
-        b.synchronize()
-        t.append(a.elapsed_time(b) * 1e3)
-    t.sort()
-    return t[len(t) // 2] / len(sets)
-
 for path in sys.argv[1:]:
     p = mugen.Program.load(path)
     k = mugen.Kernel(p, target="cuda")
@@ -49,7 +20,7 @@ for path in sys.argv[1:]:
     outs = [torch.empty(d.shape, dtype=getattr(torch, d.dtype), device="cuda") for d in k.outputs]
     fresh = [graph_time(lambda *a: k(*a), xs)[0] for _ in range(3)]
     shared = [graph_time(lambda *a: k(*a, out=outs), xs)[0] for _ in range(3)]
-    synced = [graph_time_sync(lambda *a: k(*a), xs) for _ in range(3)]
+    synced = [graph_time(lambda *a: k(*a), xs, wait=True)[0] for _ in range(3)]
     side = torch.cuda.Stream()  # the replays and their events on a stream of its own, not the default one
     with torch.cuda.stream(side):
         other = [graph_time(lambda *a: k(*a), xs)[0] for _ in range(3)]

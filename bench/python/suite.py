@@ -70,7 +70,7 @@ def rel(a, b):
     return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
-def graph_time(fn, xs, reps=200):
+def graph_time(fn, xs, reps=200, wait=False):
     """Median µs of one call, timed as `mugen run` times (driver.c gpu_time): a CUDA graph of one
     call per input set, the sets rotating (2 x L2 over the inputs' bytes + 1 of them, at most 8:
     the inputs come from DRAM, not L2), replayed reps times, each replay timed by events, the
@@ -95,6 +95,8 @@ def graph_time(fn, xs, reps=200):
         a.record()
         g.replay()
         b.record()
+        if wait:  # each replay on an idle GPU, as driver.c gpu_time waits for it
+            b.synchronize()
     torch.cuda.synchronize()
     t = sorted(a.elapsed_time(b) * 1e3 for a, b in ev)
     return t[len(t) // 2] / len(sets), ys[0]
