@@ -115,17 +115,28 @@ printf 'tune bench/suite/bias_relu.mu, then run at the tuned point %s\n' "$r" | 
 DC="$OUTD/dimcache"
 echo "== mugen portfolio examples/dims/rmsnorm_linear.mu, then runs at B = 1, 37, 300" >>"$log"
 MUGEN_CACHE_DIR="$DC" "$B/mugen" portfolio examples/dims/rmsnorm_linear.mu >>"$log" 2>&1
-# below a capacity, run-time grids cut some launches to B's rows (docs/tuning.md), at it none
-for v in 1@1@0 "37@64@[1-9][0-9]*" "300@384@[1-9][0-9]*"; do
-    c=${v#*@}
-    if MUGEN_CACHE_DIR="$DC" "$B/mugen" run --backend gpu --reps 20 --dim "B=${v%%@*}" examples/dims/rmsnorm_linear.mu >"$OUTD/dim.txt" 2>&1 &&
-        grep -q "B = ${v%%@*} ran as the variant for ${c%@*} rows, its code from the compile cache, ${v##*@} of [0-9]* launches cut" "$OUTD/dim.txt"; then
+# dim_run LABEL PATTERN ARGS...: `mugen run --backend gpu --reps 20 ARGS` (with
+# MUGEN_CACHE_DIR=$CD when CD is set), counted ok when it exits 0 and its report holds PATTERN
+# (grep); its output goes to the log, LABEL to the summary
+dim_run() {
+    label=$1 pat=$2
+    shift 2
+    if env ${CD:+MUGEN_CACHE_DIR="$CD"} "$B/mugen" run --backend gpu --reps 20 "$@" >"$OUTD/dim.txt" 2>&1 && grep -q "$pat" "$OUTD/dim.txt"; then
         pass=$((pass + 1)); r=ok
     else failn=$((failn + 1)); r=FAIL; fi
     cat "$OUTD/dim.txt" >>"$log"
-    printf 'dim B=%s of examples/dims/rmsnorm_linear.mu (the variant for %s rows, compiled ahead) %s\n' "${v%%@*}" "${c%@*}" "$r" | tee -a "$OUTD/summary.txt"
+    printf '%s %s\n' "$label" "$r" | tee -a "$OUTD/summary.txt"
+}
+# below a capacity, run-time grids cut some launches to B's rows (docs/tuning.md), at it none
+CD=$DC # these find their code in the portfolio's cache
+for v in 1@1@0 "37@64@[1-9][0-9]*" "300@384@[1-9][0-9]*"; do
+    c=${v#*@}
+    dim_run "dim B=${v%%@*} of examples/dims/rmsnorm_linear.mu (the variant for ${c%@*} rows, compiled ahead)" \
+        "B = ${v%%@*} ran as the variant for ${c%@*} rows, its code from the compile cache, ${v##*@} of [0-9]* launches cut" \
+        --dim "B=${v%%@*}" examples/dims/rmsnorm_linear.mu
 done
-rm -rf "$DC" "$OUTD/dim.txt"
+rm -rf "$DC"
+CD=
 # reduced dims (a KV length, docs/tuning.md "Reduced dims"): each tests/codegen/kv program at
 # L = 129 and its range's maximum, checked against the program at L with NaN past L in its
 # inputs; then GQA decode at L = 1000 (the variant for 1024, masked past 1000)
@@ -133,15 +144,10 @@ for f in tests/codegen/kv/*.mu examples/dims/gqa_decode.mu; do
     hi=$(sed -n 's/^dim L \[128, \([0-9]*\)\]/\1/p' "$f")
     case $f in examples/*) lens=1000 ;; *) lens="129 $hi" ;; esac
     for L in $lens; do
-        if "$B/mugen" run --backend gpu --reps 20 --dim "L=$L" "$f" >"$OUTD/kv.txt" 2>&1 &&
-            grep -q "L = $L ran as the variant for .*a reduced dim: entries past $L masked" "$OUTD/kv.txt"; then
-            pass=$((pass + 1)); r=ok
-        else failn=$((failn + 1)); r=FAIL; fi
-        cat "$OUTD/kv.txt" >>"$log"
-        printf 'dim L=%s of %s (masked past L) %s\n' "$L" "$f" "$r" | tee -a "$OUTD/summary.txt"
+        dim_run "dim L=$L of $f (masked past L)" "L = $L ran as the variant for .*a reduced dim: entries past $L masked" --dim "L=$L" "$f"
     done
 done
-rm -f "$OUTD/kv.txt"
+rm -f "$OUTD/dim.txt"
 # the Python package on CUDA tensors (tests/python/gpu_check.py): mugen.compile against
 # PyTorch, the host cost a call, a CUDA graph around it, torch.compile(backend="mugen")
 LIBSO=$(dirname "$B")/lib/libmugen.so
