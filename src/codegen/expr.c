@@ -103,8 +103,6 @@ void cg_expr(em *E, strbuf *o, int j, coord c, int force) {
         sb_printf(o, "%s(%s[", cg_ldfn(t), E->names[j]);
         cg_index_expr(o, c, st, !E->block);
         sb_puts(o, "])");
-    }
-    if (stored) {
     } else if (n->op == IR_OP_ACCUM) cg_expr(E, o, n->in[0], c, 0); /* one iteration: the operand itself */
     else if (n->op == IR_OP_RESHAPE) { /* the same row-major flat index in the operand */
         int64_t nd[4], ad[4], inner = 1;
@@ -193,9 +191,6 @@ int cg_reduce_lanes(const em *E, const ir_node *n) {
     return l;
 }
 
-/* v = the reduction at c: each lane (l_, of `lanes`) folds every lanes-th element of the group
- * into up to 4 independent partials (instruction-level parallelism), then the lanes combine
- * by shuffles. The order of the sum differs from the reference's; within f32 rounding. */
 /* An element of reduction n's operand at ac (its reduced dim r): a max over a reduced dim
  * reads its identity past mg_L, not the 0 every value there holds (mask.c) */
 static void reduce_elem(em *E, const ir_node *n, int r, coord ac, const char *identity) {
@@ -209,6 +204,9 @@ static void reduce_elem(em *E, const ir_node *n, int r, coord ac, const char *id
     if (masked) sb_printf(E->sb, " : %s)", identity);
 }
 
+/* v = the reduction at c: each lane (l_, of `lanes`) folds every lanes-th element of the group
+ * into up to 4 independent partials (instruction-level parallelism), then the lanes combine
+ * by shuffles. The order of the sum differs from the reference's; within f32 rounding. */
 void cg_compute_reduce(em *E, const ir_node *n, coord c) {
     const ir_node *a = &E->g->nodes[n->in[0]];
     int r = n->dim + 4 - a->shape.ndim, lanes = cg_reduce_lanes(E, n);

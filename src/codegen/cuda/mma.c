@@ -60,7 +60,7 @@ static int at_zero(const em *E, int j, int in, double *v) {
     ir_kind k = ir_ops[n->op].kind;
     if (j == in) return *v = 0, 1;
     if (n->op == IR_OP_CONST) return *v = n->value, 1;
-    if (E->k->t[j].mat && j != E->k->t[in].chain.of) return 0;
+    if (E->k->t[j].mat) return 0; /* a stored tile: not a constant of the epilogue */
     if ((n->op == IR_OP_ACCUM || n->op == IR_OP_RESHAPE) && n->n_in == 1) return at_zero(E, n->in[0], in, v);
     if (k != IR_KIND_UNARY && k != IR_KIND_BINARY) return 0;
     double a = 0, b = 0;
