@@ -87,6 +87,8 @@ static const char *HELP_WHOLE =
     "                    faster than the piece lowered, the rest lowered (docs/lower.md); the\n"
     "                    whole μGraph is run against the program (DIR/best.mu with --out)\n"
     "A program that is not Lax is optimized this way (issue #25).\n"
+    "  --max-piece-ops N    a Lax piece of more operators is lowered unsearched (default 16)\n"
+    "  --max-piece-heavy N  ... or of more matmuls and reductions (default 3)\n"
     "  --lengths NAME=FILE  a ragged program's lengths (as mugen run: the first lines of FILE):\n"
     "                    its token form for that batch is optimized piece by piece (--whole;\n"
     "                    docs/ragged.md) and DIR/best.mu runs with mugen run --lengths; mugen\n"
@@ -224,22 +226,18 @@ typedef struct cli_opts {
     int whole;    /* --whole: optimize piece by piece even a Lax program */
     int megakernel; /* --megakernel: the fastest also as one persistent launch, both timed */
     int time_set; /* --time-limit was given */
+    mg_optimize_opts whole_o; /* optimize piece by piece: --max-piece-ops and --max-piece-heavy */
     const char *device;
     const char *len_arg[4]; /* --lengths NAME=FILE (optimize of a ragged program) */
     int n_len;
 } cli_opts;
 
-/* An option taking a number: --max-kops N and the like, from a table of ranges. 0, 2 (bad
- * value, said), or -1 if a is none of them. */
+/* An option of the command line's own taking a number (--top, --reps, --sms), from a table of
+ * ranges. 0, 2 (bad value, said), or -1 if a is none of them. */
 static int parse_number(cli_opts *c, const char *a, const char *val) {
-    mg_search_opts *o = &c->o;
     struct { const char *name; int *dst; long lo, hi; } num[] = {
-        {"--max-kops", &o->max_kops, 1, 8},    {"--max-bops", &o->max_bops, 2, 40},
-        {"--max-kin", &o->max_kin, 1, 8},      {"--max-kout", &o->max_kout, 1, 8},
-        {"--max-kernels", &o->max_kernels, 0, 8}, {"--grid-dims", &o->max_grid_dims, 1, 3},
-        {"--max-blocks", &o->max_blocks, 1, 1 << 20}, {"--threads", &o->threads, 1, 256},
-        {"--tests", &o->verify_tests, 1, 1000}, {"--top", c->optimize ? &c->top : NULL, 1, 1000},
-        {"--reps", c->optimize ? &c->reps : NULL, 1, 100000}, {"--sms", &c->sms, 1, 1024}};
+        {"--top", c->optimize ? &c->top : NULL, 1, 1000}, {"--reps", c->optimize ? &c->reps : NULL, 1, 100000},
+        {"--sms", &c->sms, 1, 1024}};
     for (size_t k = 0; k < sizeof num / sizeof *num; k++) {
         if (strcmp(a, num[k].name) || !num[k].dst) continue;
         int v;
@@ -253,10 +251,10 @@ static int parse_number(cli_opts *c, const char *a, const char *val) {
     return -1;
 }
 
-/* An option with a value, a its name: 0, or 2 (bad, said). */
+/* An option with a value, a its name: 0, or 2 (bad, said). The search's own limits are read by
+ * mg_search_set, as Python's keyword arguments are. */
 static int parse_valued(cli_opts *c, const char *a, const char *val) {
     mg_search_opts *o = &c->o;
-    char *end;
     if (!strcmp(a, "--out")) {
         c->out = val;
     } else if (!strcmp(a, "--backend") && c->optimize) {
@@ -266,27 +264,18 @@ static int parse_valued(cli_opts *c, const char *a, const char *val) {
         if (parse_list(val, o->grid, &o->n_grid)) return bad("--grid takes sizes like 1,2,8,64; got '%s'", val);
     } else if (!strcmp(a, "--forloop")) {
         if (parse_list(val, o->forloop, &o->n_forloop)) return bad("--forloop takes ranges like 1,8,64; got '%s'", val);
-    } else if (!strcmp(a, "--ops")) {
-        o->ops = val;
     } else if (!strcmp(a, "--device")) {
         c->device = val;
-    } else if (!strcmp(a, "--time-limit")) {
-        double t = strtod(val, &end);
-        if (end == val || *end || !(t > 0)) return bad("--time-limit takes seconds > 0, got '%s'", val);
-        o->time_limit = t, c->time_set = 1;
-    } else if (!strcmp(a, "--slack")) {
-        double t = strtod(val, &end);
-        if (end == val || *end || !(t == 0 || t >= 1) || t > 1e6)
-            return bad("--slack takes 0 (verify every schedule) or a factor >= 1, got '%s'", val);
-        o->slack = t;
-    } else if (!strcmp(a, "--seed")) {
-        unsigned long long sd = strtoull(val, &end, 10);
-        if (end == val || *end || val[0] == '-') return bad("bad seed '%s'", val);
-        o->seed = sd;
     } else {
         int rc = parse_number(c, a, val);
         if (rc >= 0) return rc;
-        return bad("unknown option '%s'", a);
+        int piece = c->optimize && (!strcmp(a, "--max-piece-ops") || !strcmp(a, "--max-piece-heavy"));
+        mg_ctx *ctx = mg_ctx_new();
+        mg_status st = !ctx ? MG_ERR_NOMEM : piece ? mg_optimize_set(ctx, &c->whole_o, a, val) : mg_search_set(ctx, o, a, val);
+        if (st) bad("%s", ctx ? mg_ctx_error(ctx) : "out of memory");
+        mg_ctx_free(ctx);
+        if (st) return 2;
+        c->time_set |= !strcmp(a, "--time-limit");
     }
     return 0;
 }
@@ -547,8 +536,7 @@ static int optimize(mg_ctx *ctx, const cli_opts *c, const mg_program *p, const m
 /* optimize of a whole program (not Lax, or --whole): piece by piece (mg_optimize_program).
  * The exit status as optimize's. */
 static int optimize_whole(mg_ctx *ctx, const cli_opts *c, const mg_program *p) {
-    mg_optimize_opts o;
-    mg_optimize_defaults(&o);
+    mg_optimize_opts o = c->whole_o;
     double per_piece = o.search.time_limit;
     o.search = c->o, o.search.ckpt_dir = NULL, o.search.progress = 0;
     if (!c->time_set) o.search.time_limit = per_piece;
@@ -653,6 +641,7 @@ static int search_rank(cli_opts *c, int rank) {
 int cli_search(int argc, char **argv) {
     cli_opts c = {.optimize = !strcmp(argv[1], "optimize"), .top = 4};
     mg_search_defaults(&c.o);
+    mg_optimize_defaults(&c.whole_o);
     c.o.progress = 1;
     int rc = parse_args(argc, argv, &c);
     if (rc >= 0) return rc;

@@ -310,6 +310,13 @@ void mg_search_set_sms(mg_search_opts *o, int n_sm);
  * model then uses, and its multiprocessors through mg_search_set_sms. MG_ERR_INVALID, naming
  * the known devices, for a name the table does not hold. */
 mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name);
+/* Sets the limit or switch of o that `mugen search` spells --NAME to value, given as on the
+ * command line: max-kops, max-bops, max-kin, max-kout, max-kernels, grid-dims, max-blocks,
+ * threads, tests (ints in the ranges `mugen search --help` gives), time-limit (seconds > 0),
+ * slack, seed, ops (kept by o, not copied). NAME may start with dashes and spell '-' as '_'.
+ * MG_ERR_INVALID naming the option (as given) and what it takes, o unchanged, for a bad value
+ * or an unknown name. */
+mg_status mg_search_set(mg_ctx *ctx, mg_search_opts *o, const char *name, const char *value);
 /* The superoptimizer (docs/search.md): every μGraph within o's limits that computes prog,
  * each verified; ranked by the cost model. MG_OK with *r filled (free with
  * mg_search_result_free) also when nothing was found (r->why_none) or when stopped early
@@ -452,6 +459,10 @@ void mg_optimize_defaults(mg_optimize_opts *o);
  * holds the pieces' lines so far: mg_optimize_report_free): the pieces searched to the end
  * before it are in the search cache, the stopped one is not. */
 void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg);
+/* Sets o's option `name` to value as mg_search_set does for each piece's search (time-limit is
+ * per piece), plus max-piece-ops and max-piece-heavy (1 to 1000): the limits a program's
+ * bindings pass by name (Python: mugen.compile(..., time_limit=30, max_kops=4)). */
+mg_status mg_optimize_set(mg_ctx *ctx, mg_optimize_opts *o, const char *name, const char *value);
 /* Optimizes a whole program (any operators): cut at its non-Lax operators; each Lax piece
  * within max_piece_* searched through the search cache once per canonical form, its best
  * μGraph kept where it runs faster than the piece lowered (both on o->run's backend); the

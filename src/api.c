@@ -2,6 +2,7 @@
  * its arguments, runs the stage, and (with MUGEN_CHECK=1) re-verifies the IR afterwards. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -476,6 +477,79 @@ mg_status mg_search_set_device(mg_ctx *ctx, mg_search_opts *o, const char *name)
     return MG_OK;
 }
 
+/* The limits mg_search_set names (as `mugen search` spells them, less the dashes), each an int
+ * field of mg_search_opts and its range. */
+static const struct search_int_opt {
+    const char *name;
+    size_t off;
+    long lo, hi;
+} SEARCH_INTS[] = {
+    {"max-kops", offsetof(mg_search_opts, max_kops), 1, 8},
+    {"max-bops", offsetof(mg_search_opts, max_bops), 2, 40},
+    {"max-kin", offsetof(mg_search_opts, max_kin), 1, 8},
+    {"max-kout", offsetof(mg_search_opts, max_kout), 1, 8},
+    {"max-kernels", offsetof(mg_search_opts, max_kernels), 0, 8},
+    {"grid-dims", offsetof(mg_search_opts, max_grid_dims), 1, 3},
+    {"max-blocks", offsetof(mg_search_opts, max_blocks), 1, 1 << 20},
+    {"threads", offsetof(mg_search_opts, threads), 1, 256},
+    {"tests", offsetof(mg_search_opts, verify_tests), 1, 1000},
+};
+
+int mg_option_key(const char *name, char *buf, size_t n) {
+    while (*name == '-') name++;
+    size_t k = 0;
+    for (; name[k] && k + 1 < n; k++) buf[k] = name[k] == '_' ? '-' : name[k];
+    buf[k] = 0;
+    return !name[k];
+}
+
+/* The int in s within [lo, hi] into *v; 0 when s is none. */
+static int option_int(const char *s, long lo, long hi, long *v) {
+    char *end;
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    return !errno && end != s && !*end && *v >= lo && *v <= hi;
+}
+
+mg_status mg_search_set(mg_ctx *ctx, mg_search_opts *o, const char *name, const char *value) {
+    char key[32];
+    if (!o || !name || !value) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_set: NULL argument");
+    if (!mg_option_key(name, key, sizeof key)) return ctx_err(ctx, MG_ERR_INVALID, "unknown option '%s'", name);
+    char *end;
+    for (size_t k = 0; k < sizeof SEARCH_INTS / sizeof *SEARCH_INTS; k++) {
+        const struct search_int_opt *t = &SEARCH_INTS[k];
+        long v;
+        if (strcmp(key, t->name)) continue;
+        if (!option_int(value, t->lo, t->hi, &v))
+            return ctx_err(ctx, MG_ERR_INVALID, "%s takes %ld to %ld, got '%s'", name, t->lo, t->hi, value);
+        *(int *)((char *)o + t->off) = (int)v;
+        return MG_OK;
+    }
+    if (!strcmp(key, "time-limit")) {
+        double t = strtod(value, &end);
+        if (end == value || *end || !(t > 0) || t > 1e9)
+            return ctx_err(ctx, MG_ERR_INVALID, "%s takes seconds > 0, got '%s'", name, value);
+        o->time_limit = t;
+    } else if (!strcmp(key, "slack")) {
+        double t = strtod(value, &end);
+        if (end == value || *end || !(t == 0 || t >= 1) || t > 1e6)
+            return ctx_err(ctx, MG_ERR_INVALID, "%s takes 0 (verify every schedule) or a factor >= 1, got '%s'", name, value);
+        o->slack = t;
+    } else if (!strcmp(key, "seed")) {
+        errno = 0;
+        unsigned long long sd = strtoull(value, &end, 10);
+        if (errno || end == value || *end || value[0] == '-') return ctx_err(ctx, MG_ERR_INVALID, "bad seed '%s'", value);
+        o->seed = sd;
+    } else if (!strcmp(key, "ops")) {
+        o->ops = value;
+    } else {
+        return ctx_err(ctx, MG_ERR_INVALID, "unknown option '%s' (the search's: max-kops, max-bops, max-kin, max-kout, "
+                       "max-kernels, grid-dims, max-blocks, threads, tests, time-limit, slack, seed, ops; optimize's also "
+                       "max-piece-ops, max-piece-heavy)", name);
+    }
+    return MG_OK;
+}
+
 /* What a search of prog searches: prog itself, or for a ragged program with bound lengths its
  * token form at that batch's capacity (the representative batch) when the token form computes
  * every row from that row alone (no attention over the ragged dim): a μGraph of it then holds
@@ -532,7 +606,18 @@ static mg_status search_cached(mg_ctx *ctx, const ir_graph *g, const mg_search_o
         if (!root) memset(r, 0, sizeof *r);
         return MG_OK;
     }
-    rc = sr_search(g, o, ctx, r);
+    /* no checkpoint of its own: the finished tasks kept in the cache's partial folder until the
+     * search ends, so that a search stopped part way resumes them */
+    sr_opts so = *o;
+    char part[4400] = "";
+    if (!o->ckpt_dir && root && store && !sr_cache_partial_dir(g, o, ctx, part, sizeof part)) so.ckpt_dir = part;
+    rc = sr_search(g, &so, ctx, r);
+    if (rc == MG_ERR_IO && part[0]) { /* a checkpoint there it cannot take: searched without */
+        sr_cache_partial_drop(part);
+        so.ckpt_dir = o->ckpt_dir, part[0] = 0;
+        rc = sr_search(g, &so, ctx, r);
+    }
+    if (part[0] && (rc || (!r->stopped && r->tasks_done == r->tasks))) sr_cache_partial_drop(part);
     if (rc || !root || !store) return rc;
     mg_ctx *c2 = mg_ctx_new(); /* a failed store leaves ctx's message as it was */
     if (c2 && sr_cache_store(g, o, r, c2))

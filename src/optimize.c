@@ -5,6 +5,7 @@
  * lowered, both timed on the backend mg_run picks; the kept μGraphs replace their pieces in
  * one kernel graph, whose other operators the plain lowering (lw_lower) then turns into
  * kernels; the result is run against the program's reference. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,11 +25,6 @@ typedef struct piece {
     ir_graph *ug;          /* the chosen μGraph in this piece's names, or NULL: lowered */
 } piece;
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static int heavy(ir_op op) { return op == IR_OP_MATMUL || ir_ops[op].kind == IR_KIND_REDUCE || op == IR_OP_RMSNORM; }
 
@@ -185,6 +181,20 @@ void mg_optimize_defaults(mg_optimize_opts *o) {
     o->max_piece_ops = 16, o->max_piece_heavy = 3;
 }
 
+mg_status mg_optimize_set(mg_ctx *ctx, mg_optimize_opts *o, const char *name, const char *value) {
+    if (!o || !name || !value) return ctx_err(ctx, MG_ERR_INVALID, "mg_optimize_set: NULL argument");
+    char k[32];
+    int ops = mg_option_key(name, k, sizeof k) && !strcmp(k, "max-piece-ops");
+    if (!ops && strcmp(k, "max-piece-heavy")) return mg_search_set(ctx, &o->search, name, value);
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || v < 1 || v > 1000)
+        return ctx_err(ctx, MG_ERR_INVALID, "%s takes 1 to 1000, got '%s'", name, value);
+    *(ops ? &o->max_piece_ops : &o->max_piece_heavy) = (int)v;
+    return MG_OK;
+}
+
 void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg) {
     o->search.on_progress = fn, o->search.on_progress_arg = arg;
 }
@@ -201,7 +211,7 @@ typedef struct piece_watch {
 static int piece_progress(void *arg, const mg_progress *p) {
     piece_watch *w = arg;
     mg_progress q = *p;
-    q.piece = w->piece, q.n_pieces = w->n_pieces, q.seconds = now_s() - w->t0;
+    q.piece = w->piece, q.n_pieces = w->n_pieces, q.seconds = base_now_s() - w->t0;
     if (w->fn(w->arg, &q)) w->stopped = 1;
     return w->stopped;
 }
@@ -214,11 +224,11 @@ static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece_watc
     mg_program prog = {.g = P->g};
     mg_search_result sr;
     memset(&sr, 0, sizeof sr);
-    double t0 = now_s();
+    double t0 = base_now_s();
     pw->t0 = t0;
     if (pw->fn) piece_progress(pw, &(mg_progress){0});
     mg_status rc = pw->stopped ? MG_OK : mg_search_cached(ctx, &prog, &o->search, 0, &sr);
-    rep->search_seconds += now_s() - t0;
+    rep->search_seconds += base_now_s() - t0;
     if (pw->fn && !pw->stopped) /* its end, searched, read or refused */
         piece_progress(pw, &(mg_progress){.tasks_done = sr.tasks_done, .n_tasks = sr.tasks, .found = sr.n_found,
                                           .piece_done = 1});
@@ -233,7 +243,11 @@ static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece_watc
     }
     if (rc) return rc;
     rep->searched++, rep->from_cache += sr.cached;
-    const char *how = sr.cached ? "from the search cache" : sr.stopped ? "stopped at its time limit" : "complete";
+    char how[96];
+    snprintf(how, sizeof how, "%s", sr.cached ? "from the search cache" : sr.stopped ? "stopped at its time limit" : "complete");
+    if (sr.tasks_resumed) /* a search stopped part way before (docs/search.md, "The search cache") */
+        snprintf(how + strlen(how), sizeof how - strlen(how), " (%lld of %lld tasks resumed)", (long long)sr.tasks_resumed,
+                 (long long)sr.tasks);
     if (!sr.n_found) {
         sb_printf(sb, "piece %d: search %s, nothing found (%.1f s): lowered\n", idx, how, sr.seconds);
         mg_search_result_free(&sr);
@@ -242,10 +256,10 @@ static mg_status search_piece(mg_ctx *ctx, const mg_optimize_opts *o, piece_watc
     mg_program *u = NULL;
     rc = mg_program_parse(ctx, sr.found[0].text, strlen(sr.found[0].text), "ugraph", &u);
     mg_run_report ra, rb;
-    double t1 = now_s();
+    double t1 = base_now_s();
     mg_status sa = rc ? rc : mg_run(ctx, &prog, u, &o->run, &ra);
     mg_status sl = rc ? rc : mg_run(ctx, &prog, NULL, &o->run, &rb);
-    rep->piece_run_seconds += now_s() - t1;
+    rep->piece_run_seconds += base_now_s() - t1;
     int keep = !rc && !sa && ra.ok && (sl || !rb.ok || ra.time_us < rb.time_us);
     sb_printf(sb, "piece %d: search %s, %d μGraphs; best %s %.2f us, lowered %s %.2f us: %s\n", idx, how, sr.n_found,
               sa ? "failed" : ra.ok ? "ok" : "MISMATCH", sa ? 0 : ra.time_us, sl ? "failed" : rb.ok ? "ok" : "MISMATCH",
@@ -269,7 +283,7 @@ mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_opti
             ir_graph_free(tok);
             return ctx_err(ctx, MG_ERR_INVALID, "optimize: the program is already a μGraph");
         }
-    double t0 = now_s();
+    double t0 = base_now_s();
     int *part = base_alloc(((size_t)n + 1) * sizeof *part), *lax = base_alloc(((size_t)n + 1) * sizeof *lax);
     int *readers = base_calloc((size_t)n + 1, sizeof *readers), *newi = base_alloc(((size_t)n + 1) * sizeof *newi);
     arena names = {0};
@@ -338,7 +352,7 @@ mg_status mg_optimize_program(mg_ctx *ctx, const mg_program *prog, const mg_opti
     }
     if (!rc) rc = stitch(g, ctx, part, n_parts, pc, &S);
     if (!rc) rc = lw_lower(S, ctx, mg_device_default(), 0, NULL, &L, NULL);
-    rep->seconds_before_compile = now_s() - t0 - rep->piece_run_seconds;
+    rep->seconds_before_compile = base_now_s() - t0 - rep->piece_run_seconds;
     if (!rc) {
         strbuf t = {0};
         ir_print_text(L, &t);

@@ -5,8 +5,11 @@ one run. Both timed the same way: the median of 200 replays of a CUDA graph of o
 per input set (rotating sets, as the command line times: see graph_time). Also the
 per-call time without graphs (200 calls, then a synchronisation) and the host time of a call,
 against the graph time: the Python call path's cost over the kernels. Every output checked
-against PyTorch in f32. Prints a markdown table; --json FILE keeps the figures.
-    python3 bench/python/suite.py --bin .carry/bin/mugen [--json FILE]"""
+against PyTorch in f32. Each case runs in a fresh process, as `mugen run` does (--process one:
+all in this process; there the one-kernel nTrans cases have timed 12% slow after the cases
+before them, their buffers placed where a 2.6 µs kernel runs slower: docs/notes/2026-11-29-s35.md).
+Prints a markdown table; --json FILE keeps the figures.
+    python3 bench/python/suite.py --bin .carry/bin/mugen [--json FILE] [--cases A,B] [--process one]"""
 import argparse
 import json
 import os
@@ -70,10 +73,21 @@ def rel(a, b):
     return ((a.float() - b.float()).norm() / b.float().norm()).item()
 
 
+def warm(replay, seconds=0.025):
+    """Replays for at least `seconds` (the clocks up from idle), as driver.c gpu_warm does
+    before `mugen run` times."""
+    t0, n = time.perf_counter(), 3
+    while time.perf_counter() - t0 < seconds:
+        for _ in range(n):
+            replay()
+        torch.cuda.synchronize()
+        n = min(2 * n, 4096)
+
+
 def graph_time(fn, xs, reps=200, wait=False):
     """Median µs of one call, timed as `mugen run` times (driver.c gpu_time): a CUDA graph of one
     call per input set, the sets rotating (2 x L2 over the inputs' bytes + 1 of them, at most 8:
-    the inputs come from DRAM, not L2), replayed reps times, each replay timed by events, the
+    the inputs come from DRAM, not L2), warmed for 25 ms, replayed reps times, each replay timed by events, the
     median over the sets. Returns (µs, the first set's output)."""
     nbytes = sum(x.numel() * x.element_size() for x in xs)
     l2 = getattr(torch.cuda.get_device_properties(xs[0].device), "L2_cache_size", 50 << 20)
@@ -88,8 +102,7 @@ def graph_time(fn, xs, reps=200, wait=False):
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         ys = [fn(*st) for st in sets]
-    for _ in range(3):
-        g.replay()
+    warm(g.replay)
     ev = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(reps)]
     for a, b in ev:
         a.record()
@@ -130,30 +143,40 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "mugen"))
     ap.add_argument("--json")
+    ap.add_argument("--process", choices=("each", "one"), default="each",
+                    help="each: every case in a fresh process, as the command line runs it (default); one: all in this one")
+    ap.add_argument("--cases", help="the cases to run, comma-separated (default: all, in CASES order)")
     ap.add_argument("--profile", action="store_true", help="profile the host side of the last case's calls")
     a = ap.parse_args()
     print(torch.cuda.get_device_name(), "torch", torch.__version__, flush=True)
     g = torch.Generator(device="cuda").manual_seed(30)
     rows, res = [], []
     for case, fn, spec in CASES:
-        xs = [((torch.rand(s, device="cuda", generator=g) * 2 - 1) * c).half() for s, c in spec]
-        torch._dynamo.reset()
-        cf = torch.compile(fn, backend="mugen")
-        try:
-            r = one(a, case, fn, cf, xs)
-        except Exception as ex:  # a failure is a result, reported
-            r = {"case": case, "ok": False, "error": repr(ex)[-400:]}
-            print(json.dumps(r), flush=True)
-            rows.append(f"| {case} | FAIL: {r['error'][:120]} | | | | | | | |")
-            res.append(r)
+        if a.cases and case not in a.cases.split(","):
             continue
-        res.append(r)
+        if a.process == "each":  # a fresh process a case, as `mugen run` is one
+            out = subprocess.run([sys.executable, os.path.abspath(__file__), "--bin", a.bin, "--process", "one", "--cases", case],
+                                 capture_output=True, text=True)
+            got = [json.loads(ln) for ln in out.stdout.splitlines() if ln.startswith("{")]
+            r = got[0] if got else {"case": case, "ok": False, "error": (out.stdout + out.stderr)[-400:]}
+        else:
+            xs = [((torch.rand(s, device="cuda", generator=g) * 2 - 1) * c).half() for s, c in spec]
+            torch._dynamo.reset()
+            cf = torch.compile(fn, backend="mugen")
+            try:
+                r = one(a, case, fn, cf, xs)
+            except Exception as ex:  # a failure is a result, reported
+                r = {"case": case, "ok": False, "error": repr(ex)[-400:]}
         print(json.dumps(r), flush=True)
+        res.append(r)
+        if "error" in r:
+            rows.append(f"| {case} | FAIL: {r['error'][:120]} | | | | | | | |")
+            continue
         rows.append(f"| {case} | {r['compile_mugen_us']:.2f} | {r['cli_us']:.2f} | {r['ratio']:.3f} | {r['host_us']:.1f} | "
                     f"{r['call_us']:.1f} | {r['overhead_us']:+.1f} | {r['eager_us']:.2f} | {r['rel_err']:.1e} {'ok' if r['ok'] else 'FAIL'}"
                     f"{'' if r['mugen_ran'] else ' (PyTorch ran it)'}, {r['kernels']} kernels |")
     print_table(rows, res, a)
-    if a.profile:  # where the host time of a torch.compile call goes (the last case)
+    if a.profile and a.process == "one":  # where the host time of a torch.compile call goes (the last case)
         import cProfile
         import pstats
         cf(*xs)

@@ -90,6 +90,7 @@ for name, res, args in [
     ("mg_optimize_defaults", None, [P]), ("mg_optimize_program", I, [P, P, P, ctypes.POINTER(OptimizeReport)]),
     ("mg_optimize_report_free", None, [ctypes.POINTER(OptimizeReport)]),
     ("mg_optimize_set_progress", None, [P, PROGRESS_FN, P]),
+    ("mg_optimize_set", I, [P, P, S, S]),
     ("mg_compiled_free", None, [P]), ("mg_compiled_get_info", I, [P, ctypes.POINTER(CompiledInfo)]),
     ("mg_compiled_input", I, [P, I, D]), ("mg_compiled_output", I, [P, I, D]),
     ("mg_launch", I, [P, P, I, ctypes.POINTER(P), I, ctypes.POINTER(P), P, ctypes.c_size_t, P]),
@@ -97,3 +98,10 @@ for name, res, args in [
 ]:
     f = getattr(lib, name)
     f.restype, f.argtypes = res, args
+
+# The CUDA launch path's handle: the same library through PyDLL, so a launch holds the GIL (it
+# only queues work: another thread cannot rewrite a Kernel's pointer arrays while the driver
+# reads them) and skips its release; no argtypes, so each argument goes through as the ctypes
+# object the caller made once (core.Kernel's torch path) instead of being converted per call.
+pylib = ctypes.PyDLL(lib._name)
+pylib.mg_launch.restype = pylib.mg_launch_rows.restype = I

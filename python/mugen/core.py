@@ -35,6 +35,19 @@ def _check(st):
         raise MugenError(st, (C.lib.mg_ctx_error(_ctx()) or b"").decode(errors="replace"))
 
 
+def optimize_opts(limits):
+    """mg_optimize_opts (as bytes) with the defaults and limits set by name (mg_optimize_set:
+    MugenError naming a bad one), and the values' bytes, to keep alive while the options are
+    used (ops= is kept by them, not copied)."""
+    opts = (ctypes.c_ubyte * C.OPTIMIZE_OPTS_BYTES)()
+    C.lib.mg_optimize_defaults(opts)
+    held = []
+    for k, v in limits.items():
+        held.append(str(v).encode())
+        _check(C.lib.mg_optimize_set(_ctx(), opts, k.encode(), held[-1]))
+    return opts, held
+
+
 class Tensor:
     """An input or output: name, dtype ('float16', 'bfloat16', 'float32'), shape, and range (an
     input's `range=` hint: test values uniform in [-range, range]; None when it has none)."""
@@ -156,17 +169,18 @@ class Program:
         _check(C.lib.mg_program_bind_dim(_ctx(), self._p, name.encode(), int(value)))
         return self
 
-    def optimize(self, progress=False):
+    def optimize(self, progress=False, **limits):
         """mugen optimize (docs/search.md): each Lax piece searched through the search cache, its
         best μGraph kept where it runs faster than the piece lowered; returns (the μGraph as a
-        Program, the log: a line a piece). The μGraph's .search holds the summary (pieces,
+        Program, the log: a line a piece). limits: the search's, named as `mugen optimize`'s
+        flags with '_' for '-' (time_limit=30 seconds a piece, max_kops=4, max_kernels=2,
+        threads=8, max_piece_ops=24, ...; docs/python.md); a bad one raises MugenError naming it. The μGraph's .search holds the summary (pieces,
         searched, from the cache, kept, seconds, the log). progress: True shows a bar (tqdm,
         else a line on stderr); a callable gets each mugen._capi.Progress and may raise to stop.
         Ctrl-C (or the callable raising) stops the search and raises KeyboardInterrupt (or what
         it raised): the pieces whose search ended stay in the search cache (docs/python.md)."""
         from . import display
-        opts = (ctypes.c_ubyte * C.OPTIMIZE_OPTS_BYTES)()
-        C.lib.mg_optimize_defaults(opts)
+        opts, held = optimize_opts(limits)  # held: alive through the search
         rep = C.OptimizeReport()
         t0 = time.perf_counter()
         try:  # the report freed however the call ends (a stopped one holds its log so far)
@@ -214,6 +228,12 @@ class Program:
         return outs
 
 
+def _check_input(d, shape, dtype):
+    """Refuses an input of another shape or dtype than its description d's."""
+    if tuple(shape) != d.shape or dtype != d.dtype:
+        raise ValueError(f"mugen: input {d.name} is {d.dtype}{list(d.shape)}, got {dtype}{list(shape)}")
+
+
 class Kernel:
     """A program compiled for one target ('c': host memory; 'cuda': device memory on a stream).
     Calling it with inputs (NumPy arrays or torch tensors, in the program's input order) returns
@@ -235,7 +255,7 @@ class Kernel:
                      "cached": bool(info.cached), "device": info.device.decode()}
         self.inputs = self._descs(info.n_inputs, C.lib.mg_compiled_input)
         self.outputs = self._descs(info.n_outputs, C.lib.mg_compiled_output)
-        self._ws, self._wp, self._torch_meta = None, 0, None
+        self._ws, self._wp, self._torch_calls = None, 0, {}
         self._ip = (ctypes.c_void_p * len(self.inputs))()
         self._op = (ctypes.c_void_p * len(self.outputs))()
 
@@ -265,9 +285,7 @@ class Kernel:
         return display.svg((self.ugraph or self.program).format("dot"))
 
     def _check_in(self, i, x, shape, dtype):
-        d = self.inputs[i]
-        if tuple(shape) != d.shape or dtype != d.dtype:
-            raise ValueError(f"mugen: input {d.name} is {d.dtype}{list(d.shape)}, got {dtype}{list(shape)}")
+        _check_input(self.inputs[i], shape, dtype)
 
     def __call__(self, *inputs, out=None, rows=None):
         """rows: for a program of one symbolic dim, the call's value of it (at most the capacity
@@ -289,62 +307,83 @@ class Kernel:
             self._check_in(i, x, x.shape, str(x.dtype))
             ins.append(x)
         outs = out if out is not None else [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
-        self._launch([x.ctypes.data for x in ins], [o.ctypes.data for o in outs], None, np.empty, rows)
+        n = self.info["workspace_bytes"]
+        if n and self._ws is None:
+            self._ws = np.empty(n + 256, dtype=np.uint8)
+            self._wp = (self._ws.ctypes.data + 255) // 256 * 256  # aligned to MG_LAUNCH_ALIGN
+        for i, x in enumerate(ins):
+            self._ip[i] = x.ctypes.data
+        for i, o in enumerate(outs):
+            self._op[i] = o.ctypes.data
+        args = (len(self._ip), self._ip, len(self._op), self._op, self._wp if n else None, n, None)
+        _check(C.lib.mg_launch(_ctx(), self._c, *args) if rows is None else C.lib.mg_launch_rows(_ctx(), self._c, rows, *args))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     def _call_torch(self, inputs, out, rows=None):
-        """The torch path, kept short (docs/python.md, "Per-call cost"): shapes and dtypes compared
-        against sizes made once, outputs from torch.empty, the stream as PyTorch's raw pointer,
-        one C call (which replays the kernels as one CUDA graph for buffers it has seen)."""
-        import torch
-        meta = self._torch_meta
-        if meta is None:  # each input's and output's shape and dtype as torch has them, once
-            meta = self._torch_meta = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.inputs + self.outputs]
-            self._raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        """The torch path (docs/python.md, "The cost of a call"): a call made once a device
+        (_torch_call) checks shapes and dtypes against sizes made then, takes fresh outputs
+        with torch.empty_like of a one-element template, reads the stream as PyTorch's raw
+        pointer, and makes one C call with arguments built then (mg_launch replays the kernels
+        as one CUDA graph for buffers it has seen)."""
         dev = inputs[0].device
-        cuda = dev.type == "cuda"
-        if cuda != (self.target == "cuda"):
-            raise ValueError(f"mugen: a {self.target} kernel takes {'CUDA' if self.target == 'cuda' else 'CPU'} tensors, got {dev}")
-        ip, keep = self._ip, None
-        for i, x in enumerate(inputs):
-            shape, dt = meta[i]
-            if x.shape != shape or x.dtype != dt:
-                self._check_in(i, x, x.shape, str(x.dtype).replace("torch.", ""))
-            if not x.is_contiguous():
-                x = x.contiguous()
-                keep = (keep or []) + [x]  # alive until the launch is queued
-            ip[i] = x.data_ptr()
-        n = len(inputs)
-        if out is None:
-            outs = [torch.empty(s, dtype=t, device=dev) for s, t in meta[n:]]
-        else:
-            outs = out
-        op = self._op
-        for k, o in enumerate(outs):
-            op[k] = o.data_ptr()
-        if cuda:
-            stream = self._raw_stream(dev.index) if self._raw_stream else torch.cuda.current_stream(dev).cuda_stream
-        else:
-            stream = None
-        self._launch(None, None, stream, lambda nb: torch.empty(nb, dtype=torch.uint8, device=dev), rows)
-        del keep
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        f = self._torch_calls.get(dev)
+        if f is None:
+            cuda = dev.type == "cuda"
+            if cuda != (self.target == "cuda"):
+                raise ValueError(f"mugen: a {self.target} kernel takes {'CUDA' if self.target == 'cuda' else 'CPU'} tensors, got {dev}")
+            f = self._torch_calls[dev] = self._torch_call(dev)
+        return f(inputs, out, rows)
 
-    def _launch(self, ins, outs, stream, alloc, rows=None):
-        n = self.info["workspace_bytes"]
-        if n and (self._ws is None or len(self._ws) < n + 256):
-            self._ws = alloc(n + 256)  # aligned up to MG_LAUNCH_ALIGN below
-            base = self._ws.ctypes.data if hasattr(self._ws, "ctypes") else self._ws.data_ptr()
-            self._wp = (base + 255) // 256 * 256
-        for i, p in enumerate(ins or ()):
-            self._ip[i] = p
-        for i, p in enumerate(outs or ()):
-            self._op[i] = p
-        if rows is None:
-            st = C.lib.mg_launch(_ctx(), self._c, len(self._ip), self._ip, len(self._op), self._op,
-                                 self._wp if n else None, n, stream)
-        else:
-            st = C.lib.mg_launch_rows(_ctx(), self._c, rows, len(self._ip), self._ip, len(self._op), self._op,
-                                      self._wp if n else None, n, stream)
-        if st:
-            _check(st)
+    def _torch_call(self, dev):
+        """The call on torch tensors of device dev: its sizes, output templates, workspace and
+        C arguments made here, once, so that a call is the checks, the allocations and one
+        C call. The call holds no reference to the Kernel (its handle is freed with it)."""
+        import torch
+        cuda = dev.type == "cuda"
+        n_in = len(self.inputs)
+        metas = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.inputs]
+        # torch.empty_like of a one-element tensor expanded to the shape: a fresh contiguous
+        # tensor, and the cheapest allocation PyTorch offers from Python
+        tmpls = [torch.empty((), dtype=getattr(torch, d.dtype), device=dev).expand(d.shape) for d in self.outputs]
+        empty_like = torch.empty_like
+        ip, op, descs = self._ip, self._op, self.inputs
+        nb = self.info["workspace_bytes"]
+        ws = torch.empty(nb + 256, dtype=torch.uint8, device=dev) if nb else None  # call.workspace keeps it
+        wsp = ctypes.c_void_p((ws.data_ptr() + 255) // 256 * 256 if nb else None)
+        ctx, c = ctypes.c_void_p(_ctx()), self._c
+        n_i, n_o, nbs = ctypes.c_int(n_in), ctypes.c_int(len(op)), ctypes.c_size_t(nb)
+        stream = ctypes.c_void_p()
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if cuda else None
+        idx = dev.index if cuda else -1  # as Tensor.get_device() gives it
+        launch, launch_rows = (C.pylib.mg_launch, C.pylib.mg_launch_rows) if cuda else (C.lib.mg_launch, C.lib.mg_launch_rows)
+
+        def call(inputs, out, rows):
+            if len(inputs) != n_in:
+                raise ValueError(f"mugen: the kernel takes {n_in} inputs, got {len(inputs)}")
+            keep = None
+            for i, x in enumerate(inputs):
+                shape, dt = metas[i]
+                if x.shape != shape or x.dtype != dt:
+                    _check_input(descs[i], x.shape, str(x.dtype).replace("torch.", ""))
+                if x.get_device() != idx:
+                    raise ValueError(f"mugen: input {descs[i].name} is on {x.device}, the first on {dev}")
+                if not x.is_contiguous():
+                    x = x.contiguous()
+                    keep = (keep or []) + [x]  # alive until the launch is queued
+                ip[i] = x.data_ptr()
+            outs = [empty_like(t) for t in tmpls] if out is None else out
+            for k, o in enumerate(outs):
+                op[k] = o.data_ptr()
+            if cuda:
+                stream.value = raw(idx) if raw else torch.cuda.current_stream(dev).cuda_stream
+            cx = ctx if getattr(_tls, "ctx", None) == ctx.value else ctypes.c_void_p(_ctx())  # this thread's
+            if rows is None:
+                st = launch(cx, c, n_i, ip, n_o, op, wsp, nbs, stream)
+            else:
+                st = launch_rows(cx, c, ctypes.c_int64(rows), n_i, ip, n_o, op, wsp, nbs, stream)
+            if st:
+                _check(st)
+            del keep
+            return outs[0] if len(outs) == 1 else tuple(outs)
+        call.workspace = ws
+        return call

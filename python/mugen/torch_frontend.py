@@ -9,7 +9,7 @@ between such operators; explain=True prints the pieces, which operators PyTorch 
 same path for each graph Dynamo hands it."""
 import operator
 
-from .core import Kernel, Program
+from .core import Kernel, Program, optimize_opts
 
 KEYWORDS = {"input", "output", "dim", "lengths", "kernel"}
 
@@ -316,7 +316,7 @@ class Compiled:
         return self.kernel._repr_svg_() if self.kernel is not None else None
 
 
-def _compile_whole(gm, ex, target, device, optimize=False, progress=True):
+def _compile_whole(gm, ex, target, device, optimize=False, progress=True, limits=None):
     """(Compiled, report lines) for a graph every operator of which translated, or None."""
     import time
 
@@ -331,7 +331,7 @@ def _compile_whole(gm, ex, target, device, optimize=False, progress=True):
         if [str(getattr(torch, d.dtype)) for d in program.outputs] != [str(n.meta["tensor_meta"].dtype) for n in _out_nodes(gm)]:
             raise Unsupported("an output's dtype differs from PyTorch's")
         t1 = time.perf_counter()
-        ug, log = program.optimize(progress=progress) if optimize else (None, "")
+        ug, log = program.optimize(progress=progress, **(limits or {})) if optimize else (None, "")
         if optimize:
             timings["optimize"] = time.perf_counter() - t1
         kernel = Kernel(program, target=target, device=device, ugraph=ug)
@@ -344,21 +344,26 @@ def _compile_whole(gm, ex, target, device, optimize=False, progress=True):
                f"{', the μGraph mugen optimize kept' if ug else ''}):", program.format() + (log and "\n" + log)]
 
 
-def compile(fn, example_inputs, explain=False, target=None, device=None, optimize=False, progress=True):  # noqa: A001
+def compile(fn, example_inputs, explain=False, target=None, device=None, optimize=False, progress=True, **limits):  # noqa: A001
     """Traces fn (a function or nn.Module) on example_inputs; mugen runs the graph, or where an
     operator is not mugen's, the maximal pieces between such operators (torch.fx split_module),
     PyTorch the rest. explain=True prints the split. optimize=True: each piece through `mugen
     optimize` (searched through the search cache, MUGEN_SEARCH_CACHE; the fastest correct μGraph
     kept), else lowered by the rules; progress (with optimize): True a bar, False none, or a
     callable (Program.optimize). Ctrl-C stops the search and raises KeyboardInterrupt; the
-    pieces searched to the end stay in the search cache (docs/python.md)."""
+    pieces searched to the end stay in the search cache (docs/python.md). limits: the search's
+    (Program.optimize: time_limit=30, max_kops=4, ...); giving any implies optimize=True, and a
+    bad one raises MugenError here, before anything is traced."""
     import torch
+    if limits:
+        optimize_opts(limits)  # each limit checked now, by name
+        optimize = True
     import torch.fx
     from torch.fx.passes.split_module import split_module
     ex = list(example_inputs)
     tgt = target or _target(ex)
     gm = fn if isinstance(fn, torch.fx.GraphModule) else torch.fx.symbolic_trace(fn)
-    whole, lines = _compile_whole(gm, ex, tgt, device, optimize, progress)
+    whole, lines = _compile_whole(gm, ex, tgt, device, optimize, progress, limits)
     if whole is not None:
         whole.explain = "\n".join(["mugen: the whole graph"] + lines)
         if explain:
@@ -392,7 +397,7 @@ def compile(fn, example_inputs, explain=False, target=None, device=None, optimiz
             continue
         sub_ex = [a.meta["tensor_meta"] for a in node.args]
         sub_in = [torch.empty(t.shape, dtype=t.dtype, device="meta") for t in sub_ex]
-        c, lines = _compile_whole(sub, sub_in, tgt, device, optimize, progress)
+        c, lines = _compile_whole(sub, sub_in, tgt, device, optimize, progress, limits)
         if c is None:
             report.append(f"- {node.target}: PyTorch runs {', '.join(names)}")
             report += lines
@@ -608,11 +613,18 @@ def backend(gm, example_inputs):
     last_compiled = c
     if c.fallback:  # in pieces (or wholly PyTorch's): the split graph returns what gm does
         return c
-    n = c._n_out
+    if isinstance(c, Dynamic):
+        def run(*args):
+            out = c(*args)
+            return out if isinstance(out, tuple) else (out,)
+        return run
+    # Dynamo's guards hold the inputs' devices, dtypes and shapes to the example's: the call
+    # goes straight to the kernel's torch path, the weights after the inputs
+    call, pv = c.kernel._call_torch, tuple(p for _, _, p in c._params)
 
     def run(*args):
-        out = c(*args)
-        return (out,) if n == 1 and not isinstance(out, tuple) else out
+        out = call(args + pv, None, None)
+        return out if isinstance(out, tuple) else (out,)
     return run
 
 

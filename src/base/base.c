@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void base_assert_fail(const char *expr, const char *file, int line) {
     fprintf(stderr, "mugen: internal error: %s:%d: assertion failed: %s\n", file, line, expr);
@@ -306,3 +307,9 @@ const char *base_dtype_name(mg_dtype t) {
     return t == MG_F16 ? "f16" : t == MG_BF16 ? "bf16" : "f32";
 }
 size_t base_dtype_size(mg_dtype t) { return t == MG_F32 ? 4 : 2; }
+
+double base_now_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}

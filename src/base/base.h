@@ -92,4 +92,7 @@ double base_round_dtype(double x, mg_dtype t);
 const char *base_dtype_name(mg_dtype t);
 size_t base_dtype_size(mg_dtype t);
 
+/* Seconds on the monotonic clock (for intervals only). */
+double base_now_s(void);
+
 #endif

@@ -42,11 +42,7 @@ static const char *const LIBS[] = {"-lm"};
 /* FLAGS[i] in a build that is serial or not */
 #define FLAG(i, serial) ((serial) && !strcmp(FLAGS[i], "-fopenmp") ? "-fopenmp-simd" : FLAGS[i])
 
-static double now_ms(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
+static double now_ms(void) { return base_now_s() * 1e3; }
 
 /* Splits MUGEN_CC (default "cc") on blanks into words (pointing into buf). Returns the count. */
 static int compiler_words(char *buf, size_t n, char **words) {

@@ -595,7 +595,7 @@ static void verify_now(worker *w, const ir_graph *u, mg_verify_report *rep, mg_s
         if (ref) *rc = vf_verify_ref(ref, u, &w->ctx, rep);
     }
     if (*rc == MG_OK && rep->verdict == MG_EQUIVALENT && __atomic_fetch_add(&s->found, 1, __ATOMIC_RELAXED) == 0)
-        s->first_s = sr_now_s() - s->t0;
+        s->first_s = base_now_s() - s->t0;
 }
 
 /* Keeps u (text, both owned) in w->found when its verdict is equivalent, else counts it
@@ -652,9 +652,9 @@ static sr_job *take_job(search *s, int q) {
 
 /* Verifies job j (taken from the queue) on thread w and marks it done. */
 static void run_job(worker *w, sr_job *j) {
-    double t0 = sr_now_s();
+    double t0 = base_now_s();
     verify_now(w, j->u, &j->rep, &j->rc);
-    w->verify_s += sr_now_s() - t0;
+    w->verify_s += base_now_s() - t0;
     pthread_mutex_lock(&w->s->mu);
     j->done = 1;
     pthread_cond_broadcast(&w->s->cv);
@@ -786,7 +786,7 @@ static void candidate_in(worker *w, const int *outs) {
 
 /* sr_candidate: candidate_in, its time counted as verification time (search_int.h). */
 void sr_candidate(worker *w, const int *outs) {
-    double t0 = sr_now_s();
+    double t0 = base_now_s();
     candidate_in(w, outs);
-    w->verify_s += sr_now_s() - t0;
+    w->verify_s += base_now_s() - t0;
 }

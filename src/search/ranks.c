@@ -151,7 +151,7 @@ mg_status sr_ranks_agree(search *s, mg_ctx *ctx, mg_status rc) {
     rk->inbox = base_calloc((size_t)s->n_workers + 1, sizeof *rk->inbox);
     if (!rk->want || !rk->counts || !rk->heard || !rk->state || !rk->inbox)
         return ctx_err(ctx, MG_ERR_NOMEM, "out of memory");
-    double now = sr_now_s();
+    double now = base_now_s();
     for (int r = 0; r < n; r++) rk->heard[r] = now;
     rk->heard0 = now;
     rk->die_at = -1;
@@ -255,7 +255,7 @@ static int receive_from_root(search *s) {
         if (n < 0 || n > SR_MAX_THREADS + 1) n = 0;
         MPI_Recv(ids, n, MPI_INT64_T, 0, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         got = 1;
-        rk->heard0 = sr_now_s();
+        rk->heard0 = base_now_s();
         pthread_mutex_lock(&s->mu);
         if (st.MPI_TAG == TAG_TASKS) {
             for (int i = 0; i < n && rk->n_inbox <= s->n_workers; i++)
@@ -278,7 +278,7 @@ static void watch_worker(search *s) {
     while (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0) {
         int busy = receive_from_root(s);
         sr_check_stop(s);
-        if (sr_now_s() - rk->heard0 > timeout_s()) { /* rank 0 is gone: stop (its checkpoint resumes) */
+        if (base_now_s() - rk->heard0 > timeout_s()) { /* rank 0 is gone: stop (its checkpoint resumes) */
             fprintf(stderr, "mugen: rank %d: nothing from rank 0 for %.0f s; stopping\n", s->rank, timeout_s());
             pthread_mutex_lock(&s->mu);
             __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
@@ -292,8 +292,8 @@ static void watch_worker(search *s) {
         pthread_mutex_unlock(&s->mu);
         if (ask) MPI_Send(&want, 1, MPI_INT64_T, 0, TAG_REQ, MPI_COMM_WORLD);
         send_posts(s);
-        if (sr_now_s() - last >= 1.0) {
-            last = sr_now_s();
+        if (base_now_s() - last >= 1.0) {
+            last = base_now_s();
             send_counts(s, TAG_COUNTS);
         }
         if (!busy && !ask) nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
@@ -358,7 +358,7 @@ static int receive_at_root(search *s) {
                 take_back(s, from); /* a record it could not send (out of memory) is redone */
             }
         }
-        rk->heard[from] = sr_now_s();
+        rk->heard[from] = base_now_s();
     }
     return got;
 }
@@ -384,7 +384,7 @@ static void serve(search *s) {
 /* Rank 0: a rank silent for the timeout is presumed dead; its unfinished tasks go to others. */
 static void bury(search *s) {
     struct sr_ranks *rk = s->rk;
-    double now = sr_now_s(), limit = timeout_s();
+    double now = base_now_s(), limit = timeout_s();
     for (int r = 1; r < s->n_ranks; r++) {
         if (rk->state[r] != R_RUNNING || now - rk->heard[r] <= limit) continue;
         rk->state[r] = R_DEAD;
@@ -414,7 +414,7 @@ static int others_running(const search *s) {
 /* Rank 0's main thread: until its workers and every other rank are done. */
 static void watch_root(search *s) {
     struct sr_ranks *rk = s->rk;
-    double last = sr_now_s(), alive = 0;
+    double last = base_now_s(), alive = 0;
     while (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0 || others_running(s)) {
         int busy = receive_at_root(s);
         sr_check_stop(s);
@@ -426,14 +426,14 @@ static void watch_root(search *s) {
         spread_stop(s);
         serve(s);
         bury(s);
-        if (sr_now_s() - alive >= 1.0) {
-            alive = sr_now_s();
+        if (base_now_s() - alive >= 1.0) {
+            alive = base_now_s();
             for (int r = 1; r < s->n_ranks; r++)
                 if (rk->state[r] == R_RUNNING) MPI_Send(NULL, 0, MPI_INT64_T, r, TAG_ALIVE, MPI_COMM_WORLD);
         }
-        if (s->o->progress && sr_now_s() - last >= 1.0) {
+        if (s->o->progress && base_now_s() - last >= 1.0) {
             int64_t c[SR_N_COUNTS];
-            last = sr_now_s();
+            last = base_now_s();
             sr_totals(s, c);
             sr_progress(s, c, 0);
         }

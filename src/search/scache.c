@@ -488,3 +488,38 @@ mg_status sr_cache_store(const ir_graph *prog, const sr_opts *o, const sr_result
     slot_free(&s);
     return rc;
 }
+
+/* ---- unfinished searches ---- */
+
+int sr_cache_partial_dir(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, char *buf, size_t n) {
+    const char *dir = sr_cache_dir();
+    buf[0] = 0;
+    if (!dir) return -1;
+    slot s;
+    mg_status rc = slot_new(prog, o, dir, ctx, &s);
+    if (rc) return -1;
+    sb_puts(&s.key, "\nas searched\n");
+    ir_print_text(prog, &s.key); /* its checkpoint's μGraphs name prog's own tensors */
+    int len = s.key.oom ? -1 : snprintf(buf, n, "%s/partial/%016llx", dir, (unsigned long long)hash_bytes(s.key.s, s.key.len));
+    slot_free(&s);
+    if (len <= 0 || (size_t)len >= n || rt_mkdir_p(buf)) {
+        buf[0] = 0;
+        return -1;
+    }
+    return 0;
+}
+
+void sr_cache_partial_drop(const char *dir) {
+    char path[4400];
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    DIR *d = opendir(path);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/checkpoint/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    snprintf(path, sizeof path, "%s/checkpoint", dir);
+    rmdir(path);
+    rmdir(dir);
+}

@@ -130,7 +130,7 @@ static mg_status label_dims(search *s, mg_ctx *ctx) {
  * workers' clock, tasks.c) stops the saturation too; the search then stops at once. */
 static int egraph_stopped(void *arg) {
     search *s = arg;
-    if ((s->o->stop && *s->o->stop) || (s->o->time_limit > 0 && sr_now_s() - s->t0 > s->o->time_limit))
+    if ((s->o->stop && *s->o->stop) || (s->o->time_limit > 0 && base_now_s() - s->t0 > s->o->time_limit))
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
     return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
@@ -398,7 +398,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     memset(r, 0, sizeof *r);
     search s;
     memset(&s, 0, sizeof s);
-    s.prog = prog, s.o = o, s.t0 = sr_now_s();
+    s.prog = prog, s.o = o, s.t0 = base_now_s();
     s.rank = sr_rank(), s.n_ranks = sr_n_ranks();
     mg_status rc = prepare(&s, ctx, r);
     rc = sr_ranks_agree(&s, ctx, rc); /* with ranks: all ready, or all stop (ranks.c) */
@@ -412,7 +412,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     rc = merge_results(&s, ctx, r);
     if (rc) goto done;
     if (!r->n_found && !early && s.rank == 0) explain_none(&s, r);
-    r->seconds = sr_now_s() - s.t0;
+    r->seconds = base_now_s() - s.t0;
 done:
     search_free(&s);
     if (rc) sr_result_free(r);

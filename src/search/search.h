@@ -62,6 +62,14 @@ int sr_n_ranks(void);
 /* v as rank 0 has it (every rank calls it; v itself with one rank). */
 int sr_ranks_bcast(int v);
 mg_status sr_cache_store(const ir_graph *prog, const sr_opts *o, const sr_result *r, mg_ctx *ctx);
+/* The folder (created) where a search of prog under o that has no checkpoint of its own keeps
+ * its finished tasks (its o->ckpt_dir): CACHE/partial/HASH of the cache key and prog's own
+ * text. A search stopped part way (Ctrl-C, a progress callback, its time limit, a crash)
+ * reloads them when run again. 0 with buf (n bytes) filled; -1 with buf empty when the cache
+ * is off or the folder cannot be made. */
+int sr_cache_partial_dir(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, char *buf, size_t n);
+/* Removes such a folder and its checkpoint's files (its search ended: stored, or failed). */
+void sr_cache_partial_drop(const char *dir);
 
 /* The cost model's estimate for a μGraph in microseconds on dev: per kernel, bytes over
  * bandwidth or FLOPs over the tensor-core rate, whichever is larger, divided by the share of

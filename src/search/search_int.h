@@ -334,8 +334,6 @@ void sr_candidate(worker *w, const int *outs);
 double sr_block_us(const ir_graph *b, const mg_device *dev, unsigned outs);
 
 /* ---- tasks.c ---- */
-/* Seconds on the monotonic clock. */
-double sr_now_s(void);
 /* Has the search been stopped (time limit, stop request)? sr_stopped_at looks at the clock
  * (and publishes w's counts) when `now` is set, sr_stopped every 1024 states. */
 int sr_stopped_at(worker *w, int now);

@@ -17,11 +17,6 @@
 
 /* ---- the clock and stopping ---- */
 
-double sr_now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static void publish(worker *w);
 int sr_stopped_at(worker *w, int now) {
@@ -30,7 +25,7 @@ int sr_stopped_at(worker *w, int now) {
     if (now || (w->states & 1023) == 0) {
         publish(w);
         if ((s->o->stop && *s->o->stop) ||
-            (s->o->time_limit > 0 && sr_now_s() - s->t0 > s->o->time_limit)) {
+            (s->o->time_limit > 0 && base_now_s() - s->t0 > s->o->time_limit)) {
             __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
             return 1;
         }
@@ -345,10 +340,10 @@ static int take_task(worker *w) {
     int64_t task = next_task(s);
     if (task < 0) return 0;
     int64_t st0 = w->states;
-    double t0 = sr_now_s();
+    double t0 = base_now_s();
     run_task(w, task);
     if (getenv("MUGEN_SEARCH_TRACE"))
-        fprintf(stderr, "task %lld: %lld states, %.2f s\n", (long long)task, (long long)(w->states - st0), sr_now_s() - t0);
+        fprintf(stderr, "task %lld: %lld states, %.2f s\n", (long long)task, (long long)(w->states - st0), base_now_s() - t0);
     int finished = !__atomic_load_n(&s->stop, __ATOMIC_RELAXED) && !w->oom;
     /* keep what was found, finished or not; only a finished task is checkpointed */
     sr_found *copy = w->n_found ? base_alloc(sizeof *copy * (size_t)w->n_found) : NULL;
@@ -399,7 +394,7 @@ void sr_counts_local(const search *s, int64_t c[SR_N_COUNTS]) {
 }
 
 void sr_progress(const search *s, const int64_t c[SR_N_COUNTS], int final) {
-    double t = sr_now_s() - s->t0;
+    double t = base_now_s() - s->t0;
     fprintf(stderr, "%ssearch: %.0f s, %lld states (%.0f/s), %lld pruned, %lld candidates, %lld found, tasks %lld/%lld%s",
             isatty(2) ? "\r" : "", t, (long long)c[SR_C_STATES], t > 0 ? (double)c[SR_C_STATES] / t : 0.0,
             (long long)c[SR_C_PRUNED], (long long)c[SR_C_CANDIDATES], (long long)c[SR_C_FOUND],
@@ -425,7 +420,7 @@ static int start_threads(search *s, pthread_t *th) {
 
 int sr_check_stop(search *s) {
     const sr_opts *o = s->o;
-    if ((o->stop && *o->stop) || (o->time_limit > 0 && sr_now_s() - s->t0 > o->time_limit)) {
+    if ((o->stop && *o->stop) || (o->time_limit > 0 && base_now_s() - s->t0 > o->time_limit)) {
         pthread_mutex_lock(&s->mu);
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
         pthread_cond_broadcast(&s->cv);
@@ -442,7 +437,7 @@ static void call_progress(search *s) {
     p.tasks_done = s->tasks_done, p.n_tasks = s->n_tasks;
     pthread_mutex_unlock(&s->mu);
     p.found = __atomic_load_n(&s->found, __ATOMIC_RELAXED);
-    p.seconds = sr_now_s() - s->t0;
+    p.seconds = base_now_s() - s->t0;
     if (s->o->on_progress(s->o->on_progress_arg, &p)) {
         pthread_mutex_lock(&s->mu);
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
@@ -455,14 +450,14 @@ static void call_progress(search *s) {
  * (and calls the progress callback ten times a second), and ends the search at the time limit
  * or a stop request even while every worker verifies. */
 static void watch(search *s) {
-    double last = sr_now_s(), last_cb = last;
+    double last = base_now_s(), last_cb = last;
     while (__atomic_load_n(&s->running, __ATOMIC_ACQUIRE) > 0) {
         nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-        if (s->o->on_progress && sr_now_s() - last_cb >= 0.1) last_cb = sr_now_s(), call_progress(s);
+        if (s->o->on_progress && base_now_s() - last_cb >= 0.1) last_cb = base_now_s(), call_progress(s);
         sr_check_stop(s);
-        if (s->o->progress && sr_now_s() - last >= 1.0) {
+        if (s->o->progress && base_now_s() - last >= 1.0) {
             int64_t c[SR_N_COUNTS];
-            last = sr_now_s();
+            last = base_now_s();
             sr_counts_local(s, c);
             sr_progress(s, c, 0);
         }

@@ -100,6 +100,33 @@ def test_interrupt_between_pieces_then_resume(tmp_path, monkeypatch):
     assert ug.search["from_cache"] == 1 and ug.search["searched"] == 2
 
 
+def test_a_search_stopped_part_way_resumes_its_finished_tasks(tmp_path, monkeypatch):
+    """A piece's search stopped part way keeps its finished tasks in the cache's partial
+    folder; the next optimize reloads them (the log says how many) and goes on from there, and
+    the folder goes once the search has ended and is stored."""
+    monkeypatch.setenv("MUGEN_SEARCH_CACHE", str(tmp_path))
+    p = slow()
+
+    def cb(q):
+        if q.tasks_done >= 10:
+            raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        p.optimize(progress=cb, threads=2)
+    (folder,) = list((tmp_path / "partial").iterdir())
+    done = {f for f in os.listdir(folder / "checkpoint") if f.startswith("task-")}
+    assert len(done) >= 10 and entries(tmp_path) == []
+    ug, log = p.optimize(threads=2, time_limit=1)  # resumed, then stopped again at its limit
+    m = re.search(r"stopped at its time limit \((\d+) of (\d+) tasks resumed\)", log)
+    assert m and int(m.group(1)) == len(done), log
+    more = {f for f in os.listdir(folder / "checkpoint") if f.startswith("task-")}
+    assert more > done and entries(tmp_path) == []
+    ug, log = p.optimize(threads=2)  # to the end: stored, the partial folder gone
+    m = re.search(r"search complete \((\d+) of (\d+) tasks resumed\)", log)
+    assert m and int(m.group(1)) == len(more), log
+    assert len(entries(tmp_path)) == 1 and list((tmp_path / "partial").iterdir()) == []
+    assert ug is not None and ug.search["searched"] == 1
+
+
 def test_real_sigint_stops_the_search(tmp_path, monkeypatch):
     monkeypatch.setenv("MUGEN_SEARCH_CACHE", str(tmp_path))
     n = [0]

@@ -90,6 +90,29 @@ def test_optimize_through_the_search_cache(tmp_path, monkeypatch):
     assert "search complete" in logs[0] and "from the search cache" in logs[1]
 
 
+def test_compile_takes_the_search_limits_by_name(tmp_path, monkeypatch):
+    """mugen.compile(fn, inputs, **limits): the search's limits by their command-line names
+    (optimize implied); one that changes the outcome (a piece of two matmuls past
+    max_piece_heavy=1 is lowered, unsearched) and a bad value or name refused by name first."""
+    monkeypatch.setenv("MUGEN_SEARCH_CACHE", str(tmp_path))
+
+    def f(x, w1, w2):
+        return (x @ w1) @ w2
+    g = torch.Generator().manual_seed(35)
+    xs = [(torch.rand(8, 64, generator=g) * 2 - 1).half(), ((torch.rand(64, 32, generator=g) - 0.5) * 0.2).half(),
+          ((torch.rand(32, 16, generator=g) - 0.5) * 0.2).half()]
+    want = f(*[x.float() for x in xs])
+    c = mugen.compile(f, xs, max_piece_heavy=1, progress=False)
+    assert "past the search's limits (2 operators, 2 matmuls and reductions): lowered" in c.explain
+    assert rel(c(*xs), want) < 1e-2
+    c = mugen.compile(f, xs, time_limit=20, max_kops=3, threads=1, progress=False)
+    assert "piece 0: search complete" in c.explain and rel(c(*xs), want) < 1e-2
+    with pytest.raises(mugen.MugenError, match="max_kops takes 1 to 8, got '99'"):
+        mugen.compile(f, xs, max_kops=99)
+    with pytest.raises(mugen.MugenError, match="unknown option 'bogus'"):
+        mugen.compile(f, xs, bogus=1)
+
+
 def _dynamo():
     d = pytest.importorskip("torch._dynamo")  # torch.compile: PyTorch 2 (Debian 12 has 1.13)
     from mugen import torch_frontend
@@ -205,3 +228,28 @@ def test_torch_compile_dynamic_output_without_the_batch():
         y, u = c(x, v)
         assert y.shape == (b, 8) and u.shape == (16, 8) and rel(y, f(x, v)[0]) < 1e-5 and rel(u, v * 2 + 1) < 1e-6
     assert isinstance(tf.last_compiled, tf.Dynamic), tf.last_compiled.explain
+
+
+def test_kernel_torch_path_checks_and_fresh_outputs():
+    """The torch call made once a device: wrong counts, dtypes and shapes refused by name; a
+    non-contiguous input taken as its contiguous copy; each call's outputs fresh tensors (not
+    one buffer handed out twice); out= written in place; a workspace kept alive across calls."""
+    p = mugen.Program("input a : f32[4, 8]\ninput b : f32[4, 8]\ny = exp(a) * b\nz = sum(y, dim=1)\noutput y\noutput z\n")
+    k = mugen.Kernel(p, target="c")
+    g = torch.Generator().manual_seed(35)
+    a, b = torch.rand(4, 8, generator=g) * 2 - 1, torch.rand(4, 8, generator=g) * 2 - 1
+    y1, z1 = k(a, b)
+    y2, z2 = k(b, a)
+    assert y1.data_ptr() != y2.data_ptr() and z1.data_ptr() != z2.data_ptr()
+    assert torch.allclose(y1, torch.exp(a) * b, rtol=1e-5) and torch.allclose(z1, (torch.exp(a) * b).sum(1, keepdim=True), rtol=1e-5)
+    assert torch.allclose(y2, torch.exp(b) * a, rtol=1e-5)
+    bt = (torch.rand(8, 4, generator=g) * 2 - 1).t()  # not contiguous
+    assert torch.allclose(k(a, bt)[0], torch.exp(a) * bt, rtol=1e-5)
+    oy, oz = torch.full((4, 8), float("nan")), torch.full((4, 1), float("nan"))
+    assert k(a, b, out=(oy, oz))[0] is oy and torch.allclose(oz, z1, rtol=1e-5)
+    with pytest.raises(ValueError, match="takes 2 inputs, got 1"):
+        k(a)
+    with pytest.raises(ValueError, match="input b is float32\\[4, 8\\], got float16\\[4, 8\\]"):
+        k(a, b.half())
+    with pytest.raises(ValueError, match="input a is float32\\[4, 8\\], got float32\\[8, 4\\]"):
+        k(a.t().contiguous(), b)

@@ -23,7 +23,7 @@ int unit_fails;
     X(test_alloc_failures) X(test_alloc_search) X(test_alloc_compile)                                       \
     X(test_aexpr_subexpr) X(test_aexpr_print_parse) X(test_aexpr_z3_corpus)           \
     X(test_search_finds_fused) X(test_search_split_reduction) X(test_search_screen) X(test_search_small_instance) X(test_search_fewer_blocks)   \
-    X(test_search_ops) X(test_search_lowered) X(test_search_threads_same) X(test_search_compound_rmsnorm)    \
+    X(test_search_ops) X(test_search_set_by_name) X(test_search_lowered) X(test_search_threads_same) X(test_search_compound_rmsnorm)    \
     X(test_search_theorem1) X(test_search_nothing_found) X(test_search_progress_stop)  \
     X(test_canon_renaming) X(test_canon_mutations) X(test_canon_random)               \
     X(test_scache_roundtrip) X(test_scache_renamed_piece) X(test_scache_damage)       \

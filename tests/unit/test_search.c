@@ -22,6 +22,7 @@ void test_search_ops(void);
 void test_search_lowered(void);
 void test_search_progress_stop(void);
 void test_aexpr_z3_corpus(void);
+void test_search_set_by_name(void);
 
 /* The e-graph of prog's output; *t gets the program's inputs as its first variables. */
 static ae_egraph *egraph_of(const char *prog, ae_tab *t, ae_egraph_stats *st) {
@@ -549,4 +550,40 @@ void test_search_progress_stop(void) {
               (long long)l.n_tasks);
     mg_search_result_free(&r);
     ir_graph_free(g);
+}
+
+/* mg_search_set and mg_optimize_set (the CLI's flags and Python's keyword arguments): each
+ * name in its spellings sets its field; a bad value or an unknown name is refused by name with
+ * the options unchanged. */
+void test_search_set_by_name(void) {
+    mg_ctx *ctx = mg_ctx_new();
+    mg_optimize_opts o, before;
+    mg_optimize_defaults(&o);
+    CHECK(mg_optimize_set(ctx, &o, "--max-kops", "3") == MG_OK && o.search.max_kops == 3);
+    CHECK(mg_optimize_set(ctx, &o, "max_bops", "20") == MG_OK && o.search.max_bops == 20);
+    CHECK(mg_optimize_set(ctx, &o, "threads", "2") == MG_OK && o.search.threads == 2);
+    CHECK(mg_optimize_set(ctx, &o, "time_limit", "2.5") == MG_OK && o.search.time_limit == 2.5);
+    CHECK(mg_optimize_set(ctx, &o, "seed", "77") == MG_OK && o.search.seed == 77);
+    CHECK(mg_optimize_set(ctx, &o, "slack", "0") == MG_OK && o.search.slack == 0);
+    CHECK(mg_optimize_set(ctx, &o, "ops", "matmul,exp") == MG_OK && !strcmp(o.search.ops, "matmul,exp"));
+    CHECK(mg_optimize_set(ctx, &o, "max-piece-ops", "24") == MG_OK && o.max_piece_ops == 24);
+    CHECK(mg_optimize_set(ctx, &o, "max_piece_heavy", "1") == MG_OK && o.max_piece_heavy == 1);
+    memcpy(&before, &o, sizeof o);
+    const char *bad[][3] = {{"max_kops", "9", "max_kops takes 1 to 8, got '9'"},
+                            {"--max-kernels", "x", "--max-kernels takes 0 to 8"},
+                            {"threads", "2.5", "threads takes 1 to 256"},
+                            {"time-limit", "0", "time-limit takes seconds > 0"},
+                            {"slack", "0.5", "slack takes 0 (verify every schedule)"},
+                            {"seed", "-3", "bad seed '-3'"},
+                            {"max-piece-ops", "0", "max-piece-ops takes 1 to 1000"},
+                            {"bogus", "1", "unknown option 'bogus'"},
+                            {"a-name-far-longer-than-any-option-is", "1", "unknown option"}};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        mg_status st = mg_optimize_set(ctx, &o, bad[i][0], bad[i][1]);
+        CHECK_MSG(st == MG_ERR_INVALID && strstr(mg_ctx_error(ctx), bad[i][2]), "%s=%s: %s", bad[i][0], bad[i][1],
+                  mg_ctx_error(ctx));
+    }
+    CHECK(!memcmp(&o, &before, sizeof o));
+    CHECK(mg_search_set(ctx, &o.search, "max-piece-ops", "3") == MG_ERR_INVALID); /* optimize's, not the search's */
+    mg_ctx_free(ctx);
 }
