@@ -260,7 +260,9 @@ typedef struct mg_search_opts {
                              verified and ranked with the others by default: docs/search.md) */
     mg_progress_fn on_progress; /* NULL: none. Called on the thread that called mg_search (never
                              on a worker) about ten times a second while the tasks run and once
-                             when they end; tasks_done never decreases within a search. Not
+                             when they end, and before them while the e-graph saturates and the
+                             screen's tests are built (0 of 0 tasks); tasks_done never decreases
+                             within a search; a nonzero return stops it, at any of these. Not
                              called with MPI ranks, nor when the search runs on the caller's
                              thread alone (no worker thread could start) */
     void *on_progress_arg;

@@ -126,12 +126,22 @@ static mg_status label_dims(search *s, mg_ctx *ctx) {
     return MG_OK;
 }
 
-/* ae_limits.stopped for the e-graph of search arg: a stop request or the time limit (the
- * workers' clock, tasks.c) stops the saturation too; the search then stops at once. */
+/* ae_limits.stopped for the e-graph of search arg, and the stop test while the screen's tests
+ * are built (prepare): a stop request or the time limit (the workers' clock, tasks.c) stops
+ * them too; the search then stops at once. The progress callback is called here as while the
+ * tasks run, ten times a second (no task yet: 0 of 0), and a nonzero return stops as well,
+ * so a Ctrl-C through it is seen during a long saturation. */
 static int egraph_stopped(void *arg) {
     search *s = arg;
-    if ((s->o->stop && *s->o->stop) || (s->o->time_limit > 0 && base_now_s() - s->t0 > s->o->time_limit))
+    const sr_opts *o = s->o;
+    double now = base_now_s();
+    if ((o->stop && *o->stop) || (o->time_limit > 0 && now - s->t0 > o->time_limit))
         __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+    if (o->on_progress && s->n_ranks == 1 && now - s->prep_cb >= 0.1 && !__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+        s->prep_cb = now;
+        if (o->on_progress(o->on_progress_arg, &(mg_progress){.seconds = now - s->t0}))
+            __atomic_store_n(&s->stop, 1, __ATOMIC_RELAXED);
+    }
     return __atomic_load_n(&s->stop, __ATOMIC_RELAXED);
 }
 
@@ -398,7 +408,7 @@ mg_status sr_search(const ir_graph *prog, const sr_opts *o, mg_ctx *ctx, sr_resu
     memset(r, 0, sizeof *r);
     search s;
     memset(&s, 0, sizeof s);
-    s.prog = prog, s.o = o, s.t0 = base_now_s();
+    s.prog = prog, s.o = o, s.t0 = s.prep_cb = base_now_s();
     s.rank = sr_rank(), s.n_ranks = sr_n_ranks();
     mg_status rc = prepare(&s, ctx, r);
     rc = sr_ranks_agree(&s, ctx, rc); /* with ranks: all ready, or all stop (ranks.c) */

@@ -224,6 +224,7 @@ struct search {
     int *task_n_found;
     pthread_mutex_t mu;
     double t0;
+    double prep_cb; /* the progress callback's last call before the tasks (egraph_stopped) */
     int stop;
     int running; /* worker threads not finished */
     /* verification spread over the threads (tasks.c): while some thread has no task left

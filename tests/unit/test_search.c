@@ -519,15 +519,18 @@ void test_search_lowered(void) {
 /* mg_search_opts.on_progress: the counts it is handed and a stop by its return value */
 typedef struct progress_log {
     int calls, stop_at, decreased;
+    int task_calls; /* calls once the tasks run (n_tasks > 0); before them, 0 of 0 */
     int64_t first_done, last_done, n_tasks;
 } progress_log;
 
+/* Stops at the stop_at-th call once the tasks run (stop_at 0: at the first call of all). */
 static int log_progress(void *arg, const mg_progress *p) {
     progress_log *l = arg;
     if (l->calls++ == 0) l->first_done = p->tasks_done;
     l->decreased |= p->tasks_done < l->last_done || p->tasks_done > p->n_tasks || p->piece || p->n_pieces;
     l->last_done = p->tasks_done, l->n_tasks = p->n_tasks;
-    return l->calls >= l->stop_at;
+    l->task_calls += p->n_tasks > 0;
+    return l->stop_at ? l->task_calls >= l->stop_at : 1;
 }
 
 void test_search_progress_stop(void) {
@@ -545,9 +548,27 @@ void test_search_progress_stop(void) {
     CHECK_MSG(sr_search(g, &o, &ctx, &r) == MG_OK, "%s", ctx.msg);
     CHECK_MSG(r.stopped && r.tasks_done < r.tasks, "stopped %d, tasks %lld of %lld", r.stopped,
               (long long)r.tasks_done, (long long)r.tasks);
-    CHECK_MSG(l.calls >= 5 && !l.decreased && l.n_tasks == r.tasks && l.last_done == r.tasks_done,
-              "%d calls, decreased %d, last %lld of %lld", l.calls, l.decreased, (long long)l.last_done,
+    CHECK_MSG(l.task_calls >= 5 && !l.decreased && l.n_tasks == r.tasks && l.last_done == r.tasks_done,
+              "%d calls, decreased %d, last %lld of %lld", l.task_calls, l.decreased, (long long)l.last_done,
               (long long)l.n_tasks);
+    mg_search_result_free(&r);
+    ir_graph_free(g);
+    /* before any task: a 500-add chain's search spends seconds saturating its e-graph; the
+     * callback is called there too (0 of 0 tasks) and its stop ends the search at once */
+    strbuf sb = {0};
+    sb_puts(&sb, "input X : f16[4, 8]\nO = X");
+    for (int i = 0; i < 500; i++) sb_puts(&sb, " + X");
+    sb_puts(&sb, "\noutput O\n");
+    g = unit_parse(sb.s);
+    sb_free(&sb);
+    progress_log l0 = {.stop_at = 0};
+    o.threads = 1, o.on_progress_arg = &l0;
+    double t0 = base_now_s();
+    CHECK_MSG(sr_search(g, &o, &ctx, &r) == MG_OK, "%s", ctx.msg);
+    double t = base_now_s() - t0;
+    CHECK_MSG(l0.calls == 1 && l0.n_tasks == 0 && r.tasks_done == 0 && r.n_found == 0 && t < 1.5,
+              "%d calls, %lld of %lld tasks, %d found, %.2f s", l0.calls, (long long)r.tasks_done, (long long)r.tasks,
+              r.n_found, t);
     mg_search_result_free(&r);
     ir_graph_free(g);
 }
