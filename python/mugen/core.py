@@ -234,6 +234,18 @@ def _check_input(d, shape, dtype):
         raise ValueError(f"mugen: input {d.name} is {d.dtype}{list(d.shape)}, got {dtype}{list(shape)}")
 
 
+def _check_out(descs, outs, fits):
+    """Refuses out= unless it holds one array or tensor per output, each fits(k, o): its shape,
+    dtype, place and a contiguous layout (the kernels write it in place)."""
+    if len(outs) != len(descs):
+        raise ValueError(f"mugen: out= takes {len(descs)} outputs, got {len(outs)}")
+    for k, (d, o) in enumerate(zip(descs, outs)):
+        if not fits(k, o):
+            raise ValueError(f"mugen: out[{k}] ({d.name}) must be a contiguous {d.dtype}{list(d.shape)} where the inputs are, "
+                             f"got {str(getattr(o, 'dtype', type(o).__name__)).replace('torch.', '')}"
+                             f"{list(getattr(o, 'shape', ()))}")
+
+
 class Kernel:
     """A program compiled for one target ('c': host memory; 'cuda': device memory on a stream).
     Calling it with inputs (NumPy arrays or torch tensors, in the program's input order) returns
@@ -306,7 +318,12 @@ class Kernel:
             x = np.ascontiguousarray(x)
             self._check_in(i, x, x.shape, str(x.dtype))
             ins.append(x)
-        outs = out if out is not None else [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
+        if out is None:
+            outs = [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
+        else:
+            outs = out
+            _check_out(self.outputs, outs, lambda k, o: isinstance(o, np.ndarray) and o.shape == self.outputs[k].shape and
+                       str(o.dtype) == self.outputs[k].dtype and o.flags.c_contiguous and o.flags.writeable)
         n = self.info["workspace_bytes"]
         if n and self._ws is None:
             self._ws = np.empty(n + 256, dtype=np.uint8)
@@ -342,6 +359,7 @@ class Kernel:
         cuda = dev.type == "cuda"
         n_in = len(self.inputs)
         metas = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.inputs]
+        ometas, odescs = [(torch.Size(d.shape), getattr(torch, d.dtype)) for d in self.outputs], self.outputs
         # torch.empty_like of a one-element tensor expanded to the shape: a fresh contiguous
         # tensor, and the cheapest allocation PyTorch offers from Python
         tmpls = [torch.empty((), dtype=getattr(torch, d.dtype), device=dev).expand(d.shape) for d in self.outputs]
@@ -354,6 +372,7 @@ class Kernel:
         n_i, n_o, nbs = ctypes.c_int(n_in), ctypes.c_int(len(op)), ctypes.c_size_t(nb)
         stream = ctypes.c_void_p()
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if cuda else None
+        current = getattr(torch._C, "_cuda_getDevice", None) if cuda else None
         idx = dev.index if cuda else -1  # as Tensor.get_device() gives it
         launch, launch_rows = (C.pylib.mg_launch, C.pylib.mg_launch_rows) if cuda else (C.lib.mg_launch, C.lib.mg_launch_rows)
 
@@ -371,16 +390,25 @@ class Kernel:
                     x = x.contiguous()
                     keep = (keep or []) + [x]  # alive until the launch is queued
                 ip[i] = x.data_ptr()
-            outs = [empty_like(t) for t in tmpls] if out is None else out
+            if out is None:
+                outs = [empty_like(t) for t in tmpls]
+            else:
+                outs = out
+                _check_out(odescs, outs, lambda k, o: isinstance(o, torch.Tensor) and o.shape == ometas[k][0] and
+                           o.dtype == ometas[k][1] and o.get_device() == idx and o.is_contiguous())
             for k, o in enumerate(outs):
                 op[k] = o.data_ptr()
             if cuda:
                 stream.value = raw(idx) if raw else torch.cuda.current_stream(dev).cuda_stream
             cx = ctx if getattr(_tls, "ctx", None) == ctx.value else ctypes.c_void_p(_ctx())  # this thread's
-            if rows is None:
-                st = launch(cx, c, n_i, ip, n_o, op, wsp, nbs, stream)
+            args = (cx, c, n_i, ip, n_o, op, wsp, nbs, stream) if rows is None else \
+                (cx, c, ctypes.c_int64(rows), n_i, ip, n_o, op, wsp, nbs, stream)
+            fn = launch if rows is None else launch_rows
+            if cuda and current and current() != idx:  # PyTorch's current device is another GPU:
+                with torch.cuda.device(idx):            # the launch in the tensors' device's context
+                    st = fn(*args)
             else:
-                st = launch_rows(cx, c, ctypes.c_int64(rows), n_i, ip, n_o, op, wsp, nbs, stream)
+                st = fn(*args)
             if st:
                 _check(st)
             del keep

@@ -88,6 +88,13 @@ def test_errors_are_clear():
         k(np.zeros((4, 8), np.float16))
     with pytest.raises(ValueError, match="takes 1 inputs, got 2"):
         k(np.zeros((4, 8), np.float32), np.zeros((4, 8), np.float32))
+    x = np.random.default_rng(35).uniform(-1, 1, (4, 8)).astype(np.float32)
+    with pytest.raises(ValueError, match="out\\[0\\] \\(y\\) must be a contiguous float32\\[4, 8\\] where the inputs are, got float16\\[4, 8\\]"):
+        k(x, out=[np.empty((4, 8), np.float16)])
+    with pytest.raises(ValueError, match="out\\[0\\] \\(y\\) must be a contiguous"):
+        k(x, out=[np.empty((8, 4), np.float32).T])
+    o = np.full((4, 8), np.nan, np.float32)
+    assert k(x, out=[o]) is o and np.allclose(o, 2 * x)
 
 
 def test_ragged_encoder_from_packed_tensors():

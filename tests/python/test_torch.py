@@ -249,6 +249,12 @@ def test_kernel_torch_path_checks_and_fresh_outputs():
     assert k(a, b, out=(oy, oz))[0] is oy and torch.allclose(oz, z1, rtol=1e-5)
     with pytest.raises(ValueError, match="takes 2 inputs, got 1"):
         k(a)
+    with pytest.raises(ValueError, match="out= takes 2 outputs, got 1"):
+        k(a, b, out=(oy,))
+    with pytest.raises(ValueError, match="out\\[1\\] \\(z\\) must be a contiguous float32\\[4, 1\\] where the inputs are, got float32\\[4\\]"):
+        k(a, b, out=(oy, torch.empty(4)))
+    with pytest.raises(ValueError, match="out\\[0\\] \\(y\\) must be a contiguous"):
+        k(a, b, out=(torch.empty(8, 4).t(), oz))
     with pytest.raises(ValueError, match="input b is float32\\[4, 8\\], got float16\\[4, 8\\]"):
         k(a, b.half())
     with pytest.raises(ValueError, match="input a is float32\\[4, 8\\], got float32\\[8, 4\\]"):
