@@ -259,3 +259,100 @@ def test_kernel_torch_path_checks_and_fresh_outputs():
         k(a, b.half())
     with pytest.raises(ValueError, match="input a is float32\\[4, 8\\], got float32\\[8, 4\\]"):
         k(a.t().contiguous(), b)
+
+
+class _Rms(torch.nn.Module):
+    def forward(self, v, d):
+        return v / torch.sqrt(torch.mean(v * v, dim=d, keepdim=True))
+
+
+class GatedMLP(torch.nn.Module):
+    def __init__(self, d, f):
+        super().__init__()
+        self.w1, self.w2 = torch.nn.Parameter(torch.randn(d, f) / d ** 0.5), torch.nn.Parameter(torch.randn(d, f) / d ** 0.5)
+
+    def forward(self, x):
+        return torch.nn.functional.silu(x @ self.w1) * (x @ self.w2)
+
+
+class RMSNormLinear(torch.nn.Module):
+    def __init__(self, d, f):
+        super().__init__()
+        self.rms, self.w = _Rms(), torch.nn.Parameter(torch.randn(d, f) / d ** 0.5)
+
+    def forward(self, x):
+        return self.rms(x, 1) @ self.w
+
+
+class LoRA(torch.nn.Module):
+    def __init__(self, d, f, r):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(d, f) / d ** 0.5)
+        self.a, self.b = torch.nn.Parameter(torch.randn(d, r) / d ** 0.5), torch.nn.Parameter(torch.randn(r, f) / r ** 0.5)
+
+    def forward(self, x):
+        return x @ self.w + (x @ self.a) @ self.b
+
+
+class NTrans(torch.nn.Module):
+    def __init__(self, d):
+        super().__init__()
+        self.rms, self.alpha = _Rms(), torch.nn.Parameter(torch.rand(1, d))
+
+    def forward(self, x, h):
+        return self.rms(x + self.alpha * self.rms(h - x, 1), 1)
+
+
+class GQA(torch.nn.Module):  # attention over one group's keys (examples/gqa_b1.mu's form)
+    def forward(self, q, k, v):
+        s = torch.exp(q @ k)
+        return (s / torch.sum(s, dim=2, keepdim=True)) @ v
+
+
+class QKNorm(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rms = _Rms()
+
+    def forward(self, q, k, v):
+        s = torch.exp(self.rms(q, 2) @ self.rms(k, 1))
+        return (s / torch.sum(s, dim=2, keepdim=True)) @ v
+
+
+@pytest.mark.parametrize("make,shapes", [
+    (lambda: GatedMLP(64, 96), [(8, 64)]),
+    (lambda: RMSNormLinear(64, 96), [(4, 64)]),
+    (lambda: LoRA(64, 96, 8), [(16, 64)]),
+    (lambda: NTrans(128), [(4, 128), (4, 128)]),
+    (lambda: GQA(), [(2, 32, 16), (2, 16, 64), (2, 64, 16)]),
+    (lambda: QKNorm(), [(2, 32, 16), (2, 16, 64), (2, 64, 16)]),
+], ids=["gated_mlp", "rmsnorm_linear", "lora", "ntrans", "gqa", "qknorm"])
+def test_mirage_benchmarks_as_modules(make, shapes):
+    """The Mirage suite's six kinds of layer written as nn.Modules (weights as parameters), at
+    CPU sizes: mugen.compile runs each whole on the C backend, out= into NaN-poisoned tensors
+    too, and torch.compile(backend="mugen") where PyTorch 2 is here, each against the module in
+    f32 on fresh inputs."""
+    torch.manual_seed(len(shapes) * 13 + shapes[0][-1])
+    m = make().half()
+    xs = [(torch.rand(s) * 2 - 1).half() for s in shapes]
+    want = m.float()(*[x.float() for x in xs])
+    m.half()
+    with torch.no_grad():
+        c = mugen.compile(m, xs)
+        assert not c.fallback and c.kernel is not None, c.explain
+        assert rel(c(*xs), want) < 1e-2
+        o = torch.full(tuple(want.shape), float("nan"), dtype=torch.float16)
+        assert c.kernel(*xs, *[p for _, _, p in c._params], out=(o,)) is o and rel(o, want) < 1e-2
+        xs2 = [(torch.rand(s) * 2 - 1).half() for s in shapes]  # new values, same kernel
+        assert rel(c(*xs2), m.float()(*[x.float() for x in xs2])) < 1e-2
+    m.half()
+    try:
+        import torch._dynamo as _  # noqa: F401  (PyTorch 2: torch.compile)
+    except Exception:
+        return
+    _dynamo()
+    from mugen import torch_frontend as tf
+    with torch.no_grad():
+        y = torch.compile(m, backend="mugen")(*xs)
+    assert not tf.last_compiled.fallback, tf.last_compiled.explain
+    assert rel(y, want) < 1e-2
