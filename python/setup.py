@@ -4,7 +4,7 @@ import os
 import shutil
 import subprocess
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -34,14 +34,19 @@ try:  # a wheel (pip wheel ./python) holds libmugen.so: tag it for this platform
         from wheel.bdist_wheel import bdist_wheel
 
     class PlatformWheel(bdist_wheel):
-        def finalize_options(self):
-            super().finalize_options()
-            self.root_is_pure = False
-
         def get_tag(self):  # ctypes: no CPython ABI, one library for every Python 3
             return ("py3", "none", super().get_tag()[2])
     cmdclass["bdist_wheel"] = PlatformWheel
 except ImportError:  # no wheel support: pip install still works
     pass
 
-setup(cmdclass=cmdclass)
+
+class WithLibrary(Distribution):
+    """Not pure Python: it holds libmugen.so, so a wheel puts it with the platform's files
+    (platlib), as auditwheel repair needs (tools/wheel.sh)."""
+
+    def has_ext_modules(self):
+        return True
+
+
+setup(cmdclass=cmdclass, distclass=WithLibrary)
