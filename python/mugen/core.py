@@ -174,11 +174,13 @@ class Program:
         best μGraph kept where it runs faster than the piece lowered; returns (the μGraph as a
         Program, the log: a line a piece). limits: the search's, named as `mugen optimize`'s
         flags with '_' for '-' (time_limit=30 seconds a piece, max_kops=4, max_kernels=2,
-        threads=8, max_piece_ops=24, ...; docs/python.md); a bad one raises MugenError naming it. The μGraph's .search holds the summary (pieces,
-        searched, from the cache, kept, seconds, the log). progress: True shows a bar (tqdm,
-        else a line on stderr); a callable gets each mugen._capi.Progress and may raise to stop.
-        Ctrl-C (or the callable raising) stops the search and raises KeyboardInterrupt (or what
-        it raised): the pieces whose search ended stay in the search cache (docs/python.md)."""
+        threads=8, max_piece_ops=24, ...; docs/python.md); a bad one raises MugenError naming
+        it. The μGraph's .search holds the summary (pieces, searched, from the cache, kept,
+        seconds, the log). progress: True shows a bar (tqdm, else a line on stderr); a callable
+        gets each mugen._capi.Progress and may raise to stop. Ctrl-C (or the callable raising)
+        stops the search and raises KeyboardInterrupt (or what it raised): the pieces whose
+        search ended stay in the search cache, and the stopped one's finished tasks in its
+        partial folder, reloaded by the next call (docs/python.md, "What resume means")."""
         from . import display
         opts, held = optimize_opts(limits)  # held: alive through the search
         rep = C.OptimizeReport()
@@ -267,9 +269,7 @@ class Kernel:
                      "cached": bool(info.cached), "device": info.device.decode()}
         self.inputs = self._descs(info.n_inputs, C.lib.mg_compiled_input)
         self.outputs = self._descs(info.n_outputs, C.lib.mg_compiled_output)
-        self._ws, self._wp, self._torch_calls = None, 0, {}
-        self._ip = (ctypes.c_void_p * len(self.inputs))()
-        self._op = (ctypes.c_void_p * len(self.outputs))()
+        self._torch_calls = {}  # torch.device -> the call made for it (_torch_call)
 
     def _descs(self, n, get):
         out = []
@@ -324,15 +324,11 @@ class Kernel:
             outs = out
             _check_out(self.outputs, outs, lambda k, o: isinstance(o, np.ndarray) and o.shape == self.outputs[k].shape and
                        str(o.dtype) == self.outputs[k].dtype and o.flags.c_contiguous and o.flags.writeable)
-        n = self.info["workspace_bytes"]
-        if n and self._ws is None:
-            self._ws = np.empty(n + 256, dtype=np.uint8)
-            self._wp = (self._ws.ctypes.data + 255) // 256 * 256  # aligned to MG_LAUNCH_ALIGN
-        for i, x in enumerate(ins):
-            self._ip[i] = x.ctypes.data
-        for i, o in enumerate(outs):
-            self._op[i] = o.ctypes.data
-        args = (len(self._ip), self._ip, len(self._op), self._op, self._wp if n else None, n, None)
+        n = self.info["workspace_bytes"]  # a workspace and pointer arrays a call: threads may share the Kernel
+        ws = np.empty(n + 256, dtype=np.uint8) if n else None
+        ip = (ctypes.c_void_p * len(ins))(*[x.ctypes.data for x in ins])
+        op = (ctypes.c_void_p * len(outs))(*[o.ctypes.data for o in outs])
+        args = (len(ins), ip, len(outs), op, (ws.ctypes.data + 255) // 256 * 256 if n else None, n, None)
         _check(C.lib.mg_launch(_ctx(), self._c, *args) if rows is None else C.lib.mg_launch_rows(_ctx(), self._c, rows, *args))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
@@ -364,13 +360,15 @@ class Kernel:
         # tensor, and the cheapest allocation PyTorch offers from Python
         tmpls = [torch.empty((), dtype=getattr(torch, d.dtype), device=dev).expand(d.shape) for d in self.outputs]
         empty_like = torch.empty_like
-        ip, op, descs = self._ip, self._op, self.inputs
+        ip, op, descs = (ctypes.c_void_p * n_in)(), (ctypes.c_void_p * len(self.outputs))(), self.inputs
         nb = self.info["workspace_bytes"]
         ws = torch.empty(nb + 256, dtype=torch.uint8, device=dev) if nb else None  # call.workspace keeps it
         wsp = ctypes.c_void_p((ws.data_ptr() + 255) // 256 * 256 if nb else None)
         ctx, c = ctypes.c_void_p(_ctx()), self._c
         n_i, n_o, nbs = ctypes.c_int(n_in), ctypes.c_int(len(op)), ctypes.c_size_t(nb)
         stream = ctypes.c_void_p()
+        owner, n_out = threading.get_ident(), len(op)  # ip, op and stream are the building thread's
+        ws_stream = {}  # "s": the stream the kept workspace serves (None on the C target)
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None) if cuda else None
         current = getattr(torch._C, "_cuda_getDevice", None) if cuda else None
         idx = dev.index if cuda else -1  # as Tensor.get_device() gives it
@@ -379,6 +377,11 @@ class Kernel:
         def call(inputs, out, rows):
             if len(inputs) != n_in:
                 raise ValueError(f"mugen: the kernel takes {n_in} inputs, got {len(inputs)}")
+            own = threading.get_ident() == owner
+            if own:
+                ip_, op_, stream_ = ip, op, stream
+            else:  # another thread: arrays of its own (a thread switch may come before the launch)
+                ip_, op_, stream_ = (ctypes.c_void_p * n_in)(), (ctypes.c_void_p * n_out)(), ctypes.c_void_p()
             keep = None
             for i, x in enumerate(inputs):
                 shape, dt = metas[i]
@@ -389,7 +392,7 @@ class Kernel:
                 if not x.is_contiguous():
                     x = x.contiguous()
                     keep = (keep or []) + [x]  # alive until the launch is queued
-                ip[i] = x.data_ptr()
+                ip_[i] = x.data_ptr()
             if out is None:
                 outs = [empty_like(t) for t in tmpls]
             else:
@@ -397,12 +400,20 @@ class Kernel:
                 _check_out(odescs, outs, lambda k, o: isinstance(o, torch.Tensor) and o.shape == ometas[k][0] and
                            o.dtype == ometas[k][1] and o.get_device() == idx and o.is_contiguous())
             for k, o in enumerate(outs):
-                op[k] = o.data_ptr()
+                op_[k] = o.data_ptr()
             if cuda:
-                stream.value = raw(idx) if raw else torch.cuda.current_stream(dev).cuda_stream
+                stream_.value = raw(idx) if raw else torch.cuda.current_stream(dev).cuda_stream
+            wsp_ = wsp
+            if nb and not (own and ws_stream.setdefault("s", stream_.value) == stream_.value):
+                # the kept workspace serves its thread's first stream; a call on another stream
+                # or thread may run beside it: a workspace of its own from PyTorch's allocator
+                # (stream-ordered: reused only after this launch on that stream)
+                t = torch.empty(nb + 256, dtype=torch.uint8, device=dev)
+                keep = (keep or []) + [t]
+                wsp_ = ctypes.c_void_p((t.data_ptr() + 255) // 256 * 256)
             cx = ctx if getattr(_tls, "ctx", None) == ctx.value else ctypes.c_void_p(_ctx())  # this thread's
-            args = (cx, c, n_i, ip, n_o, op, wsp, nbs, stream) if rows is None else \
-                (cx, c, ctypes.c_int64(rows), n_i, ip, n_o, op, wsp, nbs, stream)
+            args = (cx, c, n_i, ip_, n_o, op_, wsp_, nbs, stream_) if rows is None else \
+                (cx, c, ctypes.c_int64(rows), n_i, ip_, n_o, op_, wsp_, nbs, stream_)
             fn = launch if rows is None else launch_rows
             if cuda and current and current() != idx:  # PyTorch's current device is another GPU:
                 with torch.cuda.device(idx):            # the launch in the tensors' device's context
