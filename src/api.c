@@ -495,7 +495,9 @@ static const struct search_int_opt {
     {"tests", offsetof(mg_search_opts, verify_tests), 1, 1000},
 };
 
-int mg_option_key(const char *name, char *buf, size_t n) {
+/* An option's name as mg_search_set and mg_optimize_set read it: leading dashes dropped, '_'
+ * as '-', into buf (n bytes). 0 when it does not fit. */
+static int option_key(const char *name, char *buf, size_t n) {
     while (*name == '-') name++;
     size_t k = 0;
     for (; name[k] && k + 1 < n; k++) buf[k] = name[k] == '_' ? '-' : name[k];
@@ -514,7 +516,7 @@ static int option_int(const char *s, long lo, long hi, long *v) {
 mg_status mg_search_set(mg_ctx *ctx, mg_search_opts *o, const char *name, const char *value) {
     char key[32];
     if (!o || !name || !value) return ctx_err(ctx, MG_ERR_INVALID, "mg_search_set: NULL argument");
-    if (!mg_option_key(name, key, sizeof key)) return ctx_err(ctx, MG_ERR_INVALID, "unknown option '%s'", name);
+    if (!option_key(name, key, sizeof key)) return ctx_err(ctx, MG_ERR_INVALID, "unknown option '%s'", name);
     char *end;
     for (size_t k = 0; k < sizeof SEARCH_INTS / sizeof *SEARCH_INTS; k++) {
         const struct search_int_opt *t = &SEARCH_INTS[k];
@@ -547,6 +549,18 @@ mg_status mg_search_set(mg_ctx *ctx, mg_search_opts *o, const char *name, const 
                        "max-kernels, grid-dims, max-blocks, threads, tests, time-limit, slack, seed, ops; optimize's also "
                        "max-piece-ops, max-piece-heavy)", name);
     }
+    return MG_OK;
+}
+
+mg_status mg_optimize_set(mg_ctx *ctx, mg_optimize_opts *o, const char *name, const char *value) {
+    if (!o || !name || !value) return ctx_err(ctx, MG_ERR_INVALID, "mg_optimize_set: NULL argument");
+    char key[32];
+    int *dst = !option_key(name, key, sizeof key) ? NULL : !strcmp(key, "max-piece-ops") ? &o->max_piece_ops
+             : !strcmp(key, "max-piece-heavy") ? &o->max_piece_heavy : NULL;
+    if (!dst) return mg_search_set(ctx, &o->search, name, value);
+    long v;
+    if (!option_int(value, 1, 1000, &v)) return ctx_err(ctx, MG_ERR_INVALID, "%s takes 1 to 1000, got '%s'", name, value);
+    *dst = (int)v;
     return MG_OK;
 }
 

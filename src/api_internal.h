@@ -40,10 +40,6 @@ enum { MG_TOKEN_ROWS = 128 }; /* whole 128-row tiles (lower.c LW_BIG) */
 static inline int64_t mg_token_rows(int64_t T) { return (T + MG_TOKEN_ROWS - 1) / MG_TOKEN_ROWS * MG_TOKEN_ROWS; }
 /* prog (of one symbolic dim) instanced at cap, a capacity of the dim: the variant's program,
  * static, into *out (ir_graph_free). */
-/* An option's name as mg_search_set and mg_optimize_set read it: leading dashes dropped, '_'
- * as '-', into buf (n bytes). 0 when it does not fit. */
-int mg_option_key(const char *name, char *buf, size_t n);
-
 mg_status mg_program_instance(const mg_program *prog, mg_ctx *ctx, int64_t cap, ir_graph **out);
 mg_status mg_token_program(const mg_program *prog, const mg_program *ugraph, mg_ctx *ctx, const char *what, ir_graph **tok);
 

@@ -5,7 +5,6 @@
  * lowered, both timed on the backend mg_run picks; the kept μGraphs replace their pieces in
  * one kernel graph, whose other operators the plain lowering (lw_lower) then turns into
  * kernels; the result is run against the program's reference. */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,20 +178,6 @@ void mg_optimize_defaults(mg_optimize_opts *o) {
     mg_search_defaults(&o->search);
     o->search.time_limit = 60;
     o->max_piece_ops = 16, o->max_piece_heavy = 3;
-}
-
-mg_status mg_optimize_set(mg_ctx *ctx, mg_optimize_opts *o, const char *name, const char *value) {
-    if (!o || !name || !value) return ctx_err(ctx, MG_ERR_INVALID, "mg_optimize_set: NULL argument");
-    char k[32];
-    int ops = mg_option_key(name, k, sizeof k) && !strcmp(k, "max-piece-ops");
-    if (!ops && strcmp(k, "max-piece-heavy")) return mg_search_set(ctx, &o->search, name, value);
-    char *end;
-    errno = 0;
-    long v = strtol(value, &end, 10);
-    if (errno || end == value || *end || v < 1 || v > 1000)
-        return ctx_err(ctx, MG_ERR_INVALID, "%s takes 1 to 1000, got '%s'", name, value);
-    *(ops ? &o->max_piece_ops : &o->max_piece_heavy) = (int)v;
-    return MG_OK;
 }
 
 void mg_optimize_set_progress(mg_optimize_opts *o, mg_progress_fn fn, void *arg) {

@@ -99,9 +99,9 @@ for name, res, args in [
     f = getattr(lib, name)
     f.restype, f.argtypes = res, args
 
-# The CUDA launch path's handle: the same library through PyDLL, so a launch holds the GIL (it
-# only queues work: another thread cannot rewrite a Kernel's pointer arrays while the driver
-# reads them) and skips its release; no argtypes, so each argument goes through as the ctypes
-# object the caller made once (core.Kernel's torch path) instead of being converted per call.
+# The CUDA launch path's handle: the same library through PyDLL, so a launch (which only queues
+# work) keeps the GIL instead of releasing and taking it back; no argtypes, so each argument
+# goes through as the ctypes object the caller made once (core.Kernel's torch path) instead of
+# being converted per call.
 pylib = ctypes.PyDLL(lib._name)
 pylib.mg_launch.restype = pylib.mg_launch_rows.restype = I

@@ -296,9 +296,6 @@ class Kernel:
         from . import display
         return display.svg((self.ugraph or self.program).format("dot"))
 
-    def _check_in(self, i, x, shape, dtype):
-        _check_input(self.inputs[i], shape, dtype)
-
     def __call__(self, *inputs, out=None, rows=None):
         """rows: for a program of one symbolic dim, the call's value of it (at most the capacity
         compiled for; the buffers hold the capacity's rows): on CUDA only the blocks over those
@@ -316,7 +313,7 @@ class Kernel:
         ins = []
         for i, x in enumerate(inputs):
             x = np.ascontiguousarray(x)
-            self._check_in(i, x, x.shape, str(x.dtype))
+            _check_input(self.inputs[i], x.shape, str(x.dtype))
             ins.append(x)
         if out is None:
             outs = [np.empty(d.shape, dtype=d.dtype) for d in self.outputs]
